@@ -1,0 +1,52 @@
+# imagenet-cp. On a fresh machine: `make build-imagenet-c` builds the sample release,
+# `make test` passes the tests. Both install what they need first.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+INPUT   ?=
+OUTPUT  ?= out/release
+WORKERS ?=
+BUILD_ARGS = $(if $(INPUT),--input $(INPUT)) --output $(OUTPUT) $(if $(WORKERS),--workers $(WORKERS))
+
+.PHONY: install system-deps test bench build-imagenet-c build-imagenet-p verify package clean
+
+install: $(STAMP)
+
+# Debian's ImageMagick library, used only by the test that cross-checks our native motion blur.
+system-deps:
+	@if ! ldconfig -p 2>/dev/null | grep -q libMagickWand-6.Q16; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libmagickwand-6.q16-6 >/dev/null) \
+	      || echo "warning: could not install libmagickwand-6.q16-6; the ImageMagick cross-check will be skipped"; \
+	  else echo "note: libmagickwand-6.q16-6 not installed; the ImageMagick cross-check will be skipped"; fi; \
+	fi
+
+$(STAMP): setup.py | system-deps
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[test]'
+	$(BIN)/imagenet-cp fetch-assets
+	touch $(STAMP)
+
+test: install
+	$(BIN)/python -m pytest -q -rs tests
+
+bench: install
+	$(BIN)/imagenet-cp bench
+
+build-imagenet-c: install
+	$(BIN)/imagenet-cp build-c $(BUILD_ARGS)
+
+build-imagenet-p: install
+	$(BIN)/imagenet-cp build-p $(BUILD_ARGS)
+
+verify: install
+	$(BIN)/imagenet-cp verify $(OUTPUT)
+
+package: install
+	$(BIN)/imagenet-cp package $(OUTPUT)
+
+clean:
+	rm -rf $(VENV) out *.egg-info

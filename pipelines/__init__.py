@@ -1,0 +1,1 @@
+"""Beam composites and the release writers: the only room with side effects."""

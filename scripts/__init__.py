@@ -1,0 +1,1 @@
+"""The ``imagenet-cp`` command line: argument parsing and printing only."""

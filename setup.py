@@ -1,0 +1,40 @@
+"""imagenet-cp: a reproducible, Beam-based factory for ImageNet-C and ImageNet-P.
+
+Also serves as Beam's ``--setup_file`` so that Dataflow, Flink or Spark workers install the
+same packages (frost textures are fetched on first use or by ``imagenet-cp fetch-assets``).
+"""
+from setuptools import find_packages, setup
+
+# Fidelity-critical libraries are pinned to the versions the reference outputs were made with
+# (../shared/reference/README.md): a different version can change output bytes.
+FIDELITY_PINS = [
+    "numpy==2.4.6",
+    "scipy==1.17.1",
+    "scikit-image==0.26.0",
+    "opencv-python-headless==5.0.0.93",
+    "pillow==12.3.0",
+]
+
+setup(
+    name="imagenet-cp",
+    version="0.1.0",
+    description="Reproducible ImageNet-C / ImageNet-P generation as Apache Beam pipelines",
+    python_requires=">=3.11",
+    packages=find_packages(include=["transforms", "transforms.*", "schemas", "schemas.*",
+                                    "pipelines", "pipelines.*", "scripts", "scripts.*", "metrics",
+                                    "metrics.*"]),
+    package_data={"schemas": ["data/*"], "transforms": ["_assets/frost/*"]},
+    install_requires=FIDELITY_PINS + [
+        "apache-beam>=2.60",
+        "numba>=0.60",
+        "imageio-ffmpeg>=0.5",
+        "matplotlib>=3.8",
+    ],
+    extras_require={
+        "tfds": ["tensorflow-cpu>=2.16", "tensorflow-datasets>=4.9"],
+        "eval": ["onnxruntime>=1.18", "onnx>=1.16"],
+        "test": ["pytest>=8", "wand==0.7.2", "tensorflow-cpu>=2.16", "tensorflow-datasets>=4.9",
+                 "onnxruntime>=1.18", "onnx>=1.16"],
+    },
+    entry_points={"console_scripts": ["imagenet-cp=scripts.cli:main"]},
+)

@@ -1,0 +1,15 @@
+"""Pure image functions: the ImageNet-C corruptions and ImageNet-P perturbations.
+
+No Beam, no TensorFlow, no file writes; the frost textures are the one file read
+(:mod:`transforms.assets`).
+"""
+from schemas.imagenet_c import CORRUPTIONS, BENCHMARK_CORRUPTIONS, EXTRA_CORRUPTIONS, SEVERITIES
+
+from .corruptions import corrupt
+from .preprocess import encode_jpeg, preprocess, preprocess_uncropped
+from .seeds import example_rng, example_seed
+
+__all__ = [
+    "CORRUPTIONS", "BENCHMARK_CORRUPTIONS", "EXTRA_CORRUPTIONS", "SEVERITIES",
+    "corrupt", "encode_jpeg", "preprocess", "preprocess_uncropped", "example_seed", "example_rng",
+]

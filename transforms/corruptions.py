@@ -1,0 +1,83 @@
+"""``corrupt``: one ImageNet-C corruption at one severity, parameters read from the table."""
+from __future__ import annotations
+
+import numpy as np
+
+from schemas.imagenet_c import CORRUPTIONS, IMAGE_SIZE, SEVERITIES, corruption_names_text
+
+from . import blur, color, digital, noise, weather
+
+#: name -> function(x, rng, **params). Every function takes the 224x224x3 uint8 image and a
+#: ``numpy.random.RandomState`` and returns the value the reference hands to ``np.uint8``.
+FUNCTIONS = {
+    "gaussian_noise": noise.gaussian_noise,
+    "shot_noise": noise.shot_noise,
+    "impulse_noise": noise.impulse_noise,
+    "defocus_blur": blur.defocus_blur,
+    "glass_blur": blur.glass_blur,
+    "motion_blur": blur.motion_blur,
+    "zoom_blur": blur.zoom_blur,
+    "snow": weather.snow,
+    "frost": weather.frost,
+    "fog": weather.fog,
+    "brightness": color.brightness,
+    "contrast": digital.contrast,
+    "elastic_transform": digital.elastic_transform,
+    "pixelate": digital.pixelate,
+    "jpeg_compression": digital.jpeg_compression,
+    "speckle_noise": noise.speckle_noise,
+    "gaussian_blur": blur.gaussian_blur,
+    "spatter": weather.spatter,
+    "saturate": color.saturate,
+}
+assert tuple(FUNCTIONS) == tuple(CORRUPTIONS), "FUNCTIONS must follow the table's order"
+
+
+def check_image(image: np.ndarray, size: int = IMAGE_SIZE) -> None:
+    """Raise ``ValueError`` unless ``image`` is a uint8 ``size x size x 3`` array."""
+    if not isinstance(image, np.ndarray) or image.dtype != np.uint8 or image.shape != (size, size, 3):
+        got = f"{image.dtype} array of shape {image.shape}" if isinstance(image, np.ndarray) else type(image)
+        raise ValueError(f"image must be a uint8 array of shape ({size}, {size}, 3) "
+                         f"(use transforms.preprocess first); got {got}")
+
+
+def check_severity(severity) -> int:
+    """Return ``severity`` as an int, or raise ``ValueError`` naming the valid values."""
+    if isinstance(severity, bool) or not isinstance(severity, (int, np.integer)) or severity not in SEVERITIES:
+        raise ValueError(f"severity must be one of {list(SEVERITIES)}, got {severity!r}")
+    return int(severity)
+
+
+def to_uint8(value) -> np.ndarray:
+    """The driver's ``np.uint8(...)``: floats truncate toward zero, uint8 passes through."""
+    array = np.asarray(value)
+    return array if array.dtype == np.uint8 else array.astype(np.uint8)
+
+
+def corrupt(image: np.ndarray, name: str, severity: int, rng: np.random.RandomState) -> np.ndarray:
+    """Apply ImageNet-C corruption ``name`` at ``severity`` to a preprocessed image.
+
+    Parameters
+    ----------
+    image : numpy.ndarray
+        uint8, shape (224, 224, 3), RGB (the output of :func:`transforms.preprocess`).
+    name : str
+        One of :data:`transforms.CORRUPTIONS` (e.g. ``'gaussian_noise'``).
+    severity : int
+        1..5.
+    rng : numpy.random.RandomState
+        Consumed exactly as the reference consumes NumPy's global stream.
+
+    Returns
+    -------
+    numpy.ndarray
+        uint8, shape (224, 224, 3): what the reference driver writes before JPEG encoding.
+    """
+    if name not in CORRUPTIONS:
+        raise ValueError(f"unknown corruption {name!r}; valid names: {corruption_names_text()}")
+    severity = check_severity(severity)
+    check_image(image)
+    if not isinstance(rng, np.random.RandomState):
+        raise ValueError(f"rng must be a numpy.random.RandomState, got {type(rng)!r}")
+    out = to_uint8(FUNCTIONS[name](image, rng, **CORRUPTIONS[name].params(severity)))
+    return np.ascontiguousarray(out)
