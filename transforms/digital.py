@@ -1,17 +1,175 @@
-"""PLACEHOLDER: to be implemented."""
+"""Digital corruptions: contrast, elastic transform, pixelate and JPEG compression.
+
+Each function takes the 224x224x3 uint8 image and a ``numpy.random.RandomState`` and returns what
+the reference hands to the driver's ``np.uint8`` (``../shared/spec/imagenet_c.md`` sections
+4.13-4.17): a float array in [0, 255], or a uint8 array where the reference returns a PIL image.
+Only :func:`elastic_transform` draws random numbers.
+"""
+from __future__ import annotations
+
+import io
+
+import cv2
+import numpy as np
+from PIL import Image
+from scipy import ndimage
+
+from schemas.imagenet_c import IMAGE_SIZE
 
 
-def contrast(x, rng, **params):
-    raise NotImplementedError('contrast')
+def contrast(x: np.ndarray, rng: np.random.RandomState, *, factor: float) -> np.ndarray:
+    """Scale every channel's deviation from its own mean by ``factor``.
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        uint8 image, shape (H, W, 3).
+    rng : numpy.random.RandomState
+        Not used (the corruption is deterministic); accepted for a uniform signature.
+    factor : float
+        Contrast factor, >= 0 (< 1 lowers contrast; 0 gives a flat image of the channel means).
+
+    Returns
+    -------
+    numpy.ndarray
+        float64, shape of ``x``, values in [0, 255]: ``clip((u - m) * factor + m, 0, 1) * 255`` with
+        ``u = x/255`` and ``m`` the per-channel mean of ``u`` over rows and columns.
+    """
+    u = x / 255.0
+    means = np.mean(u, axis=(0, 1), keepdims=True)
+    u -= means
+    u *= factor
+    u += means
+    np.clip(u, 0.0, 1.0, out=u)
+    u *= 255
+    return u
 
 
-def elastic_transform(x, rng, **params):
-    raise NotImplementedError('elastic_transform')
+def _elastic_anchor_points(height: int, width: int) -> np.ndarray:
+    """The reference's three affine anchors, float32: centre +- a third of the short side.
+
+    Built from (height, width) and used as (x, y) points, as the reference does (the same thing
+    for square images).
+    """
+    centre = np.float32((height, width)) // 2
+    third = min(height, width) // 3
+    return np.float32([centre + third,
+                       [centre[0] + third, centre[1] - third],
+                       centre - third])
 
 
-def pixelate(x, rng, **params):
-    raise NotImplementedError('pixelate')
+def _random_affine(image: np.ndarray, rng: np.random.RandomState, jitter: float) -> np.ndarray:
+    """Warp ``image`` by the affine map that moves each anchor by ``uniform(-jitter, jitter)`` px.
+
+    Draws ``uniform(-jitter, jitter, (3, 2))``; bilinear ``cv2.warpAffine``, border REFLECT_101.
+    """
+    height, width = image.shape[:2]
+    src = _elastic_anchor_points(height, width)
+    dst = src + rng.uniform(-jitter, jitter, size=src.shape).astype(np.float32)
+    matrix = cv2.getAffineTransform(src, dst)
+    return cv2.warpAffine(image, matrix, (width, height), borderMode=cv2.BORDER_REFLECT_101)
 
 
-def jpeg_compression(x, rng, **params):
-    raise NotImplementedError('jpeg_compression')
+def _displacement(rng: np.random.RandomState, shape: tuple, alpha: float, sigma: float) -> np.ndarray:
+    """One displacement field in pixels, float32: ``uniform(-1, 1, shape)`` smoothed, times ``alpha``.
+
+    The smoothing is scikit-image's ``gaussian(..., sigma, mode='reflect', truncate=3)``, i.e.
+    ``scipy.ndimage.gaussian_filter`` on the float64 draw.
+    """
+    field = ndimage.gaussian_filter(rng.uniform(-1, 1, size=shape), sigma, mode="reflect", truncate=3)
+    field *= alpha
+    return field.astype(np.float32)
+
+
+def elastic_transform(x: np.ndarray, rng: np.random.RandomState, *, alpha: float, sigma: float,
+                      affine_jitter: float) -> np.ndarray:
+    """A random affine warp followed by a smooth random displacement field.
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        uint8 image, shape (H, W, 3).
+    rng : numpy.random.RandomState
+        Consumed by ``uniform(-affine_jitter, affine_jitter, (3, 2))``, then
+        ``uniform(-1, 1, (H, W))`` for the column displacement, then ``uniform(-1, 1, (H, W))``
+        for the row displacement: ``6 + 2*H*W`` uniforms.
+    alpha : float
+        Displacement scale in pixels (the smoothed field, roughly in [-1, 1] before smoothing,
+        is multiplied by it).
+    sigma : float
+        Standard deviation in pixels of the Gaussian that smooths the field; > 0.
+    affine_jitter : float
+        Largest shift in pixels of each of the three affine anchor points.
+
+    Returns
+    -------
+    numpy.ndarray
+        float32, shape of ``x``, values in [0, 255].
+
+    Notes
+    -----
+    The table's values are the reference's, scaled by 244 rather than 224 (spec 0.8). Sampling
+    is bilinear with ``mode='reflect'`` as in today's scipy (>= 1.6), which differs from the
+    scipy 1.0 of the original benchmark at the border only (spec 4.13). The reference samples
+    the (H, W, 3) volume with integer channel coordinates; sampling each channel in 2-D gives the
+    same values (the channel weights are exactly 1 and 0) at half the cost.
+    """
+    height, width = x.shape[:2]
+    image = _random_affine(np.asarray(x, dtype=np.float32) / 255.0, rng, affine_jitter)
+    dx = _displacement(rng, (height, width), alpha, sigma)
+    dy = _displacement(rng, (height, width), alpha, sigma)
+    rows = np.arange(height)[:, np.newaxis] + dy  # float64, as the reference's int grid + float32
+    cols = np.arange(width)[np.newaxis, :] + dx
+    out = np.empty_like(image)
+    for channel in range(image.shape[2]):
+        ndimage.map_coordinates(image[..., channel], (rows, cols), order=1, mode="reflect",
+                                output=out[..., channel])
+    np.clip(out, 0.0, 1.0, out=out)
+    out *= 255
+    return out
+
+
+def pixelate(x: np.ndarray, rng: np.random.RandomState, *, factor: float) -> np.ndarray:
+    """Downscale to ``int(224 * factor)`` pixels a side with Pillow's BOX filter, then scale back.
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        uint8 image, shape (224, 224, 3).
+    rng : numpy.random.RandomState
+        Not used (the corruption is deterministic); accepted for a uniform signature.
+    factor : float
+        Linear downscale factor in (0, 1].
+
+    Returns
+    -------
+    numpy.ndarray
+        uint8, shape (224, 224, 3). The sizes are the reference's hard-coded 224
+        (:data:`schemas.imagenet_c.IMAGE_SIZE`), whatever the input's size.
+    """
+    small = int(IMAGE_SIZE * factor)
+    image = Image.fromarray(x).resize((small, small), Image.BOX)
+    return np.asarray(image.resize((IMAGE_SIZE, IMAGE_SIZE), Image.BOX))
+
+
+def jpeg_compression(x: np.ndarray, rng: np.random.RandomState, *, quality: int) -> np.ndarray:
+    """Encode as a Pillow JPEG at ``quality`` (baseline, 4:2:0 chroma) and decode again.
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        uint8 image, shape (H, W, 3).
+    rng : numpy.random.RandomState
+        Not used (the corruption is deterministic); accepted for a uniform signature.
+    quality : int
+        Pillow JPEG quality, 1..95.
+
+    Returns
+    -------
+    numpy.ndarray
+        uint8, shape of ``x``: the decoded pixels.
+    """
+    buffer = io.BytesIO()
+    Image.fromarray(x).save(buffer, format="JPEG", quality=quality)
+    buffer.seek(0)
+    return np.asarray(Image.open(buffer))
