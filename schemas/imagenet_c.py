@@ -18,6 +18,9 @@ import numpy as np
 IMAGE_SIZE = 224
 """Side of the square crop every ImageNet-C corruption receives (pixels)."""
 
+PLASMA_MAPSIZE = 256
+"""Side of fog's plasma fractal (pixels, a power of two >= IMAGE_SIZE); fog keeps its top-left crop."""
+
 SEVERITIES = (1, 2, 3, 4, 5)
 
 #: Categories in release order; they are also the names of the official release tars.

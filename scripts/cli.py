@@ -10,6 +10,8 @@ import sys
 
 COMMAND_MODULES = (
     "scripts.fetch_assets",
+    "scripts.bench",
+    "scripts.preview",
 )
 
 

@@ -1,17 +1,374 @@
-"""PLACEHOLDER: to be implemented."""
+"""Weather corruptions of ImageNet-C: snow, frost, fog, and the extra spatter.
+
+Each function takes the 224x224x3 uint8 RGB image, a ``numpy.random.RandomState`` that it consumes
+exactly as the reference consumes NumPy's global stream, and the keyword parameters of one row of
+:data:`schemas.imagenet_c.CORRUPTIONS`. It returns what the reference hands to ``np.uint8`` (values
+in [0, 255], not yet truncated). See ``../shared/spec/imagenet_c.md`` sections 3.2, 4.10-4.12, 4.19.
+
+Where the reference works in float32, scalars are cast to float32 explicitly, so the arithmetic
+does not depend on whether a table value arrives as a Python float or a NumPy float64.
+"""
+from __future__ import annotations
+
+import cv2
+import numpy as np
+from skimage.filters import gaussian
+
+from schemas.imagenet_c import PLASMA_MAPSIZE
+
+from .assets import frost_texture
+from .geometry import clipped_zoom
+from .motion import magick_motion_blur
+
+FROST_CHOICES = 5
+"""The reference draws ``randint(5)``: frost1..frost5; frost6.jpg is never used (spec 0.4)."""
+
+SNOW_ANGLE_RANGE = (-135.0, -45.0)
+"""Range (degrees) of the uniform draw for the direction of snow's motion blur."""
+
+WATER_COLOUR = (175, 238, 238)
+"""Spatter's water colour, 0..255 in the image's (RGB) channel order: pale turquoise."""
+
+MUD_COLOUR = (63, 42, 20)
+"""Spatter's mud colour, 0..255 in RGB order: brown."""
+
+_PLASMA_WIBBLE = 100.0  # initial amplitude of the diamond-square displacements
+_CANNY_THRESHOLDS = (50, 150)  # hysteresis thresholds of the water edges
+_WATER_DISTANCE_CAP = 20  # pixels: distances to an edge are truncated here
+_WATER_EMBOSS = np.array([[-2, -1, 0], [-1, 1, 1], [0, 1, 2]], dtype=np.float32)
+_BOX = (3, 3)  # cv2.blur window of the water mask
+_MUD_MIN = 0.8  # smoothed mud coverage below this is dropped
 
 
-def snow(x, rng, **params):
-    raise NotImplementedError('snow')
+# ----------------------------------------------------------------------------------------- fog
+
+def plasma_fractal(mapsize: int, wibble_decay: float, rng: np.random.RandomState) -> np.ndarray:
+    """Diamond-square plasma fractal with wrap-around neighbours (spec 3.2).
+
+    Parameters
+    ----------
+    mapsize : int
+        Side of the map in pixels; a power of two >= 2.
+    wibble_decay : float
+        Factor (> 0) by which the displacement amplitude shrinks at each halving of the step;
+        larger values give smoother maps.
+    rng : numpy.random.RandomState
+        Draws 3 ``uniform(-w, w, (n, n))`` arrays per level, n = 1, 2, 4, ..., mapsize / 2
+        (for mapsize 256: 24 arrays, 65,535 numbers).
+
+    Returns
+    -------
+    numpy.ndarray
+        float64, shape (mapsize, mapsize), values in [0, 1] (min 0, max 1).
+    """
+    if isinstance(mapsize, bool) or not isinstance(mapsize, (int, np.integer)) or mapsize < 2 \
+            or mapsize & (mapsize - 1):
+        raise ValueError(f"mapsize must be a power of two >= 2, got {mapsize!r}")
+    if not wibble_decay > 0:
+        raise ValueError(f"wibble_decay must be > 0, got {wibble_decay!r}")
+    plasma = np.empty((mapsize, mapsize), dtype=np.float64)
+    plasma[0, 0] = 0.0
+    step, wibble = int(mapsize), _PLASMA_WIBBLE
+
+    def wibbled_mean(total):
+        return total / 4 + wibble * rng.uniform(-wibble, wibble, total.shape)
+
+    while step >= 2:
+        half = step // 2
+        corners = plasma[0::step, 0::step]
+        squares = corners + np.roll(corners, -1, axis=0)
+        squares += np.roll(squares, -1, axis=1)
+        plasma[half::step, half::step] = wibbled_mean(squares)
+
+        centres = plasma[half::step, half::step]
+        corners = plasma[0::step, 0::step]
+        rows = (centres + np.roll(centres, 1, axis=0)) + (corners + np.roll(corners, -1, axis=1))
+        plasma[0::step, half::step] = wibbled_mean(rows)
+        cols = (centres + np.roll(centres, 1, axis=1)) + (corners + np.roll(corners, -1, axis=0))
+        plasma[half::step, 0::step] = wibbled_mean(cols)
+
+        step //= 2
+        wibble /= wibble_decay
+    plasma -= plasma.min()
+    return plasma / plasma.max()
 
 
-def frost(x, rng, **params):
-    raise NotImplementedError('frost')
+def fog(x: np.ndarray, rng: np.random.RandomState, *, strength: float, wibble_decay: float) -> np.ndarray:
+    """ImageNet-C fog: a plasma fractal added to the image, then the contrast squeezed (spec 4.12).
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        uint8, shape (H, W, 3) with H, W <= ``PLASMA_MAPSIZE`` (256).
+    rng : numpy.random.RandomState
+        Consumed by :func:`plasma_fractal` (24 uniform arrays).
+    strength : float
+        Weight of the fog layer (values in [0, 1]) added to the image in [0, 1].
+    wibble_decay : float
+        Smoothness of the fog, see :func:`plasma_fractal`.
+
+    Returns
+    -------
+    numpy.ndarray
+        float64, shape (H, W, 3), values in [0, 255].
+    """
+    u = x / 255.0
+    peak = u.max()
+    height, width = x.shape[:2]
+    u += strength * plasma_fractal(PLASMA_MAPSIZE, wibble_decay, rng)[:height, :width][..., np.newaxis]
+    return np.clip(u * peak / (peak + strength), 0, 1) * 255
 
 
-def fog(x, rng, **params):
-    raise NotImplementedError('fog')
+# --------------------------------------------------------------------------------------- frost
+
+def frost(x: np.ndarray, rng: np.random.RandomState, *, image_weight: float,
+          frost_weight: float) -> np.ndarray:
+    """ImageNet-C frost: a random crop of a frost photograph blended over the image (spec 4.11).
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        uint8, shape (H, W, 3), RGB; H, W no larger than the textures' crop ranges allow (224 fits).
+    rng : numpy.random.RandomState
+        Draws ``randint(5)`` (the texture), then ``randint(0, rows - H)`` and ``randint(0, cols - W)``
+        (the crop's top-left corner; upper bounds excluded).
+    image_weight, frost_weight : float
+        Weights of the image and of the texture, both on the raw 0..255 values.
+
+    Returns
+    -------
+    numpy.ndarray
+        float64, shape (H, W, 3), values in [0, 255].
+
+    Raises
+    ------
+    transforms.assets.FrostAssetError
+        If the textures are missing or differ from the reference's, with how to fetch them.
+    """
+    texture = frost_texture(rng.randint(FROST_CHOICES))
+    height, width = x.shape[:2]
+    top = rng.randint(0, texture.shape[0] - height)
+    left = rng.randint(0, texture.shape[1] - width)
+    crop = texture[top:top + height, left:left + width, ::-1]  # BGR -> RGB
+    return np.clip(image_weight * x.astype(np.float64) + frost_weight * crop, 0, 255)
 
 
-def spatter(x, rng, **params):
-    raise NotImplementedError('spatter')
+# -------------------------------------------------------------------------------------- spatter
+
+def liquid_layer(rng: np.random.RandomState, shape: tuple, *, loc: float, scale: float,
+                 blur_sigma: float, threshold: float) -> np.ndarray:
+    """Spatter's liquid layer: smoothed Gaussian noise with everything below ``threshold`` set to 0.
+
+    Parameters
+    ----------
+    rng : numpy.random.RandomState
+        Draws one ``normal(loc, scale, shape)``.
+    shape : tuple of int
+        (H, W) of the layer.
+    loc, scale : float
+        Mean and standard deviation of the noise.
+    blur_sigma : float
+        Standard deviation (pixels) of scikit-image's ``gaussian`` (mode 'nearest', truncate 4).
+    threshold : float
+        Values below it become 0 (dry).
+
+    Returns
+    -------
+    numpy.ndarray
+        float64, shape ``shape``: 0 where dry, else >= ``threshold``.
+    """
+    layer = gaussian(rng.normal(loc, scale, shape), sigma=blur_sigma)
+    layer[layer < threshold] = 0
+    return layer
+
+
+def water_mask(liquid: np.ndarray, intensity: float) -> np.ndarray:
+    """Spatter's water mask: embossed drop outlines from a thresholded liquid layer (spec 4.19 mode 0).
+
+    Canny edges of the layer, distance to them (capped at 20 px), box blur, histogram equalisation,
+    an emboss kernel and another box blur give a relief; it is weighted by the layer itself,
+    normalised to a maximum of 1 and scaled by ``intensity``.
+
+    Parameters
+    ----------
+    liquid : numpy.ndarray
+        float, shape (H, W), values in [0, 1]: the output of :func:`liquid_layer`. It is quantised
+        to uint8 by truncation of ``liquid * 255``.
+    intensity : float
+        Strength of the water (the mask's maximum).
+
+    Returns
+    -------
+    numpy.ndarray
+        float32, shape (H, W, 4), BGRA: the three colour channels are equal, values in
+        [0, intensity]; alpha is ``intensity``. NaN everywhere if the layer is entirely dry (as in
+        the reference).
+    """
+    layer = (liquid * 255).astype(np.uint8)
+    distance = cv2.distanceTransform(255 - cv2.Canny(layer, *_CANNY_THRESHOLDS), cv2.DIST_L2, 5)
+    _, distance = cv2.threshold(distance, _WATER_DISTANCE_CAP, _WATER_DISTANCE_CAP, cv2.THRESH_TRUNC)
+    relief = cv2.equalizeHist(cv2.blur(distance, _BOX).astype(np.uint8))
+    relief = cv2.blur(cv2.filter2D(relief, cv2.CV_8U, _WATER_EMBOSS), _BOX).astype(np.float32)
+    mask = cv2.cvtColor(layer * relief, cv2.COLOR_GRAY2BGRA)
+    mask /= np.max(mask, axis=(0, 1))
+    mask *= np.float32(intensity)
+    return mask
+
+
+def add_water(u: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """Tint an image with :data:`WATER_COLOUR` through a :func:`water_mask`.
+
+    Parameters
+    ----------
+    u : numpy.ndarray
+        float32, shape (H, W, 3), RGB in [0, 1].
+    mask : numpy.ndarray
+        float32, shape (H, W, 4), from :func:`water_mask` (alpha is ignored).
+
+    Returns
+    -------
+    numpy.ndarray
+        float32, shape (H, W, 3): ``clip(u + mask * colour, 0, 1) * 255``.
+    """
+    colour = (np.asarray(WATER_COLOUR) / 255.0).astype(np.float32)
+    return np.clip(u + mask[..., :3] * colour, 0, 1) * np.float32(255)
+
+
+def add_mud(u: np.ndarray, liquid: np.ndarray, threshold: float, spread: float) -> np.ndarray:
+    """Spatter's mud (spec 4.19 mode 1): smoothed wet area painted :data:`MUD_COLOUR`.
+
+    Parameters
+    ----------
+    u : numpy.ndarray
+        float32, shape (H, W, 3), RGB in [0, 1].
+    liquid : numpy.ndarray
+        float, shape (H, W): the output of :func:`liquid_layer`.
+    threshold : float
+        Pixels with ``liquid > threshold`` are wet.
+    spread : float
+        Standard deviation (pixels) of the Gaussian that smooths the wet area; smoothed coverage
+        below 0.8 is dropped.
+
+    Returns
+    -------
+    numpy.ndarray
+        float32, shape (H, W, 3), values in [0, 255].
+    """
+    cover = gaussian((liquid > threshold).astype(np.float32), sigma=spread)
+    cover[cover < _MUD_MIN] = 0
+    cover = cover[..., np.newaxis]
+    colour = (np.asarray(MUD_COLOUR) / 255.0).astype(np.float32) * cover
+    return np.clip(u * (1 - cover) + colour, 0, 1) * np.float32(255)
+
+
+def spatter(x: np.ndarray, rng: np.random.RandomState, *, loc: float, scale: float, blur_sigma: float,
+            threshold: float, intensity: float, mud: bool) -> np.ndarray:
+    """ImageNet-C spatter (extra): water drops (``mud=False``) or mud splashes (spec 4.19).
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        uint8, shape (H, W, 3), RGB.
+    rng : numpy.random.RandomState
+        Draws one ``normal(loc, scale, (H, W))``, see :func:`liquid_layer`.
+    loc, scale, blur_sigma, threshold : float
+        The liquid layer, see :func:`liquid_layer`.
+    intensity : float
+        Water: strength of the mask (:func:`water_mask`). Mud: spread of the splashes in pixels
+        (:func:`add_mud`).
+    mud : bool
+        False for water (severities 1-3), True for mud (4-5).
+
+    Returns
+    -------
+    numpy.ndarray
+        float32, shape (H, W, 3), values in [0, 255].
+    """
+    u = x.astype(np.float32) / np.float32(255)
+    liquid = liquid_layer(rng, x.shape[:2], loc=loc, scale=scale, blur_sigma=blur_sigma,
+                          threshold=threshold)
+    if mud:
+        return add_mud(u, liquid, threshold, intensity)
+    return add_water(u, water_mask(liquid, intensity))
+
+
+# ----------------------------------------------------------------------------------------- snow
+
+def snow_layer(rng: np.random.RandomState, side: int, *, loc: float, scale: float, zoom: float,
+               threshold: float) -> np.ndarray:
+    """Snow flakes before the motion blur: zoomed Gaussian noise, thresholded, as 8-bit grey.
+
+    Parameters
+    ----------
+    rng : numpy.random.RandomState
+        Draws one ``normal(loc, scale, (side, side))``.
+    side : int
+        Side of the square layer in pixels.
+    loc, scale : float
+        Mean and standard deviation of the noise.
+    zoom : float
+        Magnification (>= 1) of :func:`transforms.geometry.clipped_zoom`; larger gives bigger flakes.
+    threshold : float
+        Values below it become 0 (no snow).
+
+    Returns
+    -------
+    numpy.ndarray
+        uint8, shape (side, side): ``clip(layer, 0, 1) * 255`` truncated.
+    """
+    layer = clipped_zoom(rng.normal(loc, scale, (side, side))[..., np.newaxis], zoom)
+    layer[layer < threshold] = 0
+    return (np.clip(layer.squeeze(axis=2), 0, 1) * 255).astype(np.uint8)
+
+
+def add_snow(u: np.ndarray, flakes: np.ndarray, blend: float) -> np.ndarray:
+    """Whiten an image and add blurred flakes twice (as drawn and rotated by 180 degrees).
+
+    Parameters
+    ----------
+    u : numpy.ndarray
+        float32, shape (H, W, 3), RGB in [0, 1].
+    flakes : numpy.ndarray
+        uint8, shape (H, W): the motion-blurred :func:`snow_layer`.
+    blend : float
+        Weight of the image against its whitened copy ``max(u, 1.5 * grey + 0.5)``.
+
+    Returns
+    -------
+    numpy.ndarray
+        float64, shape (H, W, 3), values in [0, 255].
+    """
+    grey = cv2.cvtColor(u, cv2.COLOR_RGB2GRAY)[..., np.newaxis]
+    whitened = np.maximum(u, grey * np.float32(1.5) + np.float32(0.5))
+    u = np.float32(blend) * u + np.float32(1 - blend) * whitened
+    layer = (flakes / 255.0)[..., np.newaxis]
+    return np.clip(u + layer + np.rot90(layer, k=2), 0, 1) * 255
+
+
+def snow(x: np.ndarray, rng: np.random.RandomState, *, loc: float, scale: float, zoom: float,
+         threshold: float, blur_radius: float, blur_sigma: float, blend: float) -> np.ndarray:
+    """ImageNet-C snow: motion-blurred flakes over a whitened image (spec 4.10).
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        uint8, shape (H, H, 3), RGB.
+    rng : numpy.random.RandomState
+        Draws ``normal(loc, scale, (H, H))`` (:func:`snow_layer`), then the blur direction
+        ``uniform(-135, -45)`` degrees.
+    loc, scale, zoom, threshold : float
+        The flakes, see :func:`snow_layer`.
+    blur_radius, blur_sigma : float
+        ImageMagick motion blur of the flakes (pixels), see :func:`transforms.motion.magick_motion_blur`.
+    blend : float
+        See :func:`add_snow`.
+
+    Returns
+    -------
+    numpy.ndarray
+        float64, shape (H, H, 3), values in [0, 255].
+    """
+    u = x.astype(np.float32) / np.float32(255)
+    flakes = snow_layer(rng, x.shape[0], loc=loc, scale=scale, zoom=zoom, threshold=threshold)
+    flakes = magick_motion_blur(flakes, blur_radius, blur_sigma, rng.uniform(*SNOW_ANGLE_RANGE))
+    return add_snow(u, flakes, blend)
