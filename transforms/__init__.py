@@ -5,11 +5,15 @@ No Beam, no TensorFlow, no file writes; the frost textures are the one file read
 """
 from schemas.imagenet_c import CORRUPTIONS, BENCHMARK_CORRUPTIONS, EXTRA_CORRUPTIONS, SEVERITIES
 
+from schemas.imagenet_p import PERTURBATIONS
+
 from .corruptions import corrupt
+from .perturbations import perturb_sequence
 from .preprocess import encode_jpeg, preprocess, preprocess_uncropped
 from .seeds import example_rng, example_seed
 
 __all__ = [
-    "CORRUPTIONS", "BENCHMARK_CORRUPTIONS", "EXTRA_CORRUPTIONS", "SEVERITIES",
-    "corrupt", "encode_jpeg", "preprocess", "preprocess_uncropped", "example_seed", "example_rng",
+    "CORRUPTIONS", "BENCHMARK_CORRUPTIONS", "EXTRA_CORRUPTIONS", "SEVERITIES", "PERTURBATIONS",
+    "corrupt", "perturb_sequence", "encode_jpeg", "preprocess", "preprocess_uncropped",
+    "example_seed", "example_rng",
 ]
