@@ -1,0 +1,65 @@
+"""Threshold-free detection metrics: AUROC, average precision (AUPR) and FPR at a TPR.
+
+A larger score means "more likely positive". Ties are handled as ``sklearn.metrics`` does:
+tied scores form one threshold.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+
+def _scores_and_labels(scores, is_positive) -> tuple[np.ndarray, np.ndarray]:
+    scores = np.asarray(scores, dtype=np.float64).ravel()
+    is_positive = np.asarray(is_positive, dtype=bool).ravel()
+    if scores.shape != is_positive.shape:
+        raise ValueError(f"scores and labels differ in length: {scores.size} vs {is_positive.size}")
+    if not np.all(np.isfinite(scores)):
+        raise ValueError("scores must be finite")
+    if is_positive.all() or not is_positive.any():
+        raise ValueError("need at least one positive and one negative example")
+    return scores, is_positive
+
+
+def _cumulative_counts(scores, is_positive) -> tuple[np.ndarray, np.ndarray]:
+    """True and false positives at each distinct threshold, from the highest score down."""
+    order = np.argsort(-scores, kind="stable")
+    scores, is_positive = scores[order], is_positive[order]
+    last_of_each_score = np.r_[np.flatnonzero(np.diff(scores)), scores.size - 1]
+    tps = np.cumsum(is_positive)[last_of_each_score]
+    fps = last_of_each_score + 1 - tps
+    return tps, fps
+
+
+def auroc(scores, is_positive) -> float:
+    """Area under the ROC curve, in [0, 1]: P(score of a positive > score of a negative), ties 1/2."""
+    scores, is_positive = _scores_and_labels(scores, is_positive)
+    _, inverse, counts = np.unique(scores, return_inverse=True, return_counts=True)
+    mid_ranks = np.cumsum(counts) - (counts - 1) / 2.0  # 1-based average rank of each value
+    ranks = mid_ranks[inverse]
+    n_pos, n_neg = is_positive.sum(), (~is_positive).sum()
+    return float((ranks[is_positive].sum() - n_pos * (n_pos + 1) / 2.0) / (n_pos * n_neg))
+
+
+def average_precision(scores, is_positive) -> float:
+    """AUPR as ``sklearn.metrics.average_precision_score``: sum_n (R_n - R_{n-1}) P_n, in [0, 1]."""
+    scores, is_positive = _scores_and_labels(scores, is_positive)
+    tps, fps = _cumulative_counts(scores, is_positive)
+    precision = tps / (tps + fps)
+    recall = tps / tps[-1]
+    return float(np.sum(np.diff(np.r_[0.0, recall]) * precision))
+
+
+def fpr_at_tpr(scores, is_positive, tpr: float = 0.95) -> float:
+    """False-positive rate at the highest threshold whose true-positive rate reaches ``tpr``.
+
+    Parameters
+    ----------
+    tpr : float
+        Target true-positive rate in (0, 1]; 0.95 gives the usual FPR95.
+    """
+    if not 0 < tpr <= 1:
+        raise ValueError(f"tpr must lie in (0, 1], got {tpr}")
+    scores, is_positive = _scores_and_labels(scores, is_positive)
+    tps, fps = _cumulative_counts(scores, is_positive)
+    first = np.argmax(tps / tps[-1] >= tpr)
+    return float(fps[first] / (~is_positive).sum())
