@@ -29,6 +29,7 @@ setup(
         "numba>=0.60",
         "imageio-ffmpeg>=0.5",
         "matplotlib>=3.8",
+        "google-crc32c>=1.5",  # TFRecord framing (pipelines/tfrecord.py): no TensorFlow on workers
     ],
     extras_require={
         "tfds": ["tensorflow-cpu>=2.16", "tensorflow-datasets>=4.9"],

@@ -12,6 +12,11 @@ COMMAND_MODULES = (
     "scripts.fetch_assets",
     "scripts.bench",
     "scripts.preview",
+    "scripts.metrics",
+    "scripts.evaluate",
+    "scripts.build_c",
+    "scripts.verify",
+    "scripts.package",
 )
 
 

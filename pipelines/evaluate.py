@@ -1,0 +1,370 @@
+"""``imagenet-cp evaluate``: run a model over a built release with Beam's RunInference, and score it.
+
+Inputs, under a release directory ``DIR``:
+
+- ImageNet-C, either the JPEG tree ``DIR/imagenet-c/<corruption>/<severity>/<wnid>/<file>`` or
+  the TFDS records ``DIR/tfds/<dataset>/<corruption>_<severity>/<version>/`` (split ``validation``,
+  features image/label/file_name);
+- ImageNet-P, the MP4 tree ``DIR/imagenet-p/<perturbation>[_<d>]/<wnid>/<stem>.mp4``.
+
+Labels are the wnid's index among the sorted 1000 ImageNet wnids, whatever folders exist.
+
+Outputs, under ``OUT`` (default ``DIR-evaluations/<model file stem>`` beside ``DIR``, which leaves
+the release and its ``SHA256SUMS`` untouched)::
+
+    predictions/imagenet-c/<corruption>_<severity>.jsonl   {"key", "label", "top5"} per image
+    predictions/imagenet-p/<set>.jsonl                      {"key", "label", "top5": T x 5} per video
+    imagenet-c-errors.json        errors per corruption and severity (``imagenet-cp metrics --errors``)
+    imagenet-p-predictions.npz    top-5 classes per set, (V, T, 5) (``imagenet-cp metrics --flips``)
+    metrics.json, report.md, plots/*.png
+
+Every file is sorted by key, so equal predictions give equal bytes whatever the runner.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import apache_beam as beam
+import numpy as np
+from apache_beam.ml.inference.base import RunInference
+
+from metrics.imagenet_c import summarize_imagenet_c
+from metrics.imagenet_p import (flip_probability_by_offset, parse_sequence_set,
+                                summarize_imagenet_p, top_k_classes)
+from pipelines.inference import model_handler, model_input
+from pipelines.metrics_files import ERRORS_FILE, FLIPS_FILE, write_errors, write_flips
+from pipelines.report import write_report
+from pipelines.runner import make_pipeline
+from schemas.imagenet_c import CORRUPTIONS, SEVERITIES
+from schemas.release import dumps, json_line
+from schemas.wnids import imagenet_wnids, wnid_to_label
+
+C_TREE = "imagenet-c"
+P_TREE = "imagenet-p"
+TFDS_DIR = "tfds"
+EVALUATIONS_SUFFIX = "-evaluations"
+TFDS_SPLIT = "validation"
+METRICS_FILE = "metrics.json"
+PREDICTIONS_DIR = "predictions"
+
+
+# --- listing (driver side) and reading (workers) ---------------------------------------------
+
+def parse_config(name: str) -> tuple[str, int]:
+    """``"fog_3"`` -> ``("fog", 3)``.
+
+    Raises
+    ------
+    ValueError
+        If ``name`` is not ``<corruption>_<severity>`` with a known corruption and severity 1..5.
+    """
+    corruption, _, severity = name.rpartition("_")
+    if corruption not in CORRUPTIONS or severity not in {str(s) for s in SEVERITIES}:
+        raise ValueError(f"{name!r} is not <corruption>_<severity> (severity 1..5, corruption one of "
+                         f"{', '.join(CORRUPTIONS)})")
+    return corruption, int(severity)
+
+
+def c_tree_configs(release_dir: str) -> list[tuple[str, str]]:
+    """(config name, folder) of every ``imagenet-c/<corruption>/<severity>`` folder, sorted."""
+    root = Path(release_dir, C_TREE)
+    configs = []
+    for corruption in sorted(p for p in root.iterdir() if p.is_dir()) if root.is_dir() else []:
+        for severity in sorted(p for p in corruption.iterdir() if p.is_dir()):
+            name = f"{corruption.name}_{severity.name}"
+            parse_config(name)
+            configs.append((name, str(severity)))
+    return configs
+
+
+def tfds_configs(release_dir: str) -> list[tuple[str, str]]:
+    """(config name, version folder) of every ImageNet-C TFDS config under ``DIR/tfds``, sorted."""
+    configs = []
+    for info in sorted(Path(release_dir, TFDS_DIR).glob("*/*/*/dataset_info.json")):
+        name = info.parent.parent.name
+        try:
+            parse_config(name)
+        except ValueError:
+            continue  # an ImageNet-P config, or another dataset
+        configs.append((name, str(info.parent)))
+    return configs
+
+
+def labelled_files(folder: str, suffix: str | None = None):
+    """Yield ``(key, label, path)`` for each ``<wnid>/<file>`` under ``folder``, sorted by key."""
+    labels = wnid_to_label()
+    for wnid in sorted(os.listdir(folder)):
+        if wnid not in labels:
+            raise ValueError(f"{os.path.join(folder, wnid)}: {wnid!r} is not an ImageNet wnid")
+        for name in sorted(os.listdir(os.path.join(folder, wnid))):
+            if suffix is None or name.endswith(suffix):
+                yield f"{wnid}/{name}", labels[wnid], os.path.join(folder, wnid, name)
+
+
+def tfds_examples(version_dir: str):
+    """Yield ``(key, label, encoded image)`` of a TFDS config's ``validation`` split.
+
+    The key is ``<wnid of label>/<base name of file_name>``, as in the JPEG tree.
+    """
+    import tensorflow_datasets as tfds
+
+    builder = tfds.builder_from_directory(version_dir)
+    dataset = builder.as_dataset(split=TFDS_SPLIT, decoders={"image": tfds.decode.SkipDecoding()})
+    wnids = imagenet_wnids()
+    for example in tfds.as_numpy(dataset):
+        label = int(example["label"])
+        file_name = os.path.basename(example["file_name"].decode())
+        yield f"{wnids[label]}/{file_name}", label, example["image"]
+
+
+def read_video(path: str) -> np.ndarray:
+    """Frames of an MP4 as the reference loader reads them: cv2 decode, BGR -> RGB; (T, H, W, 3) uint8.
+
+    Raises
+    ------
+    ValueError
+        If no frame can be read.
+    """
+    import cv2
+
+    capture = cv2.VideoCapture(path)
+    frames = []
+    ok, frame = capture.read()
+    while ok:
+        frames.append(cv2.cvtColor(frame, cv2.COLOR_BGR2RGB))
+        ok, frame = capture.read()
+    capture.release()
+    if not frames:
+        raise ValueError(f"{path}: no frame could be decoded")
+    return np.stack(frames)
+
+
+def read_bytes(path: str) -> bytes:
+    """The bytes of a file (an encoded image)."""
+    with open(path, "rb") as f:
+        return f.read()
+
+
+# --- Beam composites --------------------------------------------------------------------------
+
+class PredictTop5(beam.PTransform):
+    """``(id, image)`` -> ``(id, top-5 classes)``: model input, RunInference, top-5 of the logits."""
+
+    def __init__(self, handler):
+        super().__init__()
+        self._handler = handler
+
+    def expand(self, images):
+        return (images
+                | "ToModelInput" >> beam.MapTuple(lambda key, image: (key, model_input(image)))
+                | "RunInference" >> RunInference(self._handler)
+                | "TopFive" >> beam.MapTuple(
+                    lambda key, result: (key, top_k_classes(np.asarray(result.inference)).tolist())))
+
+
+def _c_images(config, source):
+    name, folder = config
+    if source == "tfds":
+        for key, label, image in tfds_examples(folder):
+            yield (name, key, label), image
+    else:
+        for key, label, path in labelled_files(folder):
+            yield (name, key, label), path
+
+
+class PredictImageNetC(beam.PTransform):
+    """ImageNet-C configs -> ``(config name, [(key, label, top5), ...])`` per config."""
+
+    def __init__(self, configs, source, handler):
+        super().__init__()
+        self._configs, self._source, self._handler = configs, source, handler
+
+    def expand(self, pipeline):
+        images = (pipeline
+                  | "ListConfigs" >> beam.Create(self._configs)
+                  | "ListImages" >> beam.FlatMap(_c_images, self._source)
+                  | "Spread" >> beam.Reshuffle())
+        if self._source != "tfds":
+            images = images | "ReadJpegs" >> beam.MapTuple(lambda key, path: (key, read_bytes(path)))
+        return (images
+                | "Predict" >> PredictTop5(self._handler)
+                | "ByConfig" >> beam.MapTuple(lambda key, top5: (key[0], (key[1], key[2], top5)))
+                | "GroupConfigs" >> beam.GroupByKey())
+
+
+def _video_frames(video):
+    key, path = video
+    for index, frame in enumerate(read_video(path)):
+        yield (key, index), frame
+
+
+def _assemble_video(video_key, frames):
+    top5 = [classes for _, classes in sorted(frames)]
+    set_name, key, label = video_key
+    return set_name, (key, label, top5)
+
+
+class PredictImageNetP(beam.PTransform):
+    """ImageNet-P set folders -> ``(set name, [(key, label, T x 5 classes), ...])`` per set."""
+
+    def __init__(self, sets, handler):
+        super().__init__()
+        self._sets, self._handler = sets, handler
+
+    def expand(self, pipeline):
+        return (pipeline
+                | "ListSets" >> beam.Create(self._sets)
+                | "ListVideos" >> beam.FlatMapTuple(lambda name, folder: [
+                    ((name, key, label), path) for key, label, path in labelled_files(folder, ".mp4")])
+                | "Spread" >> beam.Reshuffle()
+                | "DecodeFrames" >> beam.FlatMap(_video_frames)
+                | "Predict" >> PredictTop5(self._handler)
+                | "ByVideo" >> beam.MapTuple(lambda key, top5: (key[0], (key[1], top5)))
+                | "GroupFrames" >> beam.GroupByKey()
+                | "AssembleVideos" >> beam.MapTuple(_assemble_video)
+                | "GroupSets" >> beam.GroupByKey())
+
+
+def _write_jsonl(path: Path, rows) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json_line({"key": k, "label": l, "top5": t}) for k, l, t in rows))
+
+
+class WriteConfigPredictions(beam.DoFn):
+    """Sink: one sorted JSON-lines file per C config; emits ``(config, top-1 error)``."""
+
+    def __init__(self, out_dir: str):
+        self._out_dir = out_dir
+
+    def process(self, element):
+        name, rows = element
+        rows = sorted(rows)
+        _write_jsonl(Path(self._out_dir, PREDICTIONS_DIR, C_TREE, f"{name}.jsonl"), rows)
+        wrong = sum(top5[0] != label for _, label, top5 in rows)
+        yield name, wrong / len(rows)
+
+
+class WriteSetPredictions(beam.DoFn):
+    """Sink: one sorted JSON-lines file per P set; emits ``(set, (V, T, 5) int array)``."""
+
+    def __init__(self, out_dir: str):
+        self._out_dir = out_dir
+
+    def process(self, element):
+        name, rows = element
+        rows = sorted(rows)
+        _write_jsonl(Path(self._out_dir, PREDICTIONS_DIR, P_TREE, f"{name}.jsonl"), rows)
+        lengths = {len(top5) for _, _, top5 in rows}
+        if len(lengths) != 1:
+            raise ValueError(f"{name}: videos differ in frame count {sorted(lengths)}")
+        yield name, np.asarray([top5 for _, _, top5 in rows], dtype=np.int16)
+
+
+def imagenet_c_section(config_errors, clean_error, baseline):
+    """Errors per corruption and severity, plus the summary over corruptions with all 5 severities."""
+    errors: dict = {}
+    for name, error in config_errors:
+        corruption, severity = parse_config(name)
+        errors.setdefault(corruption, {})[str(severity)] = error
+    complete = {c: [e[str(s)] for s in SEVERITIES] for c, e in errors.items() if len(e) == len(SEVERITIES)}
+    summary = (summarize_imagenet_c(complete, clean_error, baseline, allow_incomplete=True)
+               if complete else None)
+    return {"errors": {c: dict(sorted(e.items())) for c, e in sorted(errors.items())},
+            "summary": summary}, complete
+
+
+def imagenet_p_section(set_predictions, flip_baseline):
+    """Unnormalised and normalised ImageNet-P metrics, plus flip probability per frame offset."""
+    predictions = dict(set_predictions)
+    offsets = {name: flip_probability_by_offset(array, parse_sequence_set(name)[0]).tolist()
+               for name, array in sorted(predictions.items())}
+    summary = summarize_imagenet_p(predictions, flip_baseline, allow_incomplete=True)
+    return {"summary": summary, "flip_probability_by_offset": offsets}, predictions
+
+
+def write_evaluation(out_dir, config_errors, set_predictions, model_name, clean_error, baseline,
+                     flip_baseline):
+    """Sink: the errors and flips files, ``metrics.json`` and the report."""
+    out = Path(out_dir)
+    document = {"model": model_name}
+    if config_errors:
+        document["imagenet_c"], complete = imagenet_c_section(config_errors, clean_error, baseline)
+        write_errors(out / ERRORS_FILE, complete, clean_error)
+    if set_predictions:
+        document["imagenet_p"], predictions = imagenet_p_section(set_predictions, flip_baseline)
+        write_flips(out / FLIPS_FILE, predictions)
+    (out / METRICS_FILE).write_text(dumps(document))
+    write_report(document, out, baseline)
+
+
+def default_output(release_dir: str, model_path: str) -> Path:
+    """``DIR-evaluations/<model file stem>``, beside the release directory ``DIR``."""
+    release = Path(os.path.abspath(release_dir))
+    return release.with_name(release.name + EVALUATIONS_SUFFIX) / Path(model_path.rstrip("/")).stem
+
+
+def evaluate_release(release_dir: str, model_path: str, out_dir: str | None = None,
+                     framework: str | None = None, source: str = "auto", clean_error=None,
+                     baseline=None, flip_baseline=None, batch_size: int = 32,
+                     workers: int | None = None, beam_args=()) -> Path:
+    """Run ``model_path`` over the release in ``release_dir`` and write predictions, metrics, report.
+
+    Parameters
+    ----------
+    source : str
+        ``"tree"`` (JPEG tree), ``"tfds"`` (TFDS records) or ``"auto"`` (the tree when present).
+    clean_error : float, optional
+        The model's clean top-1 error (fraction), for Relative CE.
+    baseline : schemas.baselines.ErrorBaseline, optional
+        ImageNet-C normaliser (AlexNet's errors by default).
+    flip_baseline : mapping, optional
+        ImageNet-P baseline ``{perturbation: {"flip_probability", "top5_distance"}}``.
+    workers, beam_args
+        Local worker processes, and Beam options (a ``--runner`` runs elsewhere); see
+        ``pipelines.runner.make_pipeline``.
+
+    Returns
+    -------
+    pathlib.Path
+        The output folder.
+
+    Raises
+    ------
+    ValueError
+        When the release holds neither ImageNet-C nor ImageNet-P data, or on a bad ``source``.
+    """
+    from schemas.baselines import ALEXNET_IMAGENET_C
+
+    if source not in ("auto", "tree", "tfds"):
+        raise ValueError(f"source must be auto, tree or tfds, got {source!r}")
+    if source == "auto":
+        source = "tree" if Path(release_dir, C_TREE).is_dir() else "tfds"
+    configs = c_tree_configs(release_dir) if source == "tree" else tfds_configs(release_dir)
+    p_root = Path(release_dir, P_TREE)
+    sets = [(p.name, str(p)) for p in sorted(p_root.iterdir()) if p.is_dir()] if p_root.is_dir() else []
+    for name, _ in sets:
+        parse_sequence_set(name)
+    if not configs and not sets:
+        raise ValueError(f"{release_dir} holds no {C_TREE}/ tree, {TFDS_DIR}/ ImageNet-C records "
+                         f"or {P_TREE}/ tree")
+    model_name = Path(model_path.rstrip("/")).stem
+    out = Path(out_dir) if out_dir else default_output(release_dir, model_path)
+    out.mkdir(parents=True, exist_ok=True)
+    handler = model_handler(model_path, framework, batch_size)
+    with make_pipeline(workers, beam_args) as pipeline:
+        errors = (pipeline | "ImageNetC" >> PredictImageNetC(configs, source, handler)
+                  | "WriteCPredictions" >> beam.ParDo(WriteConfigPredictions(str(out)))
+                  | "CollectErrors" >> beam.combiners.ToList()) if configs else None
+        flips = (pipeline | "ImageNetP" >> PredictImageNetP(sets, handler)
+                 | "WritePPredictions" >> beam.ParDo(WriteSetPredictions(str(out)))
+                 | "CollectSets" >> beam.combiners.ToList()) if sets else None
+        (pipeline
+         | "Output" >> beam.Create([str(out)])
+         | "WriteMetricsAndReport" >> beam.Map(
+             write_evaluation,
+             config_errors=beam.pvalue.AsSingleton(errors) if errors is not None else [],
+             set_predictions=beam.pvalue.AsSingleton(flips) if flips is not None else [],
+             model_name=model_name, clean_error=clean_error,
+             baseline=baseline or ALEXNET_IMAGENET_C, flip_baseline=flip_baseline))
+    return out

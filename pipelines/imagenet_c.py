@@ -1,0 +1,179 @@
+"""ImageNet-C: CorruptImages fans each source image out over corruptions x severities.
+
+Per image: decode and preprocess once (RGB, Resize(256), CenterCrop(224)), then for every selected
+(corruption, severity) apply ``transforms.corrupt`` with ``RandomState(example_seed(release_seed,
+image_key, corruption, severity))`` and encode with ``transforms.encode_jpeg`` (Pillow q85,
+optimize). Each result is an :class:`OutputRecord` for ``WriteRelease``: the file
+``imagenet-c/<corruption>/<severity>/<wnid>/<file>``, the TFDS example of config
+``<corruption>_<severity>`` of ``imagenet2012_corrupted``, and its manifest metadata.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from typing import Iterator, Optional, Sequence, Union
+
+import apache_beam as beam
+import numpy as np
+
+from schemas.imagenet_c import CORRUPTIONS, SEVERITIES
+from schemas.records import Failure, OutputRecord, SourceImage
+from schemas.tfds import IMAGENET2012_CORRUPTED, imagenet_c_config
+from transforms import corrupt, encode_jpeg, example_rng, example_seed, preprocess
+from transforms.preprocess import JPEG_QUALITY
+
+from .bench import select_corruptions
+from .progress import ProgressCounter
+from .release import library_versions
+from .sources import inspect_image, source_note
+
+EDITION = "imagenet-c"
+"""Name of the edition and of its folder tree in a release."""
+
+
+@dataclass(frozen=True)
+class ImageNetCConfig:
+    """What an ImageNet-C build produces for each image.
+
+    Attributes
+    ----------
+    corruptions : tuple of str
+        Corruption names, in table order (default: all 19).
+    severities : tuple of int
+        Severities 1..5 (default: all).
+    seed : int
+        Release seed of the per-example seeds (>= 0).
+    """
+
+    corruptions: tuple = tuple(CORRUPTIONS)
+    severities: tuple = SEVERITIES
+    seed: int = 0
+
+    @classmethod
+    def select(cls, corruptions: Optional[Sequence[str]] = None, severities: Optional[Sequence[int]] = None,
+               seed: int = 0) -> "ImageNetCConfig":
+        """Validate a selection and put it in table order.
+
+        Raises
+        ------
+        ValueError
+            On an unknown corruption, a severity outside 1..5, or a negative seed.
+        """
+        chosen = SEVERITIES if severities is None else tuple(sorted(set(severities)))
+        if not chosen or any(s not in SEVERITIES for s in chosen):
+            raise ValueError(f"severities must be a non-empty subset of {list(SEVERITIES)}, got {severities}")
+        if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+            raise ValueError(f"seed must be an int >= 0, got {seed!r}")
+        return cls(select_corruptions(corruptions), chosen, seed)
+
+    @property
+    def pairs(self) -> tuple:
+        """``(corruption, severity)`` pairs in release order."""
+        return tuple((c, s) for c in self.corruptions for s in self.severities)
+
+    @property
+    def groups(self) -> tuple:
+        """TFDS config names, e.g. ``('gaussian_noise_1', ...)``."""
+        return tuple(imagenet_c_config(c, s) for c, s in self.pairs)
+
+    def to_json(self) -> dict:
+        return {"corruptions": list(self.corruptions), "severities": list(self.severities), "seed": self.seed}
+
+
+def corrupted_outputs(image: SourceImage, crop: np.ndarray, config: ImageNetCConfig
+                      ) -> Iterator[Union[OutputRecord, Failure]]:
+    """Every output of one preprocessed image; a corruption that raises becomes a Failure.
+
+    Parameters
+    ----------
+    image : SourceImage
+        The source (for its key, class and file name).
+    crop : numpy.ndarray
+        ``transforms.preprocess`` of its bytes: uint8 (224, 224, 3).
+    config : ImageNetCConfig
+        The selection and the release seed.
+    """
+    entry = image.entry
+    for name, severity in config.pairs:
+        key = f"{name}/{severity}/{entry.key}"
+        seed = example_seed(config.seed, entry.key, name, severity)
+        try:
+            array = corrupt(crop, name, severity, example_rng(config.seed, entry.key, name, severity))
+            jpeg = encode_jpeg(array)
+        except Exception as err:  # one bad output must not stop the build: it is reported
+            yield Failure(key, entry.source, "corrupt", f"{type(err).__name__}: {err}")
+            continue
+        yield OutputRecord(
+            key=key, group=imagenet_c_config(name, severity), path=f"{EDITION}/{key}", data=jpeg,
+            example={"image": jpeg, "label": entry.label, "file_name": entry.file_name},
+            metadata={"image_key": entry.key, "wnid": entry.wnid, "label": entry.label, "corruption": name,
+                      "severity": severity, "seed": seed,
+                      "array_sha256": hashlib.sha256(array.tobytes()).hexdigest()})
+
+
+def source_record(image: SourceImage, info: dict) -> dict:
+    """The ``sources.jsonl`` record of an image that was decoded."""
+    entry = image.entry
+    return {"key": entry.key, "source": entry.source, "wnid": entry.wnid, "label": entry.label, "bytes": len(image.data),
+            "sha256": hashlib.sha256(image.data).hexdigest(), **info,
+            "note": source_note(info, entry.file_name)}
+
+
+class CorruptImagesFn(beam.DoFn):
+    """SourceImage -> OutputRecords; tagged ``sources`` (one record per decoded image),
+    ``failures`` and ``environments`` (this worker's library versions, as JSON)."""
+
+    def __init__(self, config: ImageNetCConfig, progress_dir: Optional[str]):
+        self._config, self._progress_dir = config, progress_dir
+
+    def setup(self):
+        self._progress = ProgressCounter(self._progress_dir)
+        self._environment = json.dumps(library_versions(), sort_keys=True)
+
+    def start_bundle(self):
+        self._reported = False
+
+    def process(self, image: SourceImage):
+        if not self._reported:
+            self._reported = True
+            yield beam.pvalue.TaggedOutput("environments", self._environment)
+        try:
+            info = inspect_image(image.data)
+            crop = preprocess(image.data)
+        except ValueError as err:
+            self._progress.add(failures=1)
+            yield beam.pvalue.TaggedOutput("failures", Failure(
+                image.entry.key, image.entry.source, "decode", str(err)))
+            return
+        yield beam.pvalue.TaggedOutput("sources", source_record(image, info))
+        for output in corrupted_outputs(image, crop, self._config):
+            if isinstance(output, Failure):
+                self._progress.add(failures=1)
+                yield beam.pvalue.TaggedOutput("failures", output)
+            else:
+                yield output
+
+    def teardown(self):
+        self._progress.flush()
+
+
+class CorruptImages(beam.PTransform):
+    """``images`` (SourceImage) -> ``records``, ``sources``, ``failures``, ``environments``.
+    ``progress_dir``: where workers leave progress counts (see :class:`ProgressCounter`)."""
+
+    def __init__(self, config: ImageNetCConfig, progress_dir: Optional[str] = None):
+        super().__init__()
+        self._config, self._progress_dir = config, progress_dir
+
+    def expand(self, images):
+        return images | "Corrupt" >> beam.ParDo(CorruptImagesFn(self._config, self._progress_dir)).with_outputs(
+            "sources", "failures", "environments", main="records")
+
+
+def imagenet_c_document(config: ImageNetCConfig) -> dict:
+    """Edition fields of ``release.json``: the config and where TFDS finds the configs."""
+    dataset = IMAGENET2012_CORRUPTED
+    return {"edition": EDITION, "tree": EDITION, "config": {**config.to_json(), "jpeg_quality": JPEG_QUALITY},
+            "tfds": {"data_dir": "tfds", "name": dataset.name, "version": dataset.version,
+                     "split": dataset.split, "configs": list(config.groups)}}

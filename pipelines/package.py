@@ -1,0 +1,97 @@
+"""Pack a release's folder tree into the official category tars plus their ``SHA256SUMS``.
+
+ImageNet-C: ``noise.tar``, ``blur.tar``, ``weather.tar``, ``digital.tar``, ``extra.tar`` with
+members ``<corruption>/<severity>/<wnid>/<file>``, as the Zenodo release. The tars are
+reproducible: members in sorted depth-first order, folders included, mtime 0, owner 0/0 without
+names, modes 0755/0644, GNU format.
+"""
+from __future__ import annotations
+
+import json
+import os
+import tarfile
+from typing import Iterator, Optional
+
+from schemas.release import CHECKSUMS, PACKAGES_DIR, RELEASE_JSON, TREE_CATEGORIES, checksum_line
+
+from .verify import file_sha256
+
+
+def _members(tree: str, relative: str) -> Iterator[str]:
+    """``relative`` and everything below it (relative to ``tree``), folders before their contents."""
+    yield relative
+    path = os.path.join(tree, relative)
+    if os.path.isdir(path):
+        for name in sorted(os.listdir(path)):
+            yield from _members(tree, f"{relative}/{name}")
+
+
+def _tar_info(tree: str, relative: str) -> tarfile.TarInfo:
+    path = os.path.join(tree, relative)
+    info = tarfile.TarInfo(relative)
+    info.mtime, info.uid, info.gid, info.uname, info.gname = 0, 0, 0, "", ""
+    if os.path.isdir(path):
+        info.type, info.mode = tarfile.DIRTYPE, 0o755
+    else:
+        info.size, info.mode = os.path.getsize(path), 0o644
+    return info
+
+
+def write_tar(tree: str, folders: list, destination: str) -> None:
+    """Write ``destination`` holding ``folders`` (relative to ``tree``) reproducibly and atomically."""
+    partial = destination + ".partial"
+    with tarfile.open(partial, "w", format=tarfile.GNU_FORMAT) as archive:
+        for folder in folders:
+            for relative in _members(tree, folder):
+                info = _tar_info(tree, relative)
+                if info.isdir():
+                    archive.addfile(info)
+                else:
+                    with open(os.path.join(tree, relative), "rb") as stream:
+                        archive.addfile(info, stream)
+    os.replace(partial, destination)
+
+
+def package_release(release_dir: str, output_dir: Optional[str] = None) -> list[str]:
+    """Write one tar per category of the release's tree and a ``SHA256SUMS`` of them.
+
+    Parameters
+    ----------
+    release_dir : str
+        A built release (its ``release.json`` names the tree).
+    output_dir : str, optional
+        Where the tars go (default ``release_dir/packages``).
+
+    Returns
+    -------
+    list of str
+        Paths of the tars written, in category order.
+
+    Raises
+    ------
+    ValueError
+        If the release has no ``release.json`` or its tree has no category table.
+    """
+    try:
+        with open(os.path.join(release_dir, RELEASE_JSON), encoding="utf-8") as stream:
+            tree_name = json.load(stream)["tree"]
+    except (OSError, ValueError, KeyError) as err:
+        raise ValueError(f"{release_dir} is not a built release: {err!r}") from err
+    if tree_name not in TREE_CATEGORIES:
+        raise ValueError(f"no tar categories for tree {tree_name!r}; known trees: {', '.join(TREE_CATEGORIES)}")
+    tree = os.path.join(release_dir, tree_name)
+    output_dir = output_dir or os.path.join(release_dir, PACKAGES_DIR)
+    os.makedirs(output_dir, exist_ok=True)
+    by_category: dict[str, list] = {}
+    for folder, category in TREE_CATEGORIES[tree_name].items():
+        if os.path.isdir(os.path.join(tree, folder)):
+            by_category.setdefault(category, []).append(folder)
+    written = []
+    for category, folders in by_category.items():
+        destination = os.path.join(output_dir, f"{category}.tar")
+        write_tar(tree, folders, destination)
+        written.append(destination)
+    lines = "".join(checksum_line(file_sha256(p), os.path.basename(p)) for p in written)
+    with open(os.path.join(output_dir, CHECKSUMS), "w", encoding="utf-8") as stream:
+        stream.write(lines)
+    return written

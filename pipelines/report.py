@@ -1,0 +1,188 @@
+"""The evaluation report a maintainer attaches to a release: ``report.md`` and ``plots/*.png``.
+
+Plots: top-1 error against severity per corruption, with the baseline's (AlexNet's) curve; CE and
+Relative CE bars; flip probability against frame offset per ImageNet-P set.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402  (after choosing the non-interactive backend)
+from matplotlib.ticker import MaxNLocator  # noqa: E402
+
+from schemas.baselines import ALEXNET_IMAGENET_C, ErrorBaseline  # noqa: E402
+from schemas.imagenet_c import CORRUPTIONS, EXTRA_CORRUPTIONS, SEVERITIES  # noqa: E402
+
+REPORT_FILE = "report.md"
+PLOTS_DIR = "plots"
+ERROR_PLOT = "error_vs_severity.png"
+CE_PLOT = "corruption_errors.png"
+FLIP_PLOT = "flip_probability.png"
+_DPI = 110
+
+
+def _percent(value) -> str:
+    return "—" if value is None else f"{value:.1f}"
+
+
+def plot_error_vs_severity(errors: dict, baseline: ErrorBaseline, path: Path) -> None:
+    """Small multiples: the model's error (%) per severity against the baseline's, per corruption."""
+    names = [c for c in CORRUPTIONS if c in errors]
+    columns = min(5, len(names))
+    rows = -(-len(names) // columns)
+    fig, axes = plt.subplots(rows, columns, figsize=(3.0 * columns, 2.5 * rows), squeeze=False,
+                             sharex=True, sharey=True)
+    for ax, name in zip(axes.flat, names):
+        severities = sorted(int(s) for s in errors[name])
+        ax.plot(severities, [100 * errors[name][str(s)] for s in severities], "o-", color="tab:blue",
+                label="model")
+        ax.plot(SEVERITIES, [100 * e for e in baseline.corruptions[name]], "s--", color="tab:grey",
+                label=baseline.name)
+        ax.set_title(name + (" (extra)" if name in EXTRA_CORRUPTIONS else ""), fontsize=9)
+        ax.set_xticks(SEVERITIES)
+        ax.set_ylim(0, 100)
+        ax.grid(alpha=0.3)
+    for ax in axes.flat[len(names):]:
+        ax.axis("off")
+    for ax in axes[:, 0]:
+        ax.set_ylabel("top-1 error (%)")
+    for ax in axes[-1, :]:
+        ax.set_xlabel("severity")
+    axes.flat[0].legend(fontsize=8, loc="lower right")
+    fig.tight_layout()
+    fig.savefig(path, dpi=_DPI)
+    plt.close(fig)
+
+
+def plot_corruption_errors(summary: dict, baseline_name: str, path: Path) -> None:
+    """Bars of CE (and Relative CE when known) per corruption; the baseline sits at 100."""
+    ce = {**summary["CE"], **summary["extra"]["CE"]}
+    relative = {**summary["relative_CE"], **summary["extra"]["relative_CE"]}
+    names = [c for c in CORRUPTIONS if c in ce]
+    with_relative = all(relative[c] is not None for c in names)
+    width = 0.4 if with_relative else 0.7
+    fig, ax = plt.subplots(figsize=(max(6.0, 0.6 * len(names) + 2), 4.0))
+    positions = range(len(names))
+    colours = ["tab:grey" if c in EXTRA_CORRUPTIONS else "tab:blue" for c in names]
+    offset = -width / 2 if with_relative else 0
+    ax.bar([i + offset for i in positions], [ce[c] for c in names], width, color=colours, label="CE")
+    if with_relative:
+        ax.bar([i + width / 2 for i in positions], [relative[c] for c in names], width,
+               color=colours, alpha=0.45, label="Relative CE")
+    ax.axhline(100, color="black", linestyle="--", linewidth=1, label=f"{baseline_name} = 100")
+    ax.set_xticks(list(positions), names, rotation=45, ha="right", fontsize=8)
+    ax.set_ylabel("% of baseline error")
+    title = "Corruption Error"
+    if summary["mCE"] is not None:
+        title += f" — mCE {summary['mCE']:.1f}%"
+    ax.set_title(title + " (grey: extras, not in mCE)", fontsize=10)
+    ax.legend(fontsize=8)
+    ax.grid(axis="y", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=_DPI)
+    plt.close(fig)
+
+
+def plot_flip_probability(by_offset: dict, path: Path) -> None:
+    """Flip probability against frame offset, one line per ImageNet-P set."""
+    fig, ax = plt.subplots(figsize=(8.5, 4.0))
+    colours = plt.get_cmap("tab20")
+    for i, (name, values) in enumerate(sorted(by_offset.items())):
+        style = "--" if "noise" in name else "-"
+        colour = colours((2 * i) % 20 + (i // 10) % 2)  # the 10 strong colours first, then the pale
+        ax.plot(range(1, len(values) + 1), values, style, color=colour, label=name)
+    ax.set_xlabel("frame offset k (noise: frame k vs frame 0; others: frame j vs frame j - k)")
+    ax.set_ylabel("flip probability")
+    ax.set_ylim(0, 1.02)
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    fig.tight_layout()
+    fig.savefig(path, dpi=_DPI)
+    plt.close(fig)
+
+
+def _imagenet_c_markdown(section: dict, baseline: ErrorBaseline) -> list[str]:
+    lines = ["## ImageNet-C", ""]
+    summary = section["summary"]
+    if summary is not None:
+        lines += [
+            f"Normalised by {baseline.name}. Means over the 15 benchmark corruptions; "
+            "extras are reported apart.", "",
+            "| metric | value (%) |", "|---|---|",
+            f"| mCE | {_percent(summary['mCE'])} |",
+            f"| Relative mCE | {_percent(summary['relative_mCE'])} |",
+            f"| unnormalised mCE (mean error) | {_percent(summary['unnormalized_mCE'])} |",
+            f"| clean error | {_percent(summary['clean_error'])} |",
+            f"| extra mCE (4 extras) | {_percent(summary['extra']['mCE'])} |",
+        ]
+        if summary["missing"]:
+            lines.append(f"\nmCE needs every benchmark corruption; missing: {', '.join(summary['missing'])}.")
+        lines.append("")
+    lines += ["| corruption | " + " | ".join(f"s{s}" for s in SEVERITIES)
+              + " | mean error | CE | Relative CE |", "|---" * 9 + "|"]
+    for name in (c for c in CORRUPTIONS if c in section["errors"]):
+        errors = section["errors"][name]
+        cells = [_percent(100 * errors[str(s)]) if str(s) in errors else "—" for s in SEVERITIES]
+        group = summary["extra"] if summary and name in EXTRA_CORRUPTIONS else summary
+        known = group is not None and name in group["CE"]
+        cells += [_percent(group[k][name]) if known else "—"
+                  for k in ("unnormalized_CE", "CE", "relative_CE")]
+        label = f"{name} (extra)" if name in EXTRA_CORRUPTIONS else name
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    lines += ["", f"![error vs severity]({PLOTS_DIR}/{ERROR_PLOT})", ""]
+    if summary is not None:
+        lines += [f"![corruption errors]({PLOTS_DIR}/{CE_PLOT})", ""]
+    return lines
+
+
+def _imagenet_p_markdown(section: dict) -> list[str]:
+    summary = section["summary"]
+    lines = ["## ImageNet-P", "",
+             "Flip probability (FP, fraction) and unnormalised top-5 distance (uT5D, 0..18) per "
+             "difficulty; FR and T5D (%) are normalised by the supplied baseline at difficulty 1.", "",
+             "| perturbation | FP d1 | FP d2 | FP d3 | uT5D d1 | uT5D d2 | uT5D d3 | FR | T5D |",
+             "|---" * 9 + "|"]
+    for name, per_difficulty in summary["perturbations"].items():
+        def cell(d, key):
+            value = per_difficulty.get(str(d), {}).get(key)
+            return "—" if value is None else f"{value:.4f}"
+        lines.append(f"| {name} | " + " | ".join(
+            [cell(d, "flip_probability") for d in (1, 2, 3)] + [cell(d, "top5_distance") for d in (1, 2, 3)]
+            + [_percent(summary["FR"].get(name)), _percent(summary["T5D"].get(name))]) + " |")
+    lines += ["", f"mFR: {_percent(summary['mFR'])} %, mT5D: {_percent(summary['mT5D'])} % "
+              "(means over the 10 test perturbations; — without a complete baseline).", "",
+              f"![flip probability]({PLOTS_DIR}/{FLIP_PLOT})", ""]
+    return lines
+
+
+def write_report(document: dict, out_dir, baseline: ErrorBaseline = ALEXNET_IMAGENET_C) -> Path:
+    """Write ``report.md`` and its plots for a ``metrics.json`` document; return the report's path.
+
+    Parameters
+    ----------
+    document : dict
+        ``{"model": name, "imagenet_c": {...}, "imagenet_p": {...}}`` as ``imagenet-cp evaluate``
+        writes it; either section may be absent.
+    baseline : ErrorBaseline
+        The ImageNet-C baseline drawn in the plots.
+    """
+    out = Path(out_dir)
+    (out / PLOTS_DIR).mkdir(parents=True, exist_ok=True)
+    lines = [f"# Evaluation of `{document['model']}`", ""]
+    if "imagenet_c" in document:
+        section = document["imagenet_c"]
+        plot_error_vs_severity(section["errors"], baseline, out / PLOTS_DIR / ERROR_PLOT)
+        if section["summary"] is not None:
+            plot_corruption_errors(section["summary"], baseline.name, out / PLOTS_DIR / CE_PLOT)
+        lines += _imagenet_c_markdown(section, baseline)
+    if "imagenet_p" in document:
+        plot_flip_probability(document["imagenet_p"]["flip_probability_by_offset"],
+                              out / PLOTS_DIR / FLIP_PLOT)
+        lines += _imagenet_p_markdown(document["imagenet_p"])
+    path = out / REPORT_FILE
+    path.write_text("\n".join(lines))
+    return path

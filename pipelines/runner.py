@@ -1,0 +1,63 @@
+"""Where a build runs: Beam's FnApiRunner in multi-process mode locally, any runner otherwise.
+
+Without ``--runner`` in the Beam arguments the build uses the portable FnApiRunner with
+``direct_running_mode='multi_processing'`` and one SDK worker process per core (the plain
+DirectRunner may hand batch pipelines to the Prism runner, which downloads a binary first).
+With ``--runner=DataflowRunner`` (or Flink, Spark, ...) every argument goes to Beam unchanged;
+``--setup_file ./setup.py`` makes the workers install this package.
+"""
+from __future__ import annotations
+
+import os
+from typing import Optional, Sequence
+
+import apache_beam as beam
+from apache_beam.options.pipeline_options import DirectOptions, PipelineOptions, StandardOptions
+from apache_beam.portability.api import beam_provision_api_pb2
+from apache_beam.runners.portability.fn_api_runner import FnApiRunner
+from apache_beam.runners.portability.fn_api_runner.fn_runner import ExtendedProvisionInfo
+from google.protobuf import struct_pb2
+
+WORKER_LOG_LEVEL = "WARNING"
+"""Log level of local SDK worker processes (their INFO lines would drown the progress line)."""
+
+
+def is_local(beam_args: Sequence[str]) -> bool:
+    """True when the Beam arguments name no runner, so the build runs on this machine."""
+    return PipelineOptions(list(beam_args)).view_as(StandardOptions).runner is None
+
+
+def make_pipeline(workers: Optional[int] = None, beam_args: Sequence[str] = ()) -> beam.Pipeline:
+    """A Beam pipeline for a build.
+
+    Parameters
+    ----------
+    workers : int, optional
+        Local worker processes (default: all cores). Ignored when ``beam_args`` name a runner:
+        use that runner's own options (e.g. Dataflow's ``--max_num_workers``).
+    beam_args : sequence of str
+        Beam pipeline options, passed through unchanged.
+
+    Raises
+    ------
+    ValueError
+        If ``workers`` is given and < 1.
+    """
+    if workers is not None and workers < 1:
+        raise ValueError(f"workers must be >= 1, got {workers}")
+    if not is_local(beam_args):
+        return beam.Pipeline(options=PipelineOptions(list(beam_args)))
+    options = PipelineOptions(list(beam_args))
+    direct = options.view_as(DirectOptions)
+    direct.direct_running_mode = "multi_processing"
+    direct.direct_num_workers = workers or os.cpu_count() or 1
+    return beam.Pipeline(runner=FnApiRunner(provision_info=_worker_provision_info()), options=options)
+
+
+def _worker_provision_info() -> ExtendedProvisionInfo:
+    """What the local runner hands its worker processes: only their log level (the FnApiRunner
+    passes them no pipeline options of its own)."""
+    options = struct_pb2.Struct()
+    options.update({"default_sdk_harness_log_level": WORKER_LOG_LEVEL})
+    return ExtendedProvisionInfo(beam_provision_api_pb2.ProvisionInfo(
+        retrieval_token="unused-retrieval-token", pipeline_options=options))

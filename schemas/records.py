@@ -1,0 +1,158 @@
+"""Records that flow through a release build, from an input file to a manifest line.
+
+The flow: a :class:`SourceEntry` (where an input lives, listed by the driver) becomes a
+:class:`SourceImage` (its bytes, read by a worker), which fans out into :class:`OutputRecord` s
+(one per released file). Anything that cannot go on becomes a :class:`Failure`. Writers report
+each file they write as a :class:`FileInfo`. The records are edition-agnostic: ImageNet-C stores
+JPEGs, ImageNet-P videos, through the same types.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Optional
+
+
+@dataclass(frozen=True)
+class Locator:
+    """Where the bytes of one input live.
+
+    Attributes
+    ----------
+    path : str
+        A local path or a Beam file-system URL (``gs://...``).
+    offset, length : int, optional
+        A byte range inside ``path`` (a tar member); the whole file when ``length`` is None.
+    container : str
+        ``'file'`` (the bytes are the image), ``'tar'`` (the range is a tar member's data) or
+        ``'tfrecord'`` (the range is one serialized ``tf.train.Example`` of a TFDS shard).
+    """
+
+    path: str
+    offset: int = 0
+    length: Optional[int] = None
+    container: str = "file"
+
+
+@dataclass(frozen=True)
+class SourceEntry:
+    """One input image as listed by the driver, before its bytes are read.
+
+    Attributes
+    ----------
+    key : str
+        Image key ``<wnid>/<file name>``, unique within a release.
+    wnid : str
+        ImageNet class id, e.g. ``'n01440764'``.
+    label : int
+        Index of ``wnid`` in the sorted list of the 1000 wnids (0..999).
+    locator : Locator
+        Where its bytes are.
+    source : str
+        Where it is inside the input, independent of where the input lies: its relative path
+        (folder), member name (tar) or ``<shard file>#<record index>`` (TFDS).
+    """
+
+    key: str
+    wnid: str
+    label: int
+    locator: Locator
+    source: str
+
+    @property
+    def file_name(self) -> str:
+        """The original file name (the last part of the key)."""
+        return self.key.rsplit("/", 1)[-1]
+
+
+@dataclass(frozen=True)
+class SourceImage:
+    """One input image with its encoded bytes, as read by a worker.
+
+    Attributes
+    ----------
+    entry : SourceEntry
+        Its key, class and place.
+    data : bytes
+        The encoded image exactly as stored in the input.
+    """
+
+    entry: SourceEntry
+    data: bytes
+
+
+@dataclass(frozen=True)
+class OutputRecord:
+    """One released file: where it goes, its bytes, its TFDS example and its manifest metadata.
+
+    Attributes
+    ----------
+    key : str
+        Output key, unique within a release (``<corruption>/<severity>/<wnid>/<file>`` for C).
+    group : str
+        TFDS config name this output belongs to (``<corruption>_<severity>`` for C); also the
+        name of its manifest part.
+    path : str
+        Path of the file relative to the release directory (``imagenet-c/<key>`` for C).
+    data : bytes
+        The file's bytes (JPEG for C, mp4 for P).
+    example : Mapping[str, Any]
+        TFDS feature values of its ``tf.train.Example`` (bytes, str, int, float or lists of them).
+    metadata : Mapping[str, Any]
+        JSON-serialisable fields of its manifest record (key, wnid, label, seed, ...).
+    """
+
+    key: str
+    group: str
+    path: str
+    data: bytes
+    example: Mapping[str, Any] = field(default_factory=dict)
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Failure:
+    """An input (or one of its outputs) that did not make it into the release, and why.
+
+    Attributes
+    ----------
+    key : str
+        Image key, output key, or the input's relative path when no key could be formed.
+    source : str
+        Where the input is inside the input root (``SourceEntry.source``), or ``''`` when the
+        input does not exist.
+    stage : str
+        ``'list'``, ``'read'``, ``'decode'`` or ``'corrupt'``: the step that rejected it.
+    reason : str
+        A human-readable explanation.
+    """
+
+    key: str
+    source: str
+    stage: str
+    reason: str
+
+    def to_json(self) -> dict:
+        """The record as written to ``failures.jsonl``."""
+        return {"key": self.key, "source": self.source, "stage": self.stage, "reason": self.reason}
+
+
+@dataclass(frozen=True)
+class FileInfo:
+    """A file a writer wrote: its path relative to the release directory, SHA-256 and size.
+
+    Attributes
+    ----------
+    path : str
+        Relative path with ``/`` separators.
+    sha256 : str
+        Lower-case hex digest of its bytes.
+    size : int
+        Size in bytes.
+    group : str
+        Ordering group in ``SHA256SUMS`` (a TFDS config name, or ``''`` for release-wide files).
+    """
+
+    path: str
+    sha256: str
+    size: int
+    group: str = ""

@@ -1,0 +1,46 @@
+"""``imagenet-cp evaluate``: run a model over a built release and write predictions, metrics, report."""
+import argparse
+import sys
+
+NAME = "evaluate"
+HELP = ("run a model (ONNX; TorchScript or TensorFlow when installed) over a release's ImageNet-C / "
+        "ImageNet-P data with Beam RunInference; write predictions, metrics.json and report.md")
+
+
+def add_arguments(parser):
+    parser.add_argument("--release", required=True,
+                        help="release directory (holds imagenet-c/, imagenet-p/ or tfds/)")
+    parser.add_argument("--model", required=True,
+                        help=".onnx, TorchScript .pt/.pth, or Keras/SavedModel path")
+    parser.add_argument("--framework", choices=("onnx", "pytorch", "tensorflow"),
+                        help="model framework (default: from the model's file name)")
+    parser.add_argument("--output", help="output folder (default: RELEASE-evaluations/<model name>)")
+    parser.add_argument("--source", choices=("auto", "tree", "tfds"), default="auto",
+                        help="ImageNet-C input: the JPEG tree or the TFDS records (default: tree if present)")
+    parser.add_argument("--clean-error", type=float,
+                        help="the model's clean top-1 error (fraction), for Relative CE")
+    parser.add_argument("--baseline",
+                        help="errors JSON of the ImageNet-C normalising model (default: AlexNet)")
+    parser.add_argument("--flip-baseline", help="ImageNet-P baseline: JSON or the baseline model's NPZ "
+                                                "(see imagenet-cp metrics)")
+    parser.add_argument("--batch-size", type=int, default=32, help="largest inference batch (default 32)")
+    parser.add_argument("--workers", type=int, help="local worker processes (default: all cores)")
+    parser.add_argument("beam_args", nargs=argparse.REMAINDER,
+                        help="Beam pipeline options after --, e.g. -- --runner=DataflowRunner ...")
+
+
+def run(args) -> int:
+    from pipelines.evaluate import evaluate_release
+    from pipelines.metrics_files import load_error_baseline, load_flip_baseline
+
+    try:
+        out = evaluate_release(
+            args.release, args.model, args.output, args.framework, args.source, args.clean_error,
+            load_error_baseline(args.baseline) if args.baseline else None,
+            load_flip_baseline(args.flip_baseline) if args.flip_baseline else None,
+            args.batch_size, args.workers, [a for a in args.beam_args if a != "--"])
+    except (OSError, ValueError, ImportError) as err:
+        print(f"imagenet-cp evaluate: {err}", file=sys.stderr)
+        return 2
+    print(f"wrote {out}/metrics.json and {out}/report.md")
+    return 0
