@@ -10,10 +10,11 @@ from schemas.imagenet_p import PERTURBATIONS
 from .corruptions import corrupt
 from .perturbations import perturb_sequence
 from .preprocess import encode_jpeg, preprocess, preprocess_uncropped
+from .rng import RNG_MODES, FastRandomState, make_rng
 from .seeds import example_rng, example_seed
 
 __all__ = [
     "CORRUPTIONS", "BENCHMARK_CORRUPTIONS", "EXTRA_CORRUPTIONS", "SEVERITIES", "PERTURBATIONS",
     "corrupt", "perturb_sequence", "encode_jpeg", "preprocess", "preprocess_uncropped",
-    "example_seed", "example_rng",
+    "example_seed", "example_rng", "make_rng", "RNG_MODES", "FastRandomState",
 ]

@@ -10,8 +10,8 @@ from __future__ import annotations
 import cv2
 import numba
 import numpy as np
-from skimage.filters import gaussian
 
+from .filters import gaussian_filter
 from .geometry import clipped_zoom
 from .motion import magick_motion_blur
 
@@ -26,6 +26,15 @@ def _to_unit(x: np.ndarray) -> np.ndarray:
 def _scale_to_255(u: np.ndarray) -> np.ndarray:
     """Clip to [0, 1] and scale to [0, 255] (the dtype of ``u`` is kept)."""
     return np.clip(u, 0, 1) * 255
+
+
+def _gaussian_rgb(u: np.ndarray, sigma: float) -> np.ndarray:
+    """scikit-image's ``gaussian(u, sigma, channel_axis=-1)`` on a float64 (H, W, C) image.
+
+    That is ``scipy.ndimage.gaussian_filter`` with sigma (sigma, sigma, 0), mode 'nearest' and
+    truncate 4, computed bit for bit by :func:`transforms.filters.gaussian_filter`.
+    """
+    return gaussian_filter(u, (sigma, sigma, 0), mode="nearest", truncate=4.0)
 
 
 def disk_kernel(radius: int, alias_blur: float) -> np.ndarray:
@@ -77,11 +86,10 @@ def defocus_blur(x: np.ndarray, rng: np.random.RandomState, *, radius: int, alia
     numpy.ndarray
         float64, shape (H, W, 3), values in [0, 255].
     """
-    u = _to_unit(x)
-    kernel = disk_kernel(radius, alias_blur)
-    # cv2.filter2D: correlation, centred anchor, BORDER_REFLECT_101; per channel as the reference.
-    channels = [cv2.filter2D(u[:, :, c], -1, kernel) for c in range(u.shape[2])]
-    return _scale_to_255(np.stack(channels, axis=-1))
+    # cv2.filter2D: correlation, centred anchor, BORDER_REFLECT_101. The reference filters each
+    # channel on its own; OpenCV filters the channels of a 3-channel image independently with
+    # the same arithmetic, so one call gives the same values.
+    return _scale_to_255(cv2.filter2D(_to_unit(x), -1, disk_kernel(radius, alias_blur)))
 
 
 @numba.njit(cache=True)
@@ -133,10 +141,10 @@ def glass_blur(x: np.ndarray, rng: np.random.RandomState, *, sigma: float, max_d
     """
     if max_delta < 1 or iterations < 1:
         raise ValueError(f"max_delta and iterations must be >= 1, got {max_delta!r}, {iterations!r}")
-    image = (gaussian(_to_unit(x), sigma=sigma, channel_axis=-1) * 255).astype(np.uint8)
+    image = (_gaussian_rgb(_to_unit(x), sigma) * 255).astype(np.uint8)
     shifts = rng.randint(-max_delta, max_delta, size=(glass_pixel_count(x.shape, max_delta, iterations), 2))
     _displace_pixels(image, shifts, max_delta, iterations)
-    return _scale_to_255(gaussian(image / 255., sigma=sigma, channel_axis=-1))
+    return _scale_to_255(_gaussian_rgb(image / 255., sigma))
 
 
 def motion_blur(x: np.ndarray, rng: np.random.RandomState, *, radius: float, sigma: float) -> np.ndarray:
@@ -202,4 +210,4 @@ def gaussian_blur(x: np.ndarray, rng: np.random.RandomState, *, sigma: float) ->
     numpy.ndarray
         float64, shape (H, W, 3), values in [0, 255].
     """
-    return _scale_to_255(gaussian(_to_unit(x), sigma=sigma, channel_axis=-1))
+    return _scale_to_255(_gaussian_rgb(_to_unit(x), sigma))

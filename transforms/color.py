@@ -6,6 +6,7 @@ The conversions give exactly the values of scikit-image's, which the reference c
 """
 from __future__ import annotations
 
+import numba
 import numpy as np
 from skimage.util import img_as_float
 
@@ -16,6 +17,34 @@ def _as_float_triples(array: np.ndarray, name: str) -> np.ndarray:
     if array.shape[-1:] != (3,):
         raise ValueError(f"{name} must have shape (..., 3) with 3 channels last; got shape {array.shape}")
     return img_as_float(array).reshape(-1, 3)
+
+
+@numba.njit(cache=True, error_model="numpy")
+def _rgb_to_hsv_pixels(rgb, hsv):
+    """Per pixel, scikit-image's rgb2hsv operations in its dtype; see :func:`rgb2hsv`."""
+    kind = rgb.dtype.type
+    zero, one, two, four, six = kind(0), kind(1), kind(2), kind(4), kind(6)
+    for n in range(rgb.shape[0]):
+        r, g, b = rgb[n, 0], rgb[n, 1], rgb[n, 2]
+        if r != r or g != g or b != b:  # a NaN channel makes every component NaN, then 0
+            hsv[n, 0] = hsv[n, 1] = hsv[n, 2] = zero
+            continue
+        value = max(r, g, b)
+        delta = value - min(r, g, b)
+        if delta == 0:
+            hue = saturation = zero
+        else:
+            saturation = delta / value
+            if b == value:
+                hue = four + (r - g) / delta
+            elif g == value:
+                hue = two + (b - r) / delta
+            else:
+                hue = (g - b) / delta
+            hue = (hue / six) % one
+        hsv[n, 0] = zero if hue != hue else hue  # NaN -> 0, as scikit-image
+        hsv[n, 1] = zero if saturation != saturation else saturation
+        hsv[n, 2] = zero if value != value else value
 
 
 def rgb2hsv(rgb: np.ndarray) -> np.ndarray:
@@ -41,27 +70,44 @@ def rgb2hsv(rgb: np.ndarray) -> np.ndarray:
 
     Notes
     -----
-    Unlike scikit-image, this leaves NumPy's global error state alone (safe with threads) and
-    avoids boolean fancy indexing; ``tests/transforms/test_noise_color_digital.py`` checks that the
-    values are identical.
+    The same floating-point operations as scikit-image, in its dtype, one pixel at a time
+    (compiled); unlike scikit-image, this leaves NumPy's global error state alone (safe with
+    threads). ``tests/transforms/test_noise_color_digital.py`` checks that the values are
+    identical.
     """
     shape = np.shape(rgb)
     rgb = _as_float_triples(rgb, "rgb")
-    r, g, b = rgb[..., 0], rgb[..., 1], rgb[..., 2]
-    value = rgb.max(axis=-1)
-    delta = value - rgb.min(axis=-1)
-    grey = delta == 0
-    with np.errstate(invalid="ignore", divide="ignore"):
-        saturation = delta / value
-        hue = np.where(b == value, 4.0 + (r - g) / delta,
-                       np.where(g == value, 2.0 + (b - r) / delta, (g - b) / delta))
-    hue /= 6.0
-    hue %= 1.0
-    hue[grey] = 0.0
-    saturation[grey] = 0.0
-    hsv = np.stack((hue, saturation, value), axis=-1)
-    hsv[np.isnan(hsv)] = 0.0
+    hsv = np.empty_like(rgb)
+    _rgb_to_hsv_pixels(rgb, hsv)
     return hsv.reshape(shape)
+
+
+@numba.njit(cache=True)
+def _hsv_to_rgb_pixels(hsv, rgb):
+    """Per pixel, scikit-image's hsv2rgb operations in its dtype; see :func:`hsv2rgb`."""
+    kind = hsv.dtype.type
+    one, six = kind(1), kind(6)
+    for n in range(hsv.shape[0]):
+        h, s, v = hsv[n, 0], hsv[n, 1], hsv[n, 2]
+        h6 = h * six
+        floor6 = np.floor(h6)
+        f = h6 - floor6
+        p = v * (one - s)
+        q = v * (one - f * s)
+        t = v * (one - (one - f) * s)
+        sextant = (int(floor6) & 0xFF) % 6  # NumPy's cast to uint8, then % 6
+        if sextant == 0:
+            rgb[n, 0], rgb[n, 1], rgb[n, 2] = v, t, p
+        elif sextant == 1:
+            rgb[n, 0], rgb[n, 1], rgb[n, 2] = q, v, p
+        elif sextant == 2:
+            rgb[n, 0], rgb[n, 1], rgb[n, 2] = p, v, t
+        elif sextant == 3:
+            rgb[n, 0], rgb[n, 1], rgb[n, 2] = p, q, v
+        elif sextant == 4:
+            rgb[n, 0], rgb[n, 1], rgb[n, 2] = t, p, v
+        else:
+            rgb[n, 0], rgb[n, 1], rgb[n, 2] = v, p, q
 
 
 def hsv2rgb(hsv: np.ndarray) -> np.ndarray:
@@ -70,9 +116,9 @@ def hsv2rgb(hsv: np.ndarray) -> np.ndarray:
     Parameters
     ----------
     hsv : numpy.ndarray
-        Shape (..., 3): hue (fraction of a turn; sextant ``floor(6 h)`` cast to uint8, mod 6),
-        saturation and value, normally in [0, 1]. Integer images are scaled as in
-        :func:`rgb2hsv`.
+        Shape (..., 3): hue (fraction of a turn, in [0, 1]; sextant ``floor(6 h)`` cast to
+        uint8, mod 6), saturation and value, normally in [0, 1]. Integer images are scaled as
+        in :func:`rgb2hsv`.
 
     Returns
     -------
@@ -88,17 +134,8 @@ def hsv2rgb(hsv: np.ndarray) -> np.ndarray:
     """
     shape = np.shape(hsv)
     hsv = _as_float_triples(hsv, "hsv")
-    h, s, v = hsv[..., 0], hsv[..., 1], hsv[..., 2]
-    h6 = h * 6
-    floor6 = np.floor(h6)
-    f = h6 - floor6
-    p = v * (1 - s)
-    q = v * (1 - f * s)
-    t = v * (1 - (1 - f) * s)
-    sextant = floor6.astype(np.uint8) % 6
-    rgb = np.empty(hsv.shape, dtype=np.result_type(p, q, t, v))
-    for channel, choices in enumerate(((v, q, p, p, t, v), (t, v, v, q, p, p), (p, p, t, v, v, q))):
-        np.choose(sextant, choices, out=rgb[..., channel])
+    rgb = np.empty_like(hsv)
+    _hsv_to_rgb_pixels(hsv, rgb)
     return rgb.reshape(shape)
 
 

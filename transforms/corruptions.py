@@ -6,9 +6,11 @@ import numpy as np
 from schemas.imagenet_c import CORRUPTIONS, IMAGE_SIZE, SEVERITIES, corruption_names_text
 
 from . import blur, color, digital, noise, weather
+from .rng import CorruptionRng, check_rng
 
 #: name -> function(x, rng, **params). Every function takes the 224x224x3 uint8 image and a
-#: ``numpy.random.RandomState`` and returns the value the reference hands to ``np.uint8``.
+#: ``numpy.random.RandomState`` (or a :class:`transforms.rng.FastRandomState`) and returns the
+#: value the reference hands to ``np.uint8``.
 FUNCTIONS = {
     "gaussian_noise": noise.gaussian_noise,
     "shot_noise": noise.shot_noise,
@@ -54,7 +56,7 @@ def to_uint8(value) -> np.ndarray:
     return array if array.dtype == np.uint8 else array.astype(np.uint8)
 
 
-def corrupt(image: np.ndarray, name: str, severity: int, rng: np.random.RandomState) -> np.ndarray:
+def corrupt(image: np.ndarray, name: str, severity: int, rng: CorruptionRng) -> np.ndarray:
     """Apply ImageNet-C corruption ``name`` at ``severity`` to a preprocessed image.
 
     Parameters
@@ -65,8 +67,9 @@ def corrupt(image: np.ndarray, name: str, severity: int, rng: np.random.RandomSt
         One of :data:`transforms.CORRUPTIONS` (e.g. ``'gaussian_noise'``).
     severity : int
         1..5.
-    rng : numpy.random.RandomState
-        Consumed exactly as the reference consumes NumPy's global stream.
+    rng : numpy.random.RandomState or transforms.FastRandomState
+        Consumed exactly as the reference consumes NumPy's global stream (a ``RandomState``
+        reproduces the reference; see :func:`transforms.make_rng` for the two modes).
 
     Returns
     -------
@@ -77,7 +80,6 @@ def corrupt(image: np.ndarray, name: str, severity: int, rng: np.random.RandomSt
         raise ValueError(f"unknown corruption {name!r}; valid names: {corruption_names_text()}")
     severity = check_severity(severity)
     check_image(image)
-    if not isinstance(rng, np.random.RandomState):
-        raise ValueError(f"rng must be a numpy.random.RandomState, got {type(rng)!r}")
+    check_rng(rng)
     out = to_uint8(FUNCTIONS[name](image, rng, **CORRUPTIONS[name].params(severity)))
     return np.ascontiguousarray(out)

@@ -3,21 +3,81 @@ from __future__ import annotations
 
 import math
 
+import numba
 import numpy as np
-from scipy import ndimage
+
+
+def linear_zoom_taps(in_len: int, out_len: int, start: int, count: int) -> tuple[np.ndarray, np.ndarray]:
+    """Left input tap and the two weights of ``scipy.ndimage.zoom(order=1)`` along one axis.
+
+    For output positions ``start .. start + count - 1`` of a zoom from ``in_len`` to ``out_len``
+    samples with corners aligned (``grid_mode=False``), this computes exactly what scipy's
+    ``NI_ZoomShift`` does: the input coordinate ``c = k * ((in_len - 1) / (out_len - 1))``, the
+    left tap ``floor(c)`` and the weights ``w0 = 1 - (c - floor(c))`` and ``w1 = 1 - w0``.
+    A coordinate past the last sample (mode ``'constant'``, ``cval=0``) gets both weights 0.
+
+    Parameters
+    ----------
+    in_len, out_len : int
+        Input and output lengths in samples, >= 1.
+    start, count : int
+        First output position and number of positions, within ``[0, out_len)``.
+
+    Returns
+    -------
+    taps : numpy.ndarray
+        int64, shape (count,): index of the left input sample, in ``[0, in_len - 1]``.
+    weights : numpy.ndarray
+        float64, shape (count, 2): weights of the left and right samples (the right sample is
+        clamped to the last one, where its weight is 0).
+    """
+    zoom = (in_len - 1) / (out_len - 1) if out_len > 1 else 1.0
+    coords = np.arange(start, start + count, dtype=np.float64) * zoom
+    taps = np.floor(coords)
+    left = 1.0 - (coords - taps)
+    weights = np.stack((left, 1.0 - left), axis=-1)
+    weights[coords > in_len - 1] = 0.0
+    return np.minimum(taps, in_len - 1).astype(np.int64), weights
+
+
+@numba.njit(cache=True)
+def _bilinear_resample(image, rows, row_weights, cols, col_weights, out):
+    """``out[i, j, c]``: the four taps summed in scipy's order, ``((v * w_row) * w_col)`` each.
+
+    The arithmetic is that of ``NI_ZoomShift`` (double accumulation from 0, taps row-major,
+    the result cast to ``out``'s dtype); a channel axis of zoom 1 contributes the factor 1 and
+    terms of weight 0, which leave the sum unchanged.
+    """
+    last_row, last_col = image.shape[0] - 1, image.shape[1] - 1
+    for i in range(out.shape[0]):
+        r0 = rows[i]
+        r1 = min(r0 + 1, last_row)
+        wr0, wr1 = row_weights[i, 0], row_weights[i, 1]
+        for j in range(out.shape[1]):
+            c0 = cols[j]
+            c1 = min(c0 + 1, last_col)
+            wc0, wc1 = col_weights[j, 0], col_weights[j, 1]
+            for k in range(out.shape[2]):
+                t = 0.0
+                t += image[r0, c0, k] * wr0 * wc0
+                t += image[r0, c1, k] * wr0 * wc1
+                t += image[r1, c0, k] * wr1 * wc0
+                t += image[r1, c1, k] * wr1 * wc1
+                out[i, j, k] = t
 
 
 def clipped_zoom(image: np.ndarray, zoom_factor: float) -> np.ndarray:
     """Zoom into the centre of a square image, keeping its size (the reference ``clipped_zoom``).
 
-    The central ``ceil(H / zoom_factor)`` square is enlarged with ``scipy.ndimage.zoom``
-    (bilinear, ``order=1``, corners aligned), then the result is trimmed back to H x H by
-    the same centred offset on both axes (spec ``imagenet_c.md`` section 3.3).
+    The central ``ceil(H / zoom_factor)`` square is enlarged as ``scipy.ndimage.zoom``
+    (bilinear, ``order=1``, corners aligned) enlarges it, then the result is trimmed back to
+    H x H by the same centred offset on both axes (spec ``imagenet_c.md`` section 3.3). Only
+    the kept window is computed; the values are bit for bit those of scipy.
 
     Parameters
     ----------
     image : numpy.ndarray
-        Shape (H, H) or (H, H, C), any float or integer dtype; the dtype is kept.
+        Shape (H, H) or (H, H, C), float32 or float64; the dtype is kept.
     zoom_factor : float
         Enlargement, >= 1.
 
@@ -29,6 +89,8 @@ def clipped_zoom(image: np.ndarray, zoom_factor: float) -> np.ndarray:
     if not isinstance(image, np.ndarray) or image.ndim not in (2, 3) or image.shape[0] != image.shape[1]:
         raise ValueError("image must be a square array of shape (H, H) or (H, H, C), got "
                          f"{getattr(image, 'shape', type(image))}")
+    if image.dtype not in (np.float32, np.float64):
+        raise ValueError(f"image must be float32 or float64, got {image.dtype}")
     if not zoom_factor >= 1:
         raise ValueError(f"zoom_factor must be >= 1, got {zoom_factor!r}")
     side = image.shape[0]
@@ -37,7 +99,102 @@ def clipped_zoom(image: np.ndarray, zoom_factor: float) -> np.ndarray:
     centre = image[top:top + crop, top:top + crop]
     if image.ndim == 2:
         centre = centre[..., np.newaxis]
-    zoomed = ndimage.zoom(centre, (zoom_factor, zoom_factor, 1), order=1)
-    trim = (zoomed.shape[0] - side) // 2
-    out = zoomed[trim:trim + side, trim:trim + side]
+    zoomed_side = int(round(crop * zoom_factor))  # scipy's output length
+    trim = (zoomed_side - side) // 2
+    taps, weights = linear_zoom_taps(crop, zoomed_side, trim, side)
+    out = np.empty((side, side, centre.shape[2]), dtype=image.dtype)
+    _bilinear_resample(centre, taps, weights, taps, weights, out)
     return out[..., 0] if image.ndim == 2 else out
+
+
+@numba.njit(cache=True)
+def _reflect_coordinate(c, n):
+    """scipy's ``map_coordinate`` for mode 'reflect': ``c`` folded into a line of ``n`` samples.
+
+    Half-sample symmetric (``dcba|abcd|dcba``), with scipy's guard that keeps a tiny negative
+    ``c`` from landing on -1.
+    """
+    if n <= 1 and (c < 0 or c > n - 1):
+        return 0.0
+    if c < 0:
+        period = 2 * n
+        if c < -period:
+            c = period * int(-c / period) + c
+        c = c + period if c < -n else (1e-15 if c > -1e-15 else -c) - 1
+    elif c > n - 1:
+        period = 2 * n
+        c -= period * int(c / period)
+        if c >= n:
+            c = period - c - 1
+    return c
+
+
+@numba.njit(cache=True)
+def _linear_taps(c, n):
+    """Input indices and weights of the two samples that linear interpolation at ``c`` combines.
+
+    scipy's rules: left weight ``1 - (c - floor(c))``, right weight ``1`` minus that; taps
+    outside the line are reflected like coordinates.
+    """
+    start = int(np.floor(c))
+    left = 1.0 - (c - np.floor(c))
+    first, second = start, start + 1
+    if start < 0 or start + 1 >= n:
+        first = int(_reflect_coordinate(float(first), n))
+        second = int(_reflect_coordinate(float(second), n))
+    return first, second, left, 1.0 - left
+
+
+@numba.njit(cache=True)
+def _sample_reflect(image, row_shift, col_shift, out):
+    """Bilinear samples of every channel at ``(i + row_shift[i, j], j + col_shift[i, j])``.
+
+    The operations of scipy's ``NI_GeometricTransform`` for ``order=1, mode='reflect'``: each
+    coordinate is folded by :func:`_reflect_coordinate` (a result not above -1 gives ``cval``
+    0), the taps are reflected at the border, and the four products ``(v * w_row) * w_col``
+    are summed from 0 in row-major order, in float64.
+    """
+    height, width = image.shape[0], image.shape[1]
+    for i in range(out.shape[0]):
+        for j in range(out.shape[1]):
+            row = _reflect_coordinate(float(i) + np.float64(row_shift[i, j]), height)
+            col = _reflect_coordinate(float(j) + np.float64(col_shift[i, j]), width)
+            if not (row > -1.0 and col > -1.0):
+                out[i, j, :] = 0.0
+                continue
+            r0, r1, wr0, wr1 = _linear_taps(row, height)
+            c0, c1, wc0, wc1 = _linear_taps(col, width)
+            for k in range(out.shape[2]):
+                t = 0.0
+                t += image[r0, c0, k] * wr0 * wc0
+                t += image[r0, c1, k] * wr0 * wc1
+                t += image[r1, c0, k] * wr1 * wc0
+                t += image[r1, c1, k] * wr1 * wc1
+                out[i, j, k] = t
+
+
+def displace_reflect(image: np.ndarray, row_shift: np.ndarray, col_shift: np.ndarray) -> np.ndarray:
+    """Resample an image at per-pixel shifted positions, bilinear, reflecting at the borders.
+
+    Output pixel (i, j) is the image sampled at row ``i + row_shift[i, j]`` and column
+    ``j + col_shift[i, j]``: per channel, exactly ``scipy.ndimage.map_coordinates(channel,
+    (rows, cols), order=1, mode='reflect')`` with float64 coordinates (scipy >= 1.6 rules).
+
+    Parameters
+    ----------
+    image : numpy.ndarray
+        float32 or float64, shape (H, W, C).
+    row_shift, col_shift : numpy.ndarray
+        float32 or float64, shape (H, W): displacements in pixels (rows down, columns right).
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape and dtype of ``image``.
+    """
+    if image.ndim != 3 or row_shift.shape != image.shape[:2] or col_shift.shape != image.shape[:2]:
+        raise ValueError(f"need an (H, W, C) image and two (H, W) shift fields; got {image.shape}, "
+                         f"{row_shift.shape}, {col_shift.shape}")
+    out = np.empty_like(image)
+    _sample_reflect(image, row_shift, col_shift, out)
+    return out

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import hashlib
 
-import numpy as np
+from .rng import CorruptionRng, make_rng
 
 
 def example_seed(release_seed: int, image_key: str, name: str, severity: int) -> int:
@@ -30,6 +30,12 @@ def example_seed(release_seed: int, image_key: str, name: str, severity: int) ->
     return int.from_bytes(hashlib.sha256(identity.encode("utf-8")).digest()[:4], "big")
 
 
-def example_rng(release_seed: int, image_key: str, name: str, severity: int) -> np.random.RandomState:
-    """``numpy.random.RandomState(example_seed(...))``: a fresh legacy stream for one output."""
-    return np.random.RandomState(example_seed(release_seed, image_key, name, severity))
+def example_rng(release_seed: int, image_key: str, name: str, severity: int,
+                mode: str = "reference") -> CorruptionRng:
+    """A fresh stream for one output: ``make_rng(example_seed(...), mode)``.
+
+    ``mode='reference'`` (the default) gives ``numpy.random.RandomState(example_seed(...))``,
+    the legacy stream the reference consumes; ``mode='fast'`` gives a
+    :class:`transforms.rng.FastRandomState` on the same seed (see :data:`transforms.RNG_MODES`).
+    """
+    return make_rng(example_seed(release_seed, image_key, name, severity), mode)

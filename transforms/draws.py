@@ -1,0 +1,117 @@
+"""The random draws of one corruption, recorded and replayed: what the random numbers alone cost.
+
+In the reference mode the legacy ``RandomState`` samplers (Poisson, normal, bounded integers,
+uniform) are a fixed floor that no faster corruption code can remove. :func:`record_draws` runs a
+corruption once on a :class:`DrawRecorder` (a ``RandomState`` that logs each call), and
+:func:`draw_ms` times replaying exactly those calls, with the same arguments, on a fresh stream.
+"""
+from __future__ import annotations
+
+import statistics
+import time
+from typing import NamedTuple
+
+import numpy as np
+
+from .corruptions import corrupt
+from .rng import make_rng
+
+#: The ``RandomState`` methods the corruptions call (all of them draw).
+DRAW_METHODS = ("normal", "poisson", "randint", "random_sample", "standard_normal", "uniform")
+
+
+class Draw(NamedTuple):
+    """One call on the stream: ``getattr(rng, method)(*args, **kwargs)``."""
+
+    method: str
+    args: tuple
+    kwargs: dict
+
+
+class DrawRecorder(np.random.RandomState):
+    """A ``numpy.random.RandomState`` that appends every call of :data:`DRAW_METHODS` to ``draws``.
+
+    Its samples are those of ``RandomState(seed)``, so a corruption run on it gives its usual
+    output. Calls of other sampling methods raise ``ValueError`` (they would go unrecorded).
+    """
+
+    def __init__(self, seed: int):
+        super().__init__(seed)
+        self.draws: list[Draw] = []
+
+    def __getattribute__(self, name):
+        attribute = super().__getattribute__(name)
+        if name in DRAW_METHODS:
+            draws = super().__getattribute__("draws")
+
+            def recorded(*args, **kwargs):
+                draws.append(Draw(name, args, kwargs))
+                return attribute(*args, **kwargs)
+            return recorded
+        if callable(attribute) and not name.startswith("_") and name not in ("get_state", "set_state", "seed"):
+            raise ValueError(f"RandomState.{name} is not one of the recorded draw methods {DRAW_METHODS}")
+        return attribute
+
+
+def record_draws(image: np.ndarray, name: str, severity: int, seed: int) -> tuple[Draw, ...]:
+    """The stream calls of ``corrupt(image, name, severity, RandomState(seed))``, in order.
+
+    Parameters
+    ----------
+    image : numpy.ndarray
+        uint8, shape (224, 224, 3) (as for :func:`transforms.corrupt`).
+    name : str
+        Corruption name.
+    severity : int
+        1..5.
+    seed : int
+        Seed in [0, 2**32); the arguments of later draws may depend on earlier samples (frost's
+        crop range depends on the texture drawn).
+
+    Returns
+    -------
+    tuple of Draw
+        Empty for the deterministic corruptions. Array arguments (Poisson means) are kept.
+    """
+    recorder = DrawRecorder(seed)
+    corrupt(image, name, severity, recorder)
+    return tuple(recorder.draws)
+
+
+def replay_draws(draws, rng) -> None:
+    """Make the calls ``draws`` on ``rng`` (a ``RandomState`` or a ``FastRandomState``), in order."""
+    for method, args, kwargs in draws:
+        getattr(rng, method)(*args, **kwargs)
+
+
+def draw_ms(image: np.ndarray, name: str, severity: int, seed: int, repeats: int = 5,
+            mode: str = "reference") -> float:
+    """Median time in milliseconds of the random draws alone of one corruption.
+
+    Parameters
+    ----------
+    image, name, severity, seed
+        As for :func:`record_draws` (the draws are recorded once, on the reference stream).
+    repeats : int
+        Timed replays, >= 1, each on a fresh ``make_rng(seed, mode)``; the median is returned.
+    mode : str
+        Stream the replays draw from, one of :data:`transforms.RNG_MODES`; the recorded
+        arguments are replayed as they are.
+
+    Returns
+    -------
+    float
+        Milliseconds; 0.0 for a corruption that draws nothing.
+    """
+    if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
+        raise ValueError(f"repeats must be an int >= 1, got {repeats!r}")
+    draws = record_draws(image, name, severity, seed)
+    if not draws:
+        return 0.0
+    times = []
+    for _ in range(repeats):
+        rng = make_rng(seed, mode)
+        start = time.perf_counter()
+        replay_draws(draws, rng)
+        times.append(time.perf_counter() - start)
+    return 1000.0 * statistics.median(times)

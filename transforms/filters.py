@@ -1,0 +1,159 @@
+"""Gaussian filtering with the exact arithmetic of ``scipy.ndimage.gaussian_filter``, vectorised.
+
+scipy filters one line at a time with a scalar loop. :func:`gaussian_filter` performs the same
+floating-point operations in the same order for every output value (so the results are
+identical, bit for bit), but runs them across many lines at once, which the compiler turns
+into SIMD code, and needs no transposes. For the very wide kernels of ``elastic_transform``
+(sigma 170.8 pixels, 1025 taps) this is about five times faster.
+"""
+from __future__ import annotations
+
+import functools
+import math
+
+import numba
+import numpy as np
+from scipy import ndimage
+
+#: scipy.ndimage boundary mode -> the numpy.pad mode that extends a line the same way.
+PAD_MODES = {"reflect": "symmetric", "mirror": "reflect", "nearest": "edge"}
+
+
+@functools.lru_cache(maxsize=64)
+def gaussian_half_kernel(sigma: float, truncate: float) -> np.ndarray:
+    """The taps ``w[0..radius]`` (centre first) of scipy's 1-D Gaussian kernel.
+
+    They are read off scipy's own filter applied to a unit impulse, so they are exactly the
+    weights it uses: each output of a symmetric correlation of an impulse is one weight.
+
+    Parameters
+    ----------
+    sigma : float
+        Standard deviation in pixels, > 0.
+    truncate : float
+        The kernel stops at ``radius = int(truncate * sigma + 0.5)`` pixels.
+
+    Returns
+    -------
+    numpy.ndarray
+        float64, shape (radius + 1,), read-only.
+    """
+    radius = int(truncate * float(sigma) + 0.5)
+    impulse = np.zeros(2 * radius + 1)
+    impulse[radius] = 1.0
+    half = ndimage.gaussian_filter1d(impulse, sigma, truncate=truncate, mode="constant")[radius:]
+    half.flags.writeable = False
+    return half
+
+
+#: Outputs computed per block in :func:`_correlate_symmetric` (their running sums stay in L1 cache).
+_BLOCK = 1024
+
+
+@numba.njit(cache=True)
+def _correlate_symmetric(padded, half, step, out):
+    """scipy's symmetric ``NI_Correlate1D`` along an axis whose neighbours are ``step`` apart.
+
+    Each row of ``out`` is a flattened block of the image whose filtered axis is the slowest
+    one left in it (``step`` = elements per position along that axis); ``padded`` holds the
+    same rows, extended by ``radius`` positions at both ends. Every output starts as
+    ``x[i] * w[0]``, then ``+= (x[i - j] + x[i + j]) * w[j]`` for j = radius down to 1:
+    scipy's operations in scipy's order, run over contiguous blocks of outputs at once, four
+    taps per pass (after ``radius % 4`` single taps) so that the sums stay in registers.
+    """
+    radius = half.shape[0] - 1
+    length = out.shape[1]
+    for line in range(out.shape[0]):
+        for start in range(0, length, _BLOCK):
+            n = min(_BLOCK, length - start)
+            src = padded[line, start:start + n + 2 * radius * step]
+            dst = out[line, start:start + n]
+            centre = src[radius * step:radius * step + n]
+            for i in range(n):
+                dst[i] = centre[i] * half[0]
+            j = radius
+            while j % 4:
+                lo, hi = (radius - j) * step, (radius + j) * step
+                weight, before, after = half[j], src[lo:lo + n], src[hi:hi + n]
+                for i in range(n):
+                    dst[i] += (before[i] + after[i]) * weight
+                j -= 1
+            while j:
+                lo, hi = (radius - j) * step, (radius + j) * step
+                w0, w1, w2, w3 = half[j], half[j - 1], half[j - 2], half[j - 3]
+                b0, a0 = src[lo:lo + n], src[hi:hi + n]
+                b1, a1 = src[lo + step:lo + step + n], src[hi - step:hi - step + n]
+                b2, a2 = src[lo + 2 * step:lo + 2 * step + n], src[hi - 2 * step:hi - 2 * step + n]
+                b3, a3 = src[lo + 3 * step:lo + 3 * step + n], src[hi - 3 * step:hi - 3 * step + n]
+                for i in range(n):
+                    total = dst[i]
+                    total += (b0[i] + a0[i]) * w0
+                    total += (b1[i] + a1[i]) * w1
+                    total += (b2[i] + a2[i]) * w2
+                    total += (b3[i] + a3[i]) * w3
+                    dst[i] = total
+                j -= 4
+
+
+def gaussian_filter1d(image: np.ndarray, sigma: float, axis: int, mode: str, truncate: float) -> np.ndarray:
+    """``scipy.ndimage.gaussian_filter1d(image, sigma, axis, mode=mode, truncate=truncate)``, float64.
+
+    Parameters
+    ----------
+    image : numpy.ndarray
+        Any shape, converted to float64.
+    sigma : float
+        Standard deviation in pixels, > 0.
+    axis : int
+        Axis filtered, >= 0.
+    mode : str
+        One of :data:`PAD_MODES` (scipy's names).
+    truncate : float
+        Kernel radius in standard deviations.
+
+    Returns
+    -------
+    numpy.ndarray
+        float64, C-contiguous, shape of ``image``; equal bit for bit to scipy's result.
+    """
+    if mode not in PAD_MODES:
+        raise ValueError(f"mode must be one of {sorted(PAD_MODES)}, got {mode!r}")
+    half = gaussian_half_kernel(float(sigma), float(truncate))
+    radius = half.shape[0] - 1
+    image = np.asarray(image, dtype=np.float64)
+    widths = [(0, 0)] * image.ndim
+    widths[axis] = (radius, radius)
+    padded = np.pad(image, widths, mode=PAD_MODES[mode])
+    lines = math.prod(image.shape[:axis])
+    out = np.empty(image.shape)
+    _correlate_symmetric(padded.reshape(lines, -1), half, math.prod(image.shape[axis + 1:]),
+                         out.reshape(lines, -1))
+    return out
+
+
+def gaussian_filter(image: np.ndarray, sigma, mode: str, truncate: float) -> np.ndarray:
+    """``scipy.ndimage.gaussian_filter(image, sigma, mode=mode, truncate=truncate)`` for float64 output.
+
+    Parameters
+    ----------
+    image : numpy.ndarray
+        Any shape, converted to float64.
+    sigma : float or sequence of float
+        Standard deviation in pixels, one per axis or one for all; axes with sigma 0 are not
+        filtered (as in scipy).
+    mode : str
+        One of :data:`PAD_MODES`.
+    truncate : float
+        Kernel radius in standard deviations.
+
+    Returns
+    -------
+    numpy.ndarray
+        float64, shape of ``image``; the axes are filtered in order, as scipy does.
+    """
+    image = np.asarray(image, dtype=np.float64)
+    sigmas = np.broadcast_to(np.asarray(sigma, dtype=np.float64), (image.ndim,))
+    for axis, axis_sigma in enumerate(sigmas):
+        if axis_sigma > 1e-15:  # scipy's test for an axis to filter
+            image = gaussian_filter1d(image, axis_sigma, axis, mode, truncate)
+    return image

@@ -1,0 +1,99 @@
+"""Random streams for the corruptions: the reference legacy stream, or a faster one.
+
+Mode ``'reference'`` is ``numpy.random.RandomState(seed)`` (MT19937 with NumPy's frozen legacy
+algorithms): the corruptions consume it exactly as the reference code consumes NumPy's global
+stream, so outputs are comparable seed for seed with the reference (and the fidelity tests).
+
+Mode ``'fast'`` keeps every corruption's algorithm and every distribution, but draws from
+NumPy's counter-based ``Generator(Philox(seed))`` through :class:`FastRandomState`, whose
+samplers are faster (ziggurat normals, for one). It is deterministic per seed, but its samples
+differ from the reference stream's: choose it for speed when seed-level comparability with the
+reference does not matter.
+"""
+from __future__ import annotations
+
+from typing import Union
+
+import numpy as np
+
+#: The two random modes, the reference mode first.
+RNG_MODES = ("reference", "fast")
+
+
+class FastRandomState:
+    """The ``RandomState`` methods the corruptions call, drawn from ``Generator(Philox(seed))``.
+
+    Each method has the signature and meaning of the ``RandomState`` method of the same name
+    (same distribution, same half-open integer ranges, same shapes); only the underlying bit
+    generator and sampling algorithms differ.
+
+    Parameters
+    ----------
+    seed : int
+        Non-negative seed of the Philox stream (any size; ``example_seed`` gives 32 bits).
+    """
+
+    __slots__ = ("generator",)
+
+    def __init__(self, seed: int):
+        self.generator = np.random.Generator(np.random.Philox(seed))
+
+    def __repr__(self) -> str:
+        return f"FastRandomState({self.generator.bit_generator!r})"
+
+    def randint(self, low, high=None, size=None):
+        """Integers in ``[low, high)``, or ``[0, low)`` when ``high`` is None (int64)."""
+        return self.generator.integers(low, high, size=size)
+
+    def random_sample(self, size=None):
+        """Floats uniform in ``[0, 1)``."""
+        return self.generator.random(size)
+
+    def uniform(self, low=0.0, high=1.0, size=None):
+        """Floats uniform in ``[low, high)``."""
+        return self.generator.uniform(low, high, size)
+
+    def normal(self, loc=0.0, scale=1.0, size=None):
+        """Gaussian floats with mean ``loc`` and standard deviation ``scale``."""
+        return self.generator.normal(loc, scale, size)
+
+    def standard_normal(self, size=None):
+        """Gaussian floats with mean 0 and standard deviation 1."""
+        return self.generator.standard_normal(size)
+
+    def poisson(self, lam=1.0, size=None):
+        """Poisson counts (int64) with mean ``lam`` (0 where ``lam`` is 0)."""
+        return self.generator.poisson(lam, size)
+
+
+#: What :func:`transforms.corrupt` accepts as ``rng``.
+CorruptionRng = Union[np.random.RandomState, FastRandomState]
+
+
+def make_rng(seed: int, mode: str = "reference") -> CorruptionRng:
+    """A fresh random stream for one output.
+
+    Parameters
+    ----------
+    seed : int
+        Seed, in [0, 2**32) for the reference mode (e.g. :func:`transforms.example_seed`).
+    mode : str
+        ``'reference'`` (``numpy.random.RandomState(seed)``, reproduces the reference) or
+        ``'fast'`` (:class:`FastRandomState`); see :data:`RNG_MODES`.
+
+    Returns
+    -------
+    numpy.random.RandomState or FastRandomState
+    """
+    if mode == "reference":
+        return np.random.RandomState(seed)
+    if mode == "fast":
+        return FastRandomState(seed)
+    raise ValueError(f"rng mode must be one of {', '.join(RNG_MODES)}; got {mode!r}")
+
+
+def check_rng(rng) -> None:
+    """Raise ``ValueError`` unless ``rng`` is a ``RandomState`` or a :class:`FastRandomState`."""
+    if not isinstance(rng, (np.random.RandomState, FastRandomState)):
+        raise ValueError("rng must be a numpy.random.RandomState or a transforms.FastRandomState "
+                         f"(see transforms.make_rng); got {type(rng)!r}")
