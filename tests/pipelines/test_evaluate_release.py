@@ -150,3 +150,24 @@ def test_outputs_are_byte_identical_on_a_second_run(release, tmp_path):
 def test_an_empty_release_is_a_clear_error(tmp_path):
     with pytest.raises(ValueError, match="holds no imagenet-c"):
         evaluate_release(str(tmp_path), str(tmp_path / "m.onnx"))
+
+
+def test_cli_builds_the_sample_release_and_evaluates_it(tmp_path):
+    """The issue's end-to-end case: the bundled sample, all 15 benchmark corruptions x 5 severities,
+    built and evaluated through the command line with an ONNX model, report and plots written."""
+    from schemas.imagenet_c import BENCHMARK_CORRUPTIONS
+    from scripts.cli import main as cli
+
+    release, model, out = tmp_path / "sample", tmp_path / "tiny.onnx", tmp_path / "eval"
+    assert cli(["build-c", "--output", str(release), "--workers", "2",
+                "--corruptions", ",".join(BENCHMARK_CORRUPTIONS)]) == 0
+    write_onnx_model(model)
+    assert cli(["evaluate", "--release", str(release), "--model", str(model), "--output", str(out),
+                "--clean-error", "0.5", "--workers", "2"]) == 0
+    summary = json.loads((out / "metrics.json").read_text())["imagenet_c"]["summary"]
+    errors, clean = load_errors(out / "imagenet-c-errors.json")
+    assert sorted(errors) == sorted(BENCHMARK_CORRUPTIONS) and clean == 0.5
+    assert summary["missing"] == [] and summary["mCE"] > 0 and summary["relative_mCE"] > 0
+    for plot in ("error_vs_severity", "corruption_errors"):
+        assert (out / "plots" / f"{plot}.png").stat().st_size > 10_000
+    assert "mCE" in (out / "report.md").read_text()
