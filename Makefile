@@ -6,9 +6,11 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
 INPUT   ?=
-OUTPUT  ?= out/release
+OUTPUT  ?=
 WORKERS ?=
-BUILD_ARGS = $(if $(INPUT),--input $(INPUT)) --output $(OUTPUT) $(if $(WORKERS),--workers $(WORKERS))
+C_OUTPUT = $(or $(OUTPUT),out/imagenet-c)
+P_OUTPUT = $(or $(OUTPUT),out/imagenet-p)
+BUILD_ARGS = $(if $(INPUT),--input $(INPUT)) $(if $(WORKERS),--workers $(WORKERS))
 
 .PHONY: install system-deps test bench build-imagenet-c build-imagenet-p verify package clean
 
@@ -37,16 +39,17 @@ bench: install
 	$(BIN)/imagenet-cp bench
 
 build-imagenet-c: install
-	$(BIN)/imagenet-cp build-c $(BUILD_ARGS)
+	$(BIN)/imagenet-cp build-c $(BUILD_ARGS) --output $(C_OUTPUT)
 
 build-imagenet-p: install
-	$(BIN)/imagenet-cp build-p $(BUILD_ARGS)
+	$(BIN)/imagenet-cp build-p $(BUILD_ARGS) --output $(P_OUTPUT)
 
+# verify and package act on OUTPUT (default: the ImageNet-C release; OUTPUT=out/imagenet-p for P).
 verify: install
-	$(BIN)/imagenet-cp verify $(OUTPUT)
+	$(BIN)/imagenet-cp verify $(C_OUTPUT)
 
 package: install
-	$(BIN)/imagenet-cp package $(OUTPUT)
+	$(BIN)/imagenet-cp package $(C_OUTPUT)
 
 clean:
 	rm -rf $(VENV) out *.egg-info

@@ -37,12 +37,10 @@ from pipelines.metrics_files import ERRORS_FILE, FLIPS_FILE, write_errors, write
 from pipelines.report import write_report
 from pipelines.runner import make_pipeline
 from schemas.imagenet_c import CORRUPTIONS, SEVERITIES
-from schemas.release import dumps, json_line
+from schemas.release import C_TREE, P_TREE, TFDS_DIR, dumps, json_line
+from schemas.tfds import IMAGENET2012_CORRUPTED
 from schemas.wnids import imagenet_wnids, wnid_to_label
 
-C_TREE = "imagenet-c"
-P_TREE = "imagenet-p"
-TFDS_DIR = "tfds"
 EVALUATIONS_SUFFIX = "-evaluations"
 TFDS_SPLIT = "validation"
 METRICS_FILE = "metrics.json"
@@ -81,12 +79,10 @@ def c_tree_configs(release_dir: str) -> list[tuple[str, str]]:
 def tfds_configs(release_dir: str) -> list[tuple[str, str]]:
     """(config name, version folder) of every ImageNet-C TFDS config under ``DIR/tfds``, sorted."""
     configs = []
-    for info in sorted(Path(release_dir, TFDS_DIR).glob("*/*/*/dataset_info.json")):
+    pattern = f"{IMAGENET2012_CORRUPTED.name}/*/*/dataset_info.json"  # not imagenet_p's noise_2 configs
+    for info in sorted(Path(release_dir, TFDS_DIR).glob(pattern)):
         name = info.parent.parent.name
-        try:
-            parse_config(name)
-        except ValueError:
-            continue  # an ImageNet-P config, or another dataset
+        parse_config(name)
         configs.append((name, str(info.parent)))
     return configs
 

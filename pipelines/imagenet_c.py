@@ -1,8 +1,9 @@
 """ImageNet-C: CorruptImages fans each source image out over corruptions x severities.
 
 Per image: decode and preprocess once (RGB, Resize(256), CenterCrop(224)), then for every selected
-(corruption, severity) apply ``transforms.corrupt`` with ``RandomState(example_seed(release_seed,
-image_key, corruption, severity))`` and encode with ``transforms.encode_jpeg`` (Pillow q85,
+(corruption, severity) apply ``transforms.corrupt`` with ``example_rng(release_seed, image_key,
+corruption, severity, mode)`` (``RandomState(example_seed(...))`` in the default reference mode,
+the faster PCG64 stream in mode ``'fast'``) and encode with ``transforms.encode_jpeg`` (Pillow q85,
 optimize). Each result is an :class:`OutputRecord` for ``WriteRelease``: the file
 ``imagenet-c/<corruption>/<severity>/<wnid>/<file>``, the TFDS example of config
 ``<corruption>_<severity>`` of ``imagenet2012_corrupted``, and its manifest metadata.
@@ -20,7 +21,7 @@ import numpy as np
 from schemas.imagenet_c import CORRUPTIONS, SEVERITIES
 from schemas.records import Failure, OutputRecord, SourceImage
 from schemas.tfds import IMAGENET2012_CORRUPTED, imagenet_c_config
-from transforms import corrupt, encode_jpeg, example_rng, example_seed, preprocess
+from transforms import RNG_MODES, corrupt, encode_jpeg, example_rng, example_seed, preprocess
 from transforms.preprocess import JPEG_QUALITY
 
 from .bench import select_corruptions
@@ -44,28 +45,35 @@ class ImageNetCConfig:
         Severities 1..5 (default: all).
     seed : int
         Release seed of the per-example seeds (>= 0).
+    rng : str
+        Random mode of the per-example streams, one of :data:`transforms.RNG_MODES`:
+        ``'reference'`` (the reference's legacy ``RandomState``) or ``'fast'``.
     """
 
     corruptions: tuple = tuple(CORRUPTIONS)
     severities: tuple = SEVERITIES
     seed: int = 0
+    rng: str = "reference"
 
     @classmethod
     def select(cls, corruptions: Optional[Sequence[str]] = None, severities: Optional[Sequence[int]] = None,
-               seed: int = 0) -> "ImageNetCConfig":
+               seed: int = 0, rng: str = "reference") -> "ImageNetCConfig":
         """Validate a selection and put it in table order.
 
         Raises
         ------
         ValueError
-            On an unknown corruption, a severity outside 1..5, or a negative seed.
+            On an unknown corruption, a severity outside 1..5, a negative seed or an unknown
+            random mode.
         """
         chosen = SEVERITIES if severities is None else tuple(sorted(set(severities)))
         if not chosen or any(s not in SEVERITIES for s in chosen):
             raise ValueError(f"severities must be a non-empty subset of {list(SEVERITIES)}, got {severities}")
         if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
             raise ValueError(f"seed must be an int >= 0, got {seed!r}")
-        return cls(select_corruptions(corruptions), chosen, seed)
+        if rng not in RNG_MODES:
+            raise ValueError(f"rng mode must be one of {', '.join(RNG_MODES)}; got {rng!r}")
+        return cls(select_corruptions(corruptions), chosen, seed, rng)
 
     @property
     def pairs(self) -> tuple:
@@ -78,7 +86,8 @@ class ImageNetCConfig:
         return tuple(imagenet_c_config(c, s) for c, s in self.pairs)
 
     def to_json(self) -> dict:
-        return {"corruptions": list(self.corruptions), "severities": list(self.severities), "seed": self.seed}
+        return {"corruptions": list(self.corruptions), "severities": list(self.severities), "seed": self.seed,
+                "rng": self.rng}
 
 
 def corrupted_outputs(image: SourceImage, crop: np.ndarray, config: ImageNetCConfig
@@ -92,14 +101,14 @@ def corrupted_outputs(image: SourceImage, crop: np.ndarray, config: ImageNetCCon
     crop : numpy.ndarray
         ``transforms.preprocess`` of its bytes: uint8 (224, 224, 3).
     config : ImageNetCConfig
-        The selection and the release seed.
+        The selection, the release seed and the random mode.
     """
     entry = image.entry
     for name, severity in config.pairs:
         key = f"{name}/{severity}/{entry.key}"
         seed = example_seed(config.seed, entry.key, name, severity)
         try:
-            array = corrupt(crop, name, severity, example_rng(config.seed, entry.key, name, severity))
+            array = corrupt(crop, name, severity, example_rng(config.seed, entry.key, name, severity, config.rng))
             jpeg = encode_jpeg(array)
         except Exception as err:  # one bad output must not stop the build: it is reported
             yield Failure(key, entry.source, "corrupt", f"{type(err).__name__}: {err}")

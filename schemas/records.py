@@ -121,7 +121,8 @@ class Failure:
         Where the input is inside the input root (``SourceEntry.source``), or ``''`` when the
         input does not exist.
     stage : str
-        ``'list'``, ``'read'``, ``'decode'`` or ``'corrupt'``: the step that rejected it.
+        ``'list'``, ``'read'``, ``'decode'``, ``'corrupt'`` (C), or ``'perturb'`` / ``'encode'``
+        (P): the step that rejected it.
     reason : str
         A human-readable explanation.
     """

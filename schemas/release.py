@@ -21,6 +21,7 @@ from types import MappingProxyType
 from typing import Any, Iterable, Mapping
 
 from schemas.imagenet_c import CORRUPTIONS
+from schemas.imagenet_p import PERTURBATIONS
 
 RELEASE_FORMAT = "imagenet-cp-release/1"
 """Value of ``release.json``'s ``format`` field; bumped when the layout changes."""
@@ -44,9 +45,16 @@ SAMPLE_DIR = ".sample"
 SCRATCH_DIRS = (TMP_DIR, PARTS_DIR, PROGRESS_DIR, SAMPLE_DIR)
 """Build scratch folders inside ``DIR``; a finished build removes them."""
 
+C_TREE = "imagenet-c"
+"""Folder of the ImageNet-C JPEG tree: ``imagenet-c/<corruption>/<severity>/<wnid>/<file>``."""
+P_TREE = "imagenet-p"
+"""Folder of the ImageNet-P video tree: ``imagenet-p/<name>[_<d>]/<wnid>/<stem>.mp4``."""
+
 #: Release tree -> {top-level folder of the tree -> category tar it is packed into}.
 TREE_CATEGORIES: Mapping[str, Mapping[str, str]] = MappingProxyType({
-    "imagenet-c": MappingProxyType({name: c.category for name, c in CORRUPTIONS.items()}),
+    C_TREE: MappingProxyType({name: c.category for name, c in CORRUPTIONS.items()}),
+    P_TREE: MappingProxyType({p.dataset_name(d): p.category for p in PERTURBATIONS.values()
+                                    for d in p.difficulties}),
 })
 
 MANIFEST_FIELDS = ("key", "path", "sha256", "bytes", "shard")

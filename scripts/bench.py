@@ -1,9 +1,19 @@
-"""``imagenet-cp bench``: milliseconds per image for every corruption, decode and encode."""
+"""``imagenet-cp bench``: milliseconds per image for every corruption, decode and encode, and per
+sequence for every ImageNet-P perturbation, generation and video encoding apart."""
+import argparse
 import json
 import sys
 
 NAME = "bench"
-HELP = "time every corruption at every severity on real photographs, plus JPEG decode and encode"
+HELP = ("time every corruption at every severity on real photographs, plus JPEG decode and encode; and every "
+        "ImageNet-P perturbation: sequence generation, H.264 encode and lossless frames")
+
+
+def _int_list(text):
+    try:
+        return [int(part) for part in text.split(",") if part]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from None
 
 
 def add_arguments(parser):
@@ -12,16 +22,65 @@ def add_arguments(parser):
                         help="timed calls per measurement; the median is kept")
     parser.add_argument("--images", type=int, default=5, help="how many photographs to average over (1..5)")
     parser.add_argument("--corruptions", help="comma-separated names to time (default: all 19)")
+    parser.add_argument("--rng", help="comma-separated random modes to time, reference and/or fast (default: both; "
+                        "with --scaling, one mode, default reference)")
+    parser.add_argument("--scaling", action="store_true",
+                        help="instead: run the real ImageNet-C build on a synthetic ImageNet-layout set for every "
+                             "--sizes x --workers, reporting images/s and peak memory per process")
+    parser.add_argument("--sizes", type=_int_list,
+                        help="with --scaling: comma-separated image counts (default 100,250,500)")
+    parser.add_argument("--workers", type=_int_list,
+                        help="with --scaling: comma-separated worker counts (default 1,2)")
+    parser.add_argument("--perturbations",
+                        help="comma-separated ImageNet-P names to time (default: all 14, or none when "
+                             "--corruptions is given)")
+    parser.add_argument("--preset", default="veryslow", help="x264 preset of the ImageNet-P encodes (default veryslow)")
 
 
-def run(args) -> int:
-    from pipelines.bench import format_table, run_bench
+def _scaling_command(args) -> int:
+    from pipelines.bench_scaling import SCALING_SIZES, SCALING_WORKERS, format_scaling_table, run_scaling
+    from pipelines.imagenet_c import ImageNetCConfig
 
-    names = args.corruptions.split(",") if args.corruptions else None
+    modes = args.rng.split(",") if args.rng else ["reference"]
     try:
-        result = run_bench(names, images=args.images, repeats=args.repeats)
+        if len(modes) != 1:
+            raise ValueError(f"--scaling builds in one rng mode, got {args.rng!r}")
+        config = ImageNetCConfig.select(args.corruptions.split(",") if args.corruptions else None, rng=modes[0])
+        result = run_scaling(SCALING_SIZES if args.sizes is None else args.sizes,
+                             SCALING_WORKERS if args.workers is None else args.workers, config)
     except ValueError as err:
         print(f"imagenet-cp bench: {err}", file=sys.stderr)
         return 2
-    print(json.dumps(result, indent=2) if args.json else format_table(result))
+    print(json.dumps(result, indent=2) if args.json else format_scaling_table(result))
+    return 0
+
+
+def run(args) -> int:
+    if args.scaling:
+        return _scaling_command(args)
+    from pipelines.bench import format_table, run_bench, select_corruptions, select_perturbations
+    from pipelines.bench_p import format_p_table, run_p_bench
+    from pipelines.video import PRESETS
+
+    names = args.corruptions.split(",") if args.corruptions else None
+    perturbations = args.perturbations.split(",") if args.perturbations else None
+    try:  # check every selection before the first timing
+        select_corruptions(names)
+        select_perturbations(perturbations)
+        if args.preset not in PRESETS:
+            raise ValueError(f"unknown x264 preset {args.preset!r}; valid presets: {', '.join(PRESETS)}")
+        result = run_bench(names, images=args.images, repeats=args.repeats,
+                           rng_modes=args.rng.split(",") if args.rng else None)
+        if perturbations or not names:
+            result["imagenet_p"] = run_p_bench(perturbations, images=args.images, repeats=args.repeats,
+                                               preset=args.preset)
+    except ValueError as err:
+        print(f"imagenet-cp bench: {err}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps(result, indent=2))
+    else:
+        print(format_table(result))
+        if "imagenet_p" in result:
+            print("\n" + format_p_table(result["imagenet_p"]))
     return 0

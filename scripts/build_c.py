@@ -27,6 +27,10 @@ def add_arguments(parser):
     parser.add_argument("--limit", type=int, help="only the first N images in key order")
     parser.add_argument("--image-ids", help="file of <wnid>/<file> or <file> lines to keep (e.g. RobustBench's 5,000)")
     parser.add_argument("--seed", type=int, default=0, help="release seed of the per-example seeds (default 0)")
+    parser.add_argument("--rng", default="reference",
+                        help="random streams: 'reference' (legacy RandomState, seed-comparable with the reference "
+                             "code) or 'fast' (NumPy Generator on PCG64, same distributions, other samples); "
+                             "recorded in release.json (default: reference)")
     parser.add_argument("--examples-per-shard", type=int, default=None,
                         help="average examples per TFRecord shard (default 2048)")
     parser.add_argument("beam_args", nargs=argparse.REMAINDER,
@@ -40,7 +44,7 @@ def run(args) -> int:
 
     beam_args = [a for a in args.beam_args if a != "--"]
     try:
-        config = ImageNetCConfig.select(args.corruptions, args.severities, args.seed)
+        config = ImageNetCConfig.select(args.corruptions, args.severities, args.seed, args.rng)
         result = build_imagenet_c(
             args.output, SourceSelection(args.input, args.image_ids, args.limit), config,
             workers=args.workers, beam_args=beam_args,

@@ -15,6 +15,7 @@ COMMAND_MODULES = (
     "scripts.metrics",
     "scripts.evaluate",
     "scripts.build_c",
+    "scripts.build_p",
     "scripts.verify",
     "scripts.package",
 )

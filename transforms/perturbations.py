@@ -23,6 +23,7 @@ from .affine import affine, tilt as tilt_image
 from .color import hsv2rgb, rgb2hsv
 from .motion import magick_motion_blur
 from .preprocess import RESIZE_SHORT_SIDE, center_crop
+from .rng import check_rng
 from .weather import add_water, liquid_layer, snow_layer, water_mask
 
 
@@ -529,6 +530,5 @@ def perturb_sequence(image: np.ndarray, name: str, rng: np.random.RandomState,
         raise ValueError(f"difficulty of {name} must be one of {list(spec.difficulties)}, "
                          f"got {difficulty!r}")
     check_uncropped_image(image)
-    if not isinstance(rng, np.random.RandomState):
-        raise ValueError(f"rng must be a numpy.random.RandomState, got {type(rng)!r}")
+    check_rng(rng)
     return FUNCTIONS[name](image, rng, **spec.params(int(difficulty)))

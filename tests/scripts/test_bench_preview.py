@@ -29,6 +29,39 @@ def test_bench_json_has_positive_figures(capsys):
     assert machine["cores"] >= 1 and machine["cpu"] and machine["libraries"]["numpy"] == np.__version__
 
 
+def test_bench_json_reports_draws_floors_ratios_and_both_modes(capsys):
+    assert main(["bench", "--json", "--repeats", "1", "--images", "1", "--corruptions", "gaussian_noise,contrast"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["rng"] == "reference" and list(result["modes"]) == ["reference", "fast"]
+    noise, contrast = result["corruptions"]["gaussian_noise"], result["corruptions"]["contrast"]
+    assert noise["draw_ms"] > 0 and all(ms > 0 for ms in noise["draw_ms_by_severity"])
+    assert contrast["draw_ms"] == 0 and contrast["draw_ms_by_severity"] == [0.0] * 5
+    draws = sum(noise["draw_ms_by_severity"])
+    assert result["draw_75_ms"] == pytest.approx(draws)
+    assert result["floor_exact_75_ms"] == pytest.approx(result["floor_io_75_ms"] + draws)
+    total = result["total_75_ms"]
+    assert result["ratios"] == pytest.approx({
+        "total_over_floor_io": total / result["floor_io_75_ms"],
+        "total_over_floor_exact": total / result["floor_exact_75_ms"],
+        "reference_estimate_over_total": 9500.0 / total})
+    assert result["reference_estimate"]["ms"] == 9500.0 and "quoted" in result["reference_estimate"]["source"]
+    reference, fast = result["modes"]["reference"], result["modes"]["fast"]
+    assert reference["total_75_ms"] == total and reference["corruptions"]["gaussian_noise"]["ms"] == noise["ms"]
+    for key in ("total_75_ms", "floor_io_75_ms", "draw_75_ms", "floor_exact_75_ms"):
+        assert fast[key] > 0, key
+    assert fast["corruptions"]["gaussian_noise"]["draw_ms"] > 0 == fast["corruptions"]["contrast"]["draw_ms"]
+    assert fast["ratios"]["reference_estimate_over_total"] == pytest.approx(9500.0 / fast["total_75_ms"])
+
+
+def test_bench_times_one_rng_mode_on_request(capsys):
+    assert main(["bench", "--json", "--repeats", "1", "--images", "1", "--corruptions", "fog", "--rng", "fast"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["rng"] == "fast" and list(result["modes"]) == ["fast"]
+    assert result["corruptions"]["fog"]["draw_ms"] > 0
+    assert main(["bench", "--corruptions", "fog", "--rng", "philox"]) == 2
+    assert "valid modes: reference, fast" in capsys.readouterr().err
+
+
 def test_bench_table_is_aligned(capsys):
     assert main(["bench", "--repeats", "1", "--images", "1", "--corruptions", "fog"]) == 0
     lines = capsys.readouterr().out.splitlines()
@@ -36,6 +69,9 @@ def test_bench_table_is_aligned(capsys):
     row = next(line for line in lines if line.startswith("fog"))
     assert len(row) == len(header) and "s5" in header
     assert any(line.startswith("I/O floor") for line in lines)
+    assert any(line.startswith("exact floor") for line in lines)
+    modes = [line.split()[0] for line in lines if line.startswith(("reference ", "fast "))]
+    assert modes == ["reference", "fast"]
 
 
 def test_bench_rejects_bad_options(capsys):

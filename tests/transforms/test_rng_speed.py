@@ -116,7 +116,9 @@ def test_make_rng_modes():
     reference = make_rng(5, "reference")
     assert type(reference) is np.random.RandomState
     assert reference.random_sample() == np.random.RandomState(5).random_sample()
-    assert isinstance(make_rng(5, "fast"), FastRandomState)
+    fast = make_rng(5, "fast")
+    assert isinstance(fast, FastRandomState)
+    assert fast.random_sample(3).tolist() == np.random.Generator(np.random.PCG64(5)).random(3).tolist()
     assert isinstance(transforms.example_rng(0, "a/b.JPEG", "fog", 1, mode="fast"), FastRandomState)
     with pytest.raises(ValueError, match="reference, fast"):
         make_rng(5, "quick")
@@ -143,6 +145,13 @@ def test_fast_mode_differs_from_the_reference_stream(image, name):
     reference = transforms.corrupt(image, name, 3, make_rng(11, "reference"))
     other_seed = transforms.corrupt(image, name, 3, make_rng(12, "fast"))
     assert not np.array_equal(fast, reference) and not np.array_equal(fast, other_seed)
+
+
+def test_perturbations_accept_the_fast_stream():
+    uncropped = np.random.RandomState(4).randint(0, 256, (256, 300, 3)).astype(np.uint8)
+    fast = transforms.perturb_sequence(uncropped, "shot_noise", make_rng(9, "fast"), 1)
+    np.testing.assert_array_equal(fast, transforms.perturb_sequence(uncropped, "shot_noise", make_rng(9, "fast"), 1))
+    assert not np.array_equal(fast, transforms.perturb_sequence(uncropped, "shot_noise", make_rng(9, "reference"), 1))
 
 
 def _moments(sample):

@@ -1,0 +1,99 @@
+"""TFDS declarations of ImageNet-P: the ``Video`` feature connector and the ``imagenet_p`` dataset.
+
+TFDS has no ImageNet-P, so a release declares its own dataset, ``imagenet_p``, with one config per
+perturbation dataset of the reference (``gaussian_noise``, ``gaussian_noise_2``, ..., ``shear``) and
+the features ``video``, ``label`` and ``file_name``.
+
+``tfds.features.Video`` is a ``Sequence`` of ``Image`` s: a ``tf.train.Example`` stores a video as
+one BytesList holding every frame as an encoded image, in frame order, and TFDS decodes it back to
+uint8 (T, H, W, 3). The frames are the lossless PNGs of the sequence (the frames the reference wrote
+before its H.264 encode), not the MP4. Read a config with
+``tfds.builder_from_directory(DIR/tfds/imagenet_p/<config>/<version>)``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import MappingProxyType
+
+from schemas.imagenet_c import IMAGE_SIZE
+from schemas.imagenet_p import PERTURBATIONS
+from schemas.tfds import ClassLabel, Text, TfdsDataset
+from schemas.wnids import imagenet_wnids
+
+_FEATURES = "tensorflow_datasets.core.features."
+
+
+@dataclass(frozen=True)
+class Video:
+    """``tfds.features.Video``: a sequence of encoded frames, stored as one BytesList.
+
+    Attributes
+    ----------
+    shape : tuple
+        ``(frames, height, width, channels)``; ``None`` for a length that varies (ImageNet-P has
+        41 frames for translate and 31 for the others).
+    encoding_format : str
+        Image format of each stored frame (``'png'``: lossless).
+    """
+
+    shape: tuple
+    encoding_format: str = "png"
+
+    def config(self) -> dict:
+        """The ``features.json`` entry, as ``Video.to_json_content`` writes it (unknown sizes are -1)."""
+        return {"pythonClassName": _FEATURES + "video_feature.Video",
+                "video": {"dtype": "uint8", "encodingFormat": self.encoding_format,
+                          "shape": {"dimensions": [str(-1 if d is None else d) for d in self.shape]}}}
+
+    def metadata_files(self, name: str) -> dict[str, str]:
+        return {}
+
+
+def imagenet_p_config(perturbation: str, difficulty: int) -> str:
+    """TFDS config name of one perturbation dataset: the reference's folder name, e.g.
+    ``'rotate'`` or ``'gaussian_noise_2'``.
+
+    Raises
+    ------
+    ValueError
+        On an unknown perturbation or a difficulty it does not have.
+    """
+    if perturbation not in PERTURBATIONS:
+        raise ValueError(f"unknown perturbation {perturbation!r}; valid names: {', '.join(PERTURBATIONS)}")
+    spec = PERTURBATIONS[perturbation]
+    if difficulty not in spec.difficulties:
+        raise ValueError(f"difficulty of {perturbation} must be one of {list(spec.difficulties)}, got {difficulty!r}")
+    return spec.dataset_name(difficulty)
+
+
+#: Every ImageNet-P dataset as ``(perturbation, difficulty)``, in table order (20: the three noise
+#: types at difficulties 1..3, the other eleven at 1).
+DATASETS = tuple((name, d) for name, p in PERTURBATIONS.items() for d in p.difficulties)
+
+#: ImageNet-P as the TFDS dataset ``imagenet_p`` (version 1.0.0, 20 configs, split validation).
+IMAGENET_P = TfdsDataset(
+    name="imagenet_p",
+    version="1.0.0",
+    features=MappingProxyType({
+        "video": Video(shape=(None, IMAGE_SIZE, IMAGE_SIZE, 3), encoding_format="png"),
+        "label": ClassLabel(names=imagenet_wnids()),
+        "file_name": Text(),
+    }),
+    config_descriptions=MappingProxyType({
+        imagenet_p_config(name, d): (f"perturbation = {name}, difficulty = {d}, "
+                                     f"{PERTURBATIONS[name].frames} frames, {PERTURBATIONS[name].subset} set")
+        for name, d in DATASETS}),
+    description=("ImageNet-P built by imagenet-cp: each ImageNet validation image, Resize(256), perturbed "
+                 "into a sequence of 224x224 frames as hendrycks/robustness's make_imagenet_p.py does, with "
+                 "a per-example seed. `video` holds the lossless frames (PNG) that the imagenet-p/ tree "
+                 "encodes as H.264 MP4; `file_name` is the source image's file name."),
+    citation=("@inproceedings{hendrycks2019robustness,\n"
+              "  title={Benchmarking Neural Network Robustness to Common Corruptions and Perturbations},\n"
+              "  author={Dan Hendrycks and Thomas Dietterich},\n"
+              "  booktitle={International Conference on Learning Representations},\n"
+              "  year={2019},\n}"),
+    homepage="https://github.com/hendrycks/robustness",
+    supervised_keys=("video", "label"),
+    release_notes=MappingProxyType({
+        "1.0.0": "imagenet-cp: faithful to the reference schedules, per-example seeds, lossless frames."}),
+)

@@ -1,0 +1,67 @@
+"""`imagenet-cp bench --scaling`: the synthetic ImageNet set, the memory probes and a tiny scaling run."""
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from pipelines import bench_scaling
+from pipelines.sources import index_source
+from schemas.imagenet_val import validation_wnid
+from scripts.cli import main
+
+
+def test_synthetic_images_are_deterministic_imagenet_sized_and_varied():
+    first = bench_scaling.synthetic_image(1)
+    np.testing.assert_array_equal(first, bench_scaling.synthetic_image(1))
+    assert not np.array_equal(first, bench_scaling.synthetic_image(1, seed=1))
+    shapes = {bench_scaling.synthetic_image(i).shape for i in range(1, 13)}
+    assert shapes == {(375, 500, 3), (500, 375, 3)}
+    assert first.dtype == np.uint8 and first.std() > 20  # a photograph, not a flat fill
+
+
+def test_synthetic_folder_reads_as_an_imagenet_validation_folder(tmp_path):
+    folder = bench_scaling.write_synthetic_imagenet(str(tmp_path / "val"), 6)
+    index = index_source(folder)
+    assert not index.failures and len(index.entries) == 6
+    for entry in index.entries:
+        assert entry.wnid == validation_wnid(entry.file_name)
+    with pytest.raises(ValueError, match="count"):
+        bench_scaling.write_synthetic_imagenet(str(tmp_path / "x"), 0)
+
+
+def test_memory_probes_see_this_process_and_its_children():
+    assert bench_scaling.peak_rss_mib(os.getpid()) > 10
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(5)"])
+    try:
+        assert child.pid in bench_scaling.descendant_pids(os.getpid())
+        assert bench_scaling.command_line(child.pid)[1:] == ("-c", "import time; time.sleep(5)")
+    finally:
+        child.kill()
+        child.wait()
+    assert bench_scaling.peak_rss_mib(child.pid) is None and bench_scaling.command_line(child.pid) == ()
+
+
+def test_scaling_run_through_the_cli(capsys):
+    assert main(["bench", "--scaling", "--json", "--sizes", "3", "--workers", "1,2", "--corruptions", "contrast"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["conditions_per_image"] == 5 and result["corruptions"] == ["contrast"]
+    assert result["rng"] == "reference" and result["machine"]["cores"] >= 1
+    assert [(run["images"], run["workers"], run["outputs"]) for run in result["runs"]] == [(3, 1, 15), (3, 2, 15)]
+    for run in result["runs"]:
+        assert run["images_per_s"] == pytest.approx(3 / run["seconds"])
+        assert len(run["worker_peak_rss_mib"]) == run["workers"]
+        assert all(mib > 50 for mib in run["worker_peak_rss_mib"]) and run["driver_peak_rss_mib"] > 50
+        assert len(run["load_average"]) == 3
+    assert result["runs"][0]["speedup"] == 1.0
+    assert result["runs"][1]["speedup"] == pytest.approx(result["runs"][1]["images_per_s"]
+                                                         / result["runs"][0]["images_per_s"])
+
+
+def test_scaling_rejects_bad_options(capsys):
+    assert main(["bench", "--scaling", "--rng", "reference,fast"]) == 2
+    assert "one rng mode" in capsys.readouterr().err
+    assert main(["bench", "--scaling", "--sizes", "0"]) == 2
+    assert "sizes" in capsys.readouterr().err

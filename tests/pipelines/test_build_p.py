@@ -1,0 +1,193 @@
+"""End-to-end ImageNet-P builds on Beam's FnApiRunner: the MP4 tree, OpenCV decoding, TFDS loading
+of the lossless frames, determinism across worker counts, bad inputs, verify and package.
+
+Most builds use the ultrafast preset on one or two sample images; one test runs the default
+(veryslow) preset on one short-to-encode sequence."""
+import hashlib
+import json
+import os
+import tarfile
+
+import cv2
+import numpy as np
+import pytest
+
+from pipelines.build import SourceSelection
+from pipelines.imagenet_p import ImageNetPConfig, build_imagenet_p
+from pipelines.package import package_release
+from pipelines.sample import write_sample
+from pipelines.video import encode_h264
+from pipelines.verify import verify_release
+from schemas.release import CHECKSUMS, FAILURES, SOURCES
+from schemas.tfds_p import DATASETS, imagenet_p_config
+from schemas.wnids import wnid_to_label
+from scripts.cli import main as cli
+from transforms import example_rng, example_seed, perturb_sequence, preprocess_uncropped
+
+FAST = ImageNetPConfig.select(["gaussian_noise", "translate"], [1, 2], preset="ultrafast")
+CONFIGS = ("gaussian_noise", "gaussian_noise_2", "translate")
+IMAGES = 2
+
+
+def build(output, config=FAST, limit=IMAGES, workers=2):
+    return build_imagenet_p(str(output), SourceSelection(limit=limit), config, workers=workers,
+                            progress_interval=3600)
+
+
+def manifest(release_dir, config):
+    with open(release_dir / "manifest" / f"{config}.jsonl") as stream:
+        return [json.loads(line) for line in stream]
+
+
+def opencv_frames(path):
+    """Every frame ``cv2.VideoCapture`` reads, as the reference evaluator reads them (BGR -> RGB)."""
+    capture = cv2.VideoCapture(str(path))
+    frames = []
+    while True:
+        ok, frame = capture.read()
+        if not ok:
+            break
+        frames.append(cv2.cvtColor(frame, cv2.COLOR_BGR2RGB))
+    capture.release()
+    return np.stack(frames)
+
+
+def expected_frames(release_dir, row, seed=0):
+    """The sequence of a manifest row, recomputed from its source image."""
+    source = release_dir / ".." / "sample_source" / row["image_key"]
+    image = preprocess_uncropped(source.read_bytes())
+    rng = example_rng(seed, row["image_key"], row["perturbation"], row["difficulty"])
+    return perturb_sequence(image, row["perturbation"], rng, row["difficulty"])
+
+
+@pytest.fixture(scope="module")
+def p_release(tmp_path_factory):
+    """(release directory, BuildResult): two sample images, three datasets, ultrafast, 2 workers;
+    the sample written next to it as ``../sample_source`` for recomputing the sequences."""
+    root = tmp_path_factory.mktemp("p_release")
+    write_sample(str(root / "sample_source"))
+    return root / "release", build(root / "release")
+
+
+def test_release_layout_manifest_and_release_json(p_release):
+    output, result = p_release
+    release = json.loads((output / "release.json").read_text())
+    assert release == result.release and release["edition"] == release["tree"] == "imagenet-p"
+    assert release["counts"]["outputs_per_config"] == dict.fromkeys(CONFIGS, IMAGES)
+    assert release["counts"]["failures"] == 0 and release["input"]["kind"] == "sample"
+    assert result.counters == {"images_read": IMAGES, "outputs_written": 3 * IMAGES, "failures": 0}
+    assert (release["config"]["preset"], release["config"]["simd"]) == ("ultrafast", False)
+    assert release["video"]["rate_control"] == {"gaussian_noise": "-tune grain", "translate": "-crf 20"}
+    assert {"ffmpeg", "libx264", "imageio-ffmpeg", "zlib", "numpy"} <= set(release["library_versions"])
+    assert not [p for p in os.listdir(output) if p.startswith(".")]
+    for config in CONFIGS:
+        for row in manifest(output, config):
+            stem = os.path.splitext(row["image_key"].split("/")[1])[0]
+            assert row["path"] == f"imagenet-p/{config}/{row['wnid']}/{stem}.mp4" == f"imagenet-p/{row['key']}"
+            assert imagenet_p_config(row["perturbation"], row["difficulty"]) == config
+            assert row["sha256"] == hashlib.sha256((output / row["path"]).read_bytes()).hexdigest()
+            assert row["label"] == wnid_to_label()[row["wnid"]] and (output / row["shard"]).is_file()
+            assert row["frames"] == (41 if config == "translate" else 31)
+            assert row["seed"] == example_seed(0, row["image_key"], row["perturbation"], row["difficulty"])
+
+
+def test_every_mp4_decodes_with_opencv_to_its_frames(p_release):
+    output, _ = p_release
+    for config in CONFIGS:
+        for row in manifest(output, config):
+            decoded = opencv_frames(output / row["path"])
+            assert decoded.shape == (row["frames"], 224, 224, 3)
+            frames = expected_frames(output, row)
+            assert hashlib.sha256(frames.tobytes()).hexdigest() == row["frames_sha256"]
+            error = np.mean((decoded.astype(float) - frames) ** 2)
+            assert 10 * np.log10(255 ** 2 / error) > 28  # ultrafast H.264 of these very frames
+
+
+def test_tfds_loads_every_config_with_the_lossless_frames(p_release):
+    tfds = pytest.importorskip("tensorflow_datasets")
+    output, _ = p_release
+    for config in CONFIGS:
+        builder = tfds.builder_from_directory(str(output / "tfds" / "imagenet_p" / config / "1.0.0"))
+        assert builder.info.splits["validation"].num_examples == IMAGES
+        loaded = {ex["file_name"].numpy().decode(): ex for ex in builder.as_dataset(split="validation")}
+        rows = manifest(output, config)
+        assert sorted(loaded) == sorted(row["image_key"].split("/")[1] for row in rows)
+        for row in rows:
+            example = loaded[row["image_key"].split("/")[1]]
+            assert int(example["label"]) == row["label"]
+            np.testing.assert_array_equal(example["video"].numpy(), expected_frames(output, row))
+    examples = list(tfds.load("imagenet_p/translate", data_dir=str(output / "tfds"), split="validation"))
+    assert len(examples) == IMAGES and examples[0]["video"].shape == (41, 224, 224, 3)
+
+
+def test_verify_and_package(p_release, tmp_path):
+    output, _ = p_release
+    assert verify_release(str(output)).ok and cli(["verify", str(output)]) == 0
+    tars = package_release(str(output), str(tmp_path / "packages"))
+    assert [os.path.basename(t) for t in tars] == ["noise.tar", "digital.tar"]
+    with tarfile.open(tars[0]) as archive:
+        names = sorted(m.name for m in archive.getmembers() if m.isfile())
+    assert names == sorted(r["key"] for c in ("gaussian_noise", "gaussian_noise_2") for r in manifest(output, c))
+
+
+def test_one_worker_gives_the_same_release(p_release, tmp_path):
+    output, _ = p_release
+    build(tmp_path / "one", workers=1)
+    for name in (CHECKSUMS, "release.json", SOURCES):
+        assert (tmp_path / "one" / name).read_bytes() == (output / name).read_bytes(), name
+
+
+def test_bad_and_colliding_inputs_are_reported(sample_folder, tmp_path, capsys):
+    val = tmp_path / "val" / "n02123045"
+    val.mkdir(parents=True)
+    good = (sample_folder / "n02123045" / "ILSVRC2012_val_00001341.JPEG").read_bytes()
+    (val / "ILSVRC2012_val_00001341.JPEG").write_bytes(good)
+    (val / "ILSVRC2012_val_00001341.png").write_bytes(good)  # the same video name
+    (val / "ILSVRC2012_val_00001686.JPEG").write_bytes(good[:len(good) // 3])  # truncated
+    output = tmp_path / "release"
+    code = cli(["build-p", "--input", str(tmp_path / "val"), "--output", str(output), "--workers", "1",
+                "--perturbations", "brightness", "--preset", "ultrafast"])
+    assert code == 1 and "2 failures" in capsys.readouterr().out
+    failures = {f["key"]: f for f in map(json.loads, (output / FAILURES).read_text().splitlines())}
+    assert failures["n02123045/ILSVRC2012_val_00001341.png"]["stage"] == "list"
+    assert "duplicate video name" in failures["n02123045/ILSVRC2012_val_00001341.png"]["reason"]
+    assert failures["n02123045/ILSVRC2012_val_00001686.JPEG"]["stage"] == "decode"
+    assert [r["image_key"] for r in manifest(output, "brightness")] == ["n02123045/ILSVRC2012_val_00001341.JPEG"]
+    assert verify_release(str(output)).ok
+
+
+def test_every_dataset_on_one_image_loads_with_tfds(tmp_path):
+    tfds = pytest.importorskip("tensorflow_datasets")
+    config = ImageNetPConfig.select(preset="ultrafast")
+    result = build(tmp_path / "all", config, limit=1)
+    configs = [imagenet_p_config(n, d) for n, d in DATASETS]
+    assert result.failures == 0 and len(configs) == 20
+    assert result.release["counts"]["outputs_per_config"] == dict.fromkeys(sorted(configs), 1)
+    for config in configs:
+        row, = manifest(tmp_path / "all", config)
+        assert opencv_frames(tmp_path / "all" / row["path"]).shape == (row["frames"], 224, 224, 3)
+        builder = tfds.builder_from_directory(str(tmp_path / "all" / "tfds" / "imagenet_p" / config / "1.0.0"))
+        example, = builder.as_dataset(split="validation")
+        frames = example["video"].numpy()
+        assert hashlib.sha256(frames.tobytes()).hexdigest() == row["frames_sha256"]
+        assert frames.shape == (row["frames"], 224, 224, 3)
+    assert verify_release(str(tmp_path / "all")).ok
+
+
+def test_default_preset_is_veryslow_and_gives_the_direct_encode(sample_folder, tmp_path):
+    output = tmp_path / "veryslow"
+    assert cli(["build-p", "--input", str(sample_folder), "--output", str(output), "--limit", "1",
+                "--perturbations", "zoom_blur", "--workers", "1", "--release-seed", "7"]) == 0
+    release = json.loads((output / "release.json").read_text())
+    assert (release["config"]["preset"], release["config"]["simd"], release["config"]["seed"]) == ("veryslow", False, 7)
+    row, = manifest(output, "zoom_blur")
+    image = preprocess_uncropped((sample_folder / row["image_key"]).read_bytes())
+    frames = perturb_sequence(image, "zoom_blur", example_rng(7, row["image_key"], "zoom_blur", 1))
+    assert (output / row["path"]).read_bytes() == encode_h264(frames, noise=False)
+
+
+def test_bad_options_are_refused(tmp_path, capsys):
+    assert cli(["build-p", "--output", str(tmp_path / "x"), "--preset", "turbo"]) == 2
+    assert "valid presets" in capsys.readouterr().err
+    assert cli(["build-p", "--output", str(tmp_path / "x"), "--perturbations", "rotate", "--difficulties", "3"]) == 2
+    assert "no dataset selected" in capsys.readouterr().err
