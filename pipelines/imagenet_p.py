@@ -1,15 +1,18 @@
 """ImageNet-P: PerturbImages turns each source image into one H.264 video per perturbation dataset.
 
-Per image: decode and preprocess once (``Resize(256)`` then RGB, no crop:
+Per image: decode and preprocess (``Resize(256)`` then RGB, no crop:
 ``transforms.preprocess_uncropped``), then one task per selected (perturbation, difficulty). The
-tasks are spread over the workers, and each makes its frames with ``transforms.perturb_sequence``
-and ``RandomState(example_seed(release_seed, image_key, perturbation, difficulty))``, encodes
-them as the reference's MP4 (:func:`pipelines.video.encode_h264`: libx264, yuv444p, 1 fps,
-``-tune grain`` for the noise types, ``-crf 20`` otherwise, one thread) and as lossless PNG
-frames. Each result is an :class:`OutputRecord` for ``WriteRelease``: the file
-``imagenet-p/<dataset>/<wnid>/<stem>.mp4`` (``<dataset>`` = ``<perturbation>[_<difficulty>]``,
-``<stem>`` = the source file name without its extension), the TFDS example of config
-``<dataset>`` of ``imagenet_p`` (the PNG frames) and its manifest metadata.
+tasks are spread over the workers. A task carries the source entry, not its pixels (a shuffle of
+up to 20 decoded images per source would pass through the driver of a local run), so it reads and
+decodes its source again, milliseconds against the seconds of a video. It makes its frames with
+``transforms.perturb_sequence`` and ``RandomState(example_seed(release_seed, image_key,
+perturbation, difficulty))``, encodes them as the reference's MP4
+(:func:`pipelines.video.encode_h264`: libx264, yuv444p, 1 fps, ``-tune grain`` for the noise
+types, ``-crf 20`` otherwise, one thread) and as lossless PNG frames. Each result is an
+:class:`OutputRecord` for ``WriteRelease``: the file ``imagenet-p/<dataset>/<wnid>/<stem>.mp4``
+(``<dataset>`` = ``<perturbation>[_<difficulty>]``, ``<stem>`` = the source file name without its
+extension), the TFDS example of config ``<dataset>`` of ``imagenet_p`` (the PNG frames) and its
+manifest metadata.
 
 Two source images whose videos would share a path (``x.JPEG`` and ``x.png`` in one class folder)
 cannot both be built: the first by key is, the other is reported in ``failures.jsonl``.
@@ -35,7 +38,7 @@ from .build import BuildResult, SourceSelection, run_build
 from .imagenet_c import source_record
 from .progress import ProgressCounter
 from .release import library_versions
-from .sources import inspect_image
+from .sources import inspect_image, read_entry
 from .video import (FRAME_RATE, PIXEL_FORMAT, PNG_COMPRESS_LEVEL, PRESETS, encode_frames_lossless,
                     encode_h264, encoder_versions)
 
@@ -146,6 +149,25 @@ class SequenceTask:
     difficulty: int
 
 
+@dataclass(frozen=True)
+class VideoTask:
+    """One video to make as the fan-out carries it: the source entry and the dataset, no pixels.
+
+    Attributes
+    ----------
+    entry : SourceEntry
+        Key, class and place of the source image (read again by the task).
+    perturbation : str
+        A name of :data:`schemas.imagenet_p.PERTURBATIONS`.
+    difficulty : int
+        One of that perturbation's difficulties.
+    """
+
+    entry: SourceEntry
+    perturbation: str
+    difficulty: int
+
+
 class EditionOutputs(NamedTuple):
     """The PCollections an edition transform hands to ``WriteRelease``."""
 
@@ -207,8 +229,8 @@ def one_image_per_video_name(name: str, images) -> list:
 
 
 class DecodeImagesFn(beam.DoFn):
-    """SourceImage -> one SequenceTask per selected dataset; tagged ``sources`` (one record per
-    decoded image) and ``failures`` (images that do not decode)."""
+    """SourceImage -> one VideoTask per selected dataset once the image decodes; tagged ``sources``
+    (one record per decoded image) and ``failures`` (images that do not decode)."""
 
     def __init__(self, config: ImageNetPConfig, progress_dir: Optional[str]):
         self._config, self._progress_dir = config, progress_dir
@@ -219,7 +241,7 @@ class DecodeImagesFn(beam.DoFn):
     def process(self, image: SourceImage):
         try:
             info = inspect_image(image.data)
-            uncropped = preprocess_uncropped(image.data)
+            preprocess_uncropped(image.data)  # raises here for a bad image; each task decodes it again
         except ValueError as err:
             self._progress.add(failures=1)
             yield beam.pvalue.TaggedOutput("failures", Failure(
@@ -227,15 +249,19 @@ class DecodeImagesFn(beam.DoFn):
             return
         yield beam.pvalue.TaggedOutput("sources", source_record(image, info))
         for name, difficulty in self._config.pairs:
-            yield SequenceTask(image.entry, uncropped, name, difficulty)
+            yield VideoTask(image.entry, name, difficulty)
+
+    def finish_bundle(self):
+        self._progress.flush()  # this stage ends long before the workers are torn down
 
     def teardown(self):
         self._progress.flush()
 
 
 class MakeVideosFn(beam.DoFn):
-    """SequenceTask -> OutputRecord; tagged ``failures`` and ``environments`` (this worker's
-    library and encoder versions, as JSON). Setup fails when ffmpeg or its libx264 is unusable."""
+    """VideoTask -> OutputRecord (the source is read and preprocessed again); tagged ``failures``
+    and ``environments`` (this worker's library and encoder versions, as JSON). Setup fails when
+    ffmpeg or its libx264 is unusable."""
 
     def __init__(self, config: ImageNetPConfig, progress_dir: Optional[str]):
         self._config, self._progress_dir = config, progress_dir
@@ -247,11 +273,12 @@ class MakeVideosFn(beam.DoFn):
     def start_bundle(self):
         self._reported = False
 
-    def process(self, task: SequenceTask):
+    def process(self, task: VideoTask):
         if not self._reported:
             self._reported = True
             yield beam.pvalue.TaggedOutput("environments", self._environment)
-        output = make_video(task, self._config)
+        image = preprocess_uncropped(read_entry(task.entry))
+        output = make_video(SequenceTask(task.entry, image, task.perturbation, task.difficulty), self._config)
         if isinstance(output, Failure):
             self._progress.add(failures=1)
             yield beam.pvalue.TaggedOutput("failures", output)

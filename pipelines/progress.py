@@ -9,6 +9,7 @@ retried bundle counts twice there, never in the release.
 from __future__ import annotations
 
 import json
+import math
 import sys
 import threading
 import time
@@ -35,7 +36,8 @@ class ProgressCounter:
         The release directory; None keeps the counts in Beam metrics only (remote runs, where
         thousands of workers would otherwise write progress files).
     interval : float
-        Seconds between two writes of the progress file.
+        Seconds between two writes of the progress file; the first count is written at once, so
+        the progress line moves as soon as a worker has done anything.
     """
 
     def __init__(self, output_dir: Optional[str], interval: float = 2.0):
@@ -43,7 +45,7 @@ class ProgressCounter:
         self._relative = f"{PROGRESS_DIR}/{uuid.uuid4().hex}.json"
         self._interval = interval
         self._counts: Counter = Counter()
-        self._written = time.monotonic()
+        self._written = -math.inf
 
     def add(self, **counts: int) -> None:
         """Add to named counters (a subset of :data:`COUNTERS`)."""

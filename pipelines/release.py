@@ -5,7 +5,9 @@ of any edition and writes, under the release directory:
 
 - each record's file in the folder tree (``record.path``);
 - TFDS TFRecord shards, one set per group (TFDS config): the shard of a record is a hash of its
-  key, records are sorted by key inside a shard, so the bytes do not depend on workers or order;
+  key, records are sorted by key inside a shard, so the bytes do not depend on workers or order.
+  The serialized examples do not go through the shuffle: each worker spills them to
+  ``DIR/.spill/`` (:mod:`pipelines.spill`) and the shard writers read them back by reference;
 - ``dataset_info.json``, ``features.json`` and label files of every config;
 - ``manifest/<group>.jsonl``, ``sources.jsonl`` and ``failures.jsonl``, sorted;
 - per-group checksum parts and the worker environments, in ``.parts/`` for the driver.
@@ -31,6 +33,7 @@ from schemas.tfds import TfdsDataset
 
 from . import storage
 from .progress import ProgressCounter
+from .spill import SpillRef, SpillWriter, read_spilled
 from .tfrecord import encode_example, frame_record
 
 CHECKSUM_PARTS = f"{PARTS_DIR}/sha256"
@@ -67,8 +70,9 @@ def shard_index(key: str, count: int) -> int:
 
 
 class WriteOutputFiles(beam.DoFn):
-    """OutputRecord -> its file in the tree. Emits ``((group, shard), (key, serialized example))``
-    for the shard writer, and tagged ``manifest`` rows ``(group, row)`` and ``files`` infos."""
+    """OutputRecord -> its file in the tree, and its serialized example appended to this bundle's
+    spill file. Emits ``((group, shard), (key, spill path, offset, length))`` for the shard writer,
+    and tagged ``manifest`` rows ``(group, row)`` and ``files`` infos."""
 
     def __init__(self, output_dir: str, dataset: TfdsDataset, shard_count: int, progress_dir: Optional[str]):
         self._output_dir, self._dataset, self._shard_count = output_dir, dataset, shard_count
@@ -76,6 +80,9 @@ class WriteOutputFiles(beam.DoFn):
 
     def setup(self):
         self._progress = ProgressCounter(self._progress_dir)
+
+    def start_bundle(self):
+        self._spill = SpillWriter(self._output_dir)
 
     def process(self, record: OutputRecord):
         info = storage.write_atomic(self._output_dir, record.path, record.data, group=record.group)
@@ -86,26 +93,31 @@ class WriteOutputFiles(beam.DoFn):
         self._progress.add(outputs_written=1)
         yield beam.pvalue.TaggedOutput("manifest", (record.group, row))
         yield beam.pvalue.TaggedOutput("files", info)
-        yield (record.group, index), (record.key, encode_example(record.example))
+        yield (record.group, index), (record.key, *self._spill.append(encode_example(record.example)))
+
+    def finish_bundle(self):
+        self._spill.close()
 
     def teardown(self):
         self._progress.flush()
 
 
 class WriteShard(beam.DoFn):
-    """``((group, index), [(key, example)])`` -> one TFRecord shard, examples sorted by key.
-    Emits ``(group, (index, examples, example bytes))`` and a tagged ``files`` info."""
+    """``((group, index), [(key, spill path, offset, length)])`` -> one TFRecord shard of the spilled
+    examples, sorted by key. Emits ``(group, (index, examples, example bytes))`` and a tagged
+    ``files`` info."""
 
     def __init__(self, output_dir: str, dataset: TfdsDataset, shard_count: int):
         self._output_dir, self._dataset, self._shard_count = output_dir, dataset, shard_count
 
     def process(self, element):
-        (group, index), examples = element
-        examples = sorted(examples)
+        (group, index), refs = element
+        refs = sorted(refs)  # keys are unique
+        examples = read_spilled(SpillRef(*ref[1:]) for ref in refs)
         path = f"{self._dataset.config_dir(group)}/{self._dataset.shard_name(index, self._shard_count)}"
-        data = b"".join(frame_record(example) for _, example in examples)
+        data = (frame_record(example) for example in examples)
         yield beam.pvalue.TaggedOutput("files", storage.write_atomic(self._output_dir, path, data, group=group))
-        yield group, (index, len(examples), sum(len(example) for _, example in examples))
+        yield group, (index, len(examples), sum(len(example) for example in examples))
 
 
 class WriteTfdsMetadata(beam.DoFn):
@@ -182,8 +194,8 @@ class WriteRelease(beam.PTransform):
     def expand(self, inputs):
         out, args = self._output_dir, (self._output_dir, self._dataset, self._shard_count)
         written = inputs["records"] | "WriteOutputFiles" >> beam.ParDo(WriteOutputFiles(*args, self._progress_dir)).with_output_types(
-            Tuple[Tuple[str, int], Tuple[str, bytes]]).with_outputs("manifest", "files", main="examples")
-        shards = (written.examples
+            Tuple[Tuple[str, int], Tuple[str, str, int, int]]).with_outputs("manifest", "files", main="example_refs")
+        shards = (written.example_refs
                   | "GroupShards" >> beam.GroupByKey()
                   | "WriteShards" >> beam.ParDo(WriteShard(*args)).with_output_types(
                       Tuple[str, Tuple[int, int, int]]).with_outputs("files", main="shards"))

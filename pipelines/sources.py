@@ -354,6 +354,9 @@ class ReadImages(beam.DoFn):
         self._progress.add(images_read=1)
         yield SourceImage(entry, data)
 
+    def finish_bundle(self):
+        self._progress.flush()  # a read stage can end long before the workers are torn down
+
     def teardown(self):
         self._progress.flush()
 

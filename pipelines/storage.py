@@ -70,6 +70,14 @@ def open_stream(path: str):
     return FileSystems.open(path, compression_type=_RAW)
 
 
+def create_stream(path: str):
+    """A binary stream writing a new file at ``path`` (parent folders are made on a local disk).
+
+    Not atomic: only for files under a fresh, unique name that nothing reads before the stream
+    is closed (scratch files such as :mod:`pipelines.spill`'s)."""
+    return FileSystems.create(path, compression_type=_RAW)
+
+
 def match(pattern: str) -> list[str]:
     """Sorted paths matching a glob pattern."""
     return sorted(m.path for m in FileSystems.match([pattern])[0].metadata_list)

@@ -42,7 +42,9 @@ PROGRESS_DIR = ".progress"
 """Progress counters of the running workers."""
 SAMPLE_DIR = ".sample"
 """The bundled sample, written here when a build has no ``--input``."""
-SCRATCH_DIRS = (TMP_DIR, PARTS_DIR, PROGRESS_DIR, SAMPLE_DIR)
+SPILL_DIR = ".spill"
+"""Large values (serialized TFRecord examples) workers park here so that shuffles carry references."""
+SCRATCH_DIRS = (TMP_DIR, PARTS_DIR, PROGRESS_DIR, SAMPLE_DIR, SPILL_DIR)
 """Build scratch folders inside ``DIR``; a finished build removes them."""
 
 C_TREE = "imagenet-c"

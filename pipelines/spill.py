@@ -1,0 +1,87 @@
+"""Spill files: large values a worker parks in the release's scratch folder, so that a shuffle
+carries a small reference (path, offset, length) instead of the bytes.
+
+A local FnApiRunner holds every shuffled element in the driver's memory, and a distributed
+runner moves it through its shuffle service. A worker therefore appends each large value to one
+spill file per bundle, ``DIR/.spill/<random>``, and emits a :class:`SpillRef`; after the shuffle,
+:func:`read_spilled` fetches the ranges it is handed.
+
+Retries and reruns are safe: a retried bundle writes a new file under a new random name, a
+runner commits a bundle's outputs only after its ``finish_bundle`` (which closes the file), and
+only ranges that committed outputs point to are ever read. :func:`pipelines.release.seal_release`
+removes the folder with the other scratch folders. Scratch space: the spilled values once more
+(for ImageNet-C, about the size of the TFRecord shards) until the release is sealed.
+"""
+from __future__ import annotations
+
+import itertools
+import uuid
+from typing import Iterable, NamedTuple
+
+from schemas.release import SPILL_DIR
+
+from . import storage
+
+
+class SpillRef(NamedTuple):
+    """Where one spilled value lies: ``length`` bytes at ``offset`` in the spill file ``path``."""
+
+    path: str
+    offset: int
+    length: int
+
+
+class SpillWriter:
+    """Appends byte strings to one new spill file; make one per bundle and close it in ``finish_bundle``.
+
+    The file is created on the first :meth:`append`, so an empty bundle leaves no file.
+
+    Parameters
+    ----------
+    output_dir : str
+        The release directory (local, or any Beam file system); the file is ``DIR/.spill/<random>``.
+    """
+
+    def __init__(self, output_dir: str):
+        self._path = storage.join(output_dir, f"{SPILL_DIR}/{uuid.uuid4().hex}")
+        self._stream = None
+        self._size = 0
+
+    def append(self, data: bytes) -> SpillRef:
+        """Write ``data`` at the end of the file and return where it lies."""
+        if self._stream is None:
+            self._stream = storage.create_stream(self._path)
+        self._stream.write(data)
+        ref = SpillRef(self._path, self._size, len(data))
+        self._size += len(data)
+        return ref
+
+    def close(self) -> None:
+        """Finish the file (nothing happens when nothing was appended or it is closed already)."""
+        if self._stream is not None:
+            self._stream.close()
+            self._stream = None
+
+
+def read_spilled(refs: Iterable[SpillRef]) -> list[bytes]:
+    """The bytes of each reference, in the order given.
+
+    Each spill file is opened once and read in offset order, however the references are ordered.
+
+    Raises
+    ------
+    OSError
+        If a file cannot be opened or holds fewer bytes than a reference says.
+    """
+    refs = list(refs)
+    values: list = [b""] * len(refs)
+    order = sorted(range(len(refs)), key=lambda i: (refs[i].path, refs[i].offset))
+    for path, indices in itertools.groupby(order, key=lambda i: refs[i].path):
+        with storage.open_stream(path) as stream:
+            for i in indices:
+                stream.seek(refs[i].offset)
+                values[i] = stream.read(refs[i].length)
+                if len(values[i]) != refs[i].length:
+                    raise OSError(f"{path}: expected {refs[i].length} bytes at offset {refs[i].offset}, "
+                                  f"got {len(values[i])}")
+    return values
