@@ -22,8 +22,7 @@ import numpy as np
 from PIL import Image
 from skimage import data
 
-from schemas.imagenet_c import BENCHMARK_CORRUPTIONS, CORRUPTIONS, SEVERITIES, corruption_names_text
-from schemas.imagenet_p import PERTURBATIONS, perturbation_names_text
+from schemas.imagenet_c import BENCHMARK_CORRUPTIONS, SEVERITIES, select_corruptions
 from transforms import RNG_MODES, corrupt, encode_jpeg, example_rng, example_seed, preprocess
 from transforms.draws import draw_ms
 
@@ -49,42 +48,6 @@ the bench does not run the reference code."""
 
 #: Distributions whose versions are reported with the figures.
 REPORTED_PACKAGES = ("numpy", "scipy", "scikit-image", "opencv-python-headless", "pillow", "numba")
-
-
-def select_corruptions(names: Optional[Iterable[str]] = None) -> tuple[str, ...]:
-    """The corruptions to run, in table order; all 19 when ``names`` is None.
-
-    Raises
-    ------
-    ValueError
-        If a name is unknown (the message lists the valid names) or the selection is empty.
-    """
-    if names is None:
-        return tuple(CORRUPTIONS)
-    wanted = set(names)
-    unknown = sorted(wanted - set(CORRUPTIONS))
-    if unknown or not wanted:
-        raise ValueError(f"unknown or empty corruption selection {unknown or '[]'}; "
-                         f"valid names: {corruption_names_text()}")
-    return tuple(name for name in CORRUPTIONS if name in wanted)
-
-
-def select_perturbations(names: Optional[Iterable[str]] = None) -> tuple[str, ...]:
-    """The ImageNet-P perturbations to run, in table order; all 14 when ``names`` is None.
-
-    Raises
-    ------
-    ValueError
-        If a name is unknown (the message lists the valid names) or the selection is empty.
-    """
-    if names is None:
-        return tuple(PERTURBATIONS)
-    wanted = set(names)
-    unknown = sorted(wanted - set(PERTURBATIONS))
-    if unknown or not wanted:
-        raise ValueError(f"unknown or empty perturbation selection {unknown or '[]'}; "
-                         f"valid names: {perturbation_names_text()}")
-    return tuple(name for name in PERTURBATIONS if name in wanted)
 
 
 def source_jpeg(name: str) -> bytes:

@@ -15,10 +15,10 @@ import time
 from functools import partial
 from typing import Callable, Optional, Sequence
 
-from schemas.imagenet_p import GRAIN_RATE_CONTROL, PERTURBATIONS
+from schemas.imagenet_p import GRAIN_RATE_CONTROL, PERTURBATIONS, select_perturbations
 from transforms import example_rng, perturb_sequence, preprocess_uncropped
 
-from .bench import BENCH_IMAGES, BENCH_RELEASE_SEED, median_ms, select_perturbations, source_jpeg
+from .bench import BENCH_IMAGES, BENCH_RELEASE_SEED, median_ms, source_jpeg
 from .video import PRESETS, encode_frames_lossless, encode_h264, encoder_versions
 
 

@@ -18,18 +18,18 @@ from typing import Iterator, Optional, Sequence, Union
 import apache_beam as beam
 import numpy as np
 
-from schemas.imagenet_c import CORRUPTIONS, SEVERITIES
+from schemas.imagenet_c import CORRUPTIONS, SEVERITIES, select_corruptions
 from schemas.records import Failure, OutputRecord, SourceImage
+from schemas.release import C_TREE
 from schemas.tfds import IMAGENET2012_CORRUPTED, imagenet_c_config
 from transforms import RNG_MODES, corrupt, encode_jpeg, example_rng, example_seed, preprocess
 from transforms.preprocess import JPEG_QUALITY
 
-from .bench import select_corruptions
 from .progress import ProgressCounter
 from .release import library_versions
 from .sources import inspect_image, source_note
 
-EDITION = "imagenet-c"
+EDITION = C_TREE
 """Name of the edition and of its folder tree in a release."""
 
 

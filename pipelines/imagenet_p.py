@@ -28,12 +28,12 @@ from typing import NamedTuple, Optional, Sequence, Union
 import apache_beam as beam
 import numpy as np
 
-from schemas.imagenet_p import GRAIN_RATE_CONTROL, PERTURBATIONS
+from schemas.imagenet_p import GRAIN_RATE_CONTROL, PERTURBATIONS, select_perturbations
+from schemas.release import P_TREE
 from schemas.records import Failure, OutputRecord, SourceEntry, SourceImage
 from schemas.tfds_p import IMAGENET_P, imagenet_p_config
 from transforms import example_rng, example_seed, perturb_sequence, preprocess_uncropped
 
-from .bench import select_perturbations
 from .build import BuildResult, SourceSelection, run_build
 from .imagenet_c import source_record
 from .progress import ProgressCounter
@@ -42,7 +42,7 @@ from .sources import inspect_image, read_entry
 from .video import (FRAME_RATE, PIXEL_FORMAT, PNG_COMPRESS_LEVEL, PRESETS, encode_frames_lossless,
                     encode_h264, encoder_versions)
 
-EDITION = "imagenet-p"
+EDITION = P_TREE
 """Name of the edition and of its folder tree in a release."""
 
 DIFFICULTIES = tuple(sorted({d for p in PERTURBATIONS.values() for d in p.difficulties}))

@@ -12,10 +12,9 @@ from typing import Optional, Sequence
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
-from schemas.imagenet_c import CORRUPTIONS, IMAGE_SIZE, SEVERITIES
+from schemas.imagenet_c import CORRUPTIONS, IMAGE_SIZE, SEVERITIES, select_corruptions
 from transforms import corrupt, example_rng, preprocess
 
-from .bench import select_corruptions
 
 GAP = 4
 """Pixels between cells and around the sheet."""

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Mapping
+from typing import Iterable, Mapping, Optional
 
 import numpy as np
+
+from schemas.selection import select_names
 
 IMAGE_SIZE = 224
 """Side of the square crop every ImageNet-C corruption receives (pixels)."""
@@ -133,3 +135,9 @@ EXTRA_CORRUPTIONS = tuple(c.name for c in _TABLE if not c.is_benchmark)
 def corruption_names_text() -> str:
     """A human-readable list of valid names, for error messages."""
     return ", ".join(CORRUPTIONS)
+
+
+def select_corruptions(names: Optional[Iterable[str]] = None) -> tuple[str, ...]:
+    """The corruptions to run, in table order; all of them when ``names`` is None (see
+    :func:`schemas.selection.select_names`)."""
+    return select_names(CORRUPTIONS, names, "corruption")

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Mapping
+from typing import Iterable, Mapping, Optional
+
+from schemas.selection import select_names
 
 #: Release categories in order; they are also the names of the official release tars.
 #: Which test perturbation sits in which tar is inferred from the naming (spec landscape 4.x).
@@ -157,3 +159,9 @@ VALIDATION_PERTURBATIONS = tuple(p.name for p in _TABLE if p.subset == "validati
 def perturbation_names_text() -> str:
     """A human-readable list of valid names, for error messages."""
     return ", ".join(PERTURBATIONS)
+
+
+def select_perturbations(names: Optional[Iterable[str]] = None) -> tuple[str, ...]:
+    """The perturbations to run, in table order; all of them when ``names`` is None (see
+    :func:`schemas.selection.select_names`)."""
+    return select_names(PERTURBATIONS, names, "perturbation")

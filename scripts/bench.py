@@ -58,7 +58,9 @@ def _scaling_command(args) -> int:
 def run(args) -> int:
     if args.scaling:
         return _scaling_command(args)
-    from pipelines.bench import format_table, run_bench, select_corruptions, select_perturbations
+    from pipelines.bench import format_table, run_bench
+    from schemas.imagenet_c import select_corruptions
+    from schemas.imagenet_p import select_perturbations
     from pipelines.bench_p import format_p_table, run_p_bench
     from pipelines.video import PRESETS
 

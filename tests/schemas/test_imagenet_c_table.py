@@ -39,3 +39,15 @@ def test_wnids():
     wnids = imagenet_wnids()
     assert len(wnids) == 1000 and wnids[0] == "n01440764" and wnids[-1] == "n15075141"
     assert wnid_to_label()["n01443537"] == 1
+
+
+def test_selections_follow_table_order_and_name_the_valid_values():
+    import pytest
+    from schemas.imagenet_c import select_corruptions
+    from schemas.imagenet_p import select_perturbations
+    assert select_perturbations(["shear", "rotate"]) == ("rotate", "shear")
+    assert select_corruptions(["saturate", "fog"]) == ("fog", "saturate")
+    with pytest.raises(ValueError, match="valid names: gaussian_noise, shot_noise"):
+        select_corruptions(["fogg"])
+    with pytest.raises(ValueError, match="empty perturbation selection"):
+        select_perturbations([])
