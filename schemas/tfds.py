@@ -171,6 +171,14 @@ def imagenet_c_config(corruption: str, severity: int) -> str:
 
 
 #: ImageNet-C as TFDS's ``imagenet2012_corrupted`` (version 3.1.0, 95 configs, split validation).
+BENCHMARK_CITATION = ("@inproceedings{hendrycks2019robustness,\n"
+                      "  title={Benchmarking Neural Network Robustness to Common Corruptions and Perturbations},\n"
+                      "  author={Dan Hendrycks and Thomas Dietterich},\n"
+                      "  booktitle={International Conference on Learning Representations},\n"
+                      "  year={2019},\n}")
+"""BibTeX of Hendrycks & Dietterich (ICLR 2019), cited by the ImageNet-C and ImageNet-P datasets."""
+BENCHMARK_HOMEPAGE = "https://github.com/hendrycks/robustness"
+
 IMAGENET2012_CORRUPTED = TfdsDataset(
     name="imagenet2012_corrupted",
     version="3.1.0",
@@ -185,12 +193,8 @@ IMAGENET2012_CORRUPTED = TfdsDataset(
     description=("ImageNet-C built by imagenet-cp: the ImageNet validation images, Resize(256) + "
                  "CenterCrop(224), corrupted as hendrycks/robustness's make_imagenet_c.py does, with a "
                  "per-example seed, saved as Pillow JPEG q85 (the same bytes as the imagenet-c/ tree)."),
-    citation=("@inproceedings{hendrycks2019robustness,\n"
-              "  title={Benchmarking Neural Network Robustness to Common Corruptions and Perturbations},\n"
-              "  author={Dan Hendrycks and Thomas Dietterich},\n"
-              "  booktitle={International Conference on Learning Representations},\n"
-              "  year={2019},\n}"),
-    homepage="https://github.com/hendrycks/robustness",
+    citation=BENCHMARK_CITATION,
+    homepage=BENCHMARK_HOMEPAGE,
     supervised_keys=("image", "label"),
     release_notes=MappingProxyType({
         "3.1.0": "imagenet-cp: faithful to the reference recipe, per-example seeds, Pillow JPEG q85."}),

@@ -17,7 +17,7 @@ from types import MappingProxyType
 
 from schemas.imagenet_c import IMAGE_SIZE
 from schemas.imagenet_p import PERTURBATIONS
-from schemas.tfds import ClassLabel, Text, TfdsDataset
+from schemas.tfds import BENCHMARK_CITATION, BENCHMARK_HOMEPAGE, ClassLabel, Text, TfdsDataset
 from schemas.wnids import imagenet_wnids
 
 _FEATURES = "tensorflow_datasets.core.features."
@@ -87,12 +87,8 @@ IMAGENET_P = TfdsDataset(
                  "into a sequence of 224x224 frames as hendrycks/robustness's make_imagenet_p.py does, with "
                  "a per-example seed. `video` holds the lossless frames (PNG) that the imagenet-p/ tree "
                  "encodes as H.264 MP4; `file_name` is the source image's file name."),
-    citation=("@inproceedings{hendrycks2019robustness,\n"
-              "  title={Benchmarking Neural Network Robustness to Common Corruptions and Perturbations},\n"
-              "  author={Dan Hendrycks and Thomas Dietterich},\n"
-              "  booktitle={International Conference on Learning Representations},\n"
-              "  year={2019},\n}"),
-    homepage="https://github.com/hendrycks/robustness",
+    citation=BENCHMARK_CITATION,
+    homepage=BENCHMARK_HOMEPAGE,
     supervised_keys=("video", "label"),
     release_notes=MappingProxyType({
         "1.0.0": "imagenet-cp: faithful to the reference schedules, per-example seeds, lossless frames."}),
