@@ -11,7 +11,6 @@ optimize). Each result is an :class:`OutputRecord` for ``WriteRelease``: the fil
 from __future__ import annotations
 
 import hashlib
-import json
 from dataclasses import dataclass
 from typing import Iterator, Optional, Sequence, Union
 
@@ -25,8 +24,7 @@ from schemas.tfds import IMAGENET2012_CORRUPTED, imagenet_c_config
 from transforms import RNG_MODES, corrupt, encode_jpeg, example_rng, example_seed, preprocess
 from transforms.preprocess import JPEG_QUALITY
 
-from .progress import ProgressCounter
-from .release import library_versions
+from .release import OutputsFn
 from .sources import inspect_image, source_note
 
 EDITION = C_TREE
@@ -129,42 +127,25 @@ def source_record(image: SourceImage, info: dict) -> dict:
             "note": source_note(info, entry.file_name)}
 
 
-class CorruptImagesFn(beam.DoFn):
+class CorruptImagesFn(OutputsFn):
     """SourceImage -> OutputRecords; tagged ``sources`` (one record per decoded image),
     ``failures`` and ``environments`` (this worker's library versions, as JSON)."""
 
     def __init__(self, config: ImageNetCConfig, progress_dir: Optional[str]):
-        self._config, self._progress_dir = config, progress_dir
-
-    def setup(self):
-        self._progress = ProgressCounter(self._progress_dir)
-        self._environment = json.dumps(library_versions(), sort_keys=True)
-
-    def start_bundle(self):
-        self._reported = False
+        super().__init__(progress_dir)
+        self._config = config
 
     def process(self, image: SourceImage):
-        if not self._reported:
-            self._reported = True
-            yield beam.pvalue.TaggedOutput("environments", self._environment)
+        yield from self.report_environment()
         try:
             info = inspect_image(image.data)
             crop = preprocess(image.data)
         except ValueError as err:
-            self._progress.add(failures=1)
-            yield beam.pvalue.TaggedOutput("failures", Failure(
-                image.entry.key, image.entry.source, "decode", str(err)))
+            yield self.fail(Failure(image.entry.key, image.entry.source, "decode", str(err)))
             return
         yield beam.pvalue.TaggedOutput("sources", source_record(image, info))
         for output in corrupted_outputs(image, crop, self._config):
-            if isinstance(output, Failure):
-                self._progress.add(failures=1)
-                yield beam.pvalue.TaggedOutput("failures", output)
-            else:
-                yield output
-
-    def teardown(self):
-        self._progress.flush()
+            yield self.fail(output) if isinstance(output, Failure) else output
 
 
 class CorruptImages(beam.PTransform):

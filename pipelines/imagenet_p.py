@@ -20,7 +20,6 @@ cannot both be built: the first by key is, the other is reported in ``failures.j
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 from dataclasses import dataclass
 from typing import NamedTuple, Optional, Sequence, Union
@@ -37,7 +36,7 @@ from transforms import example_rng, example_seed, perturb_sequence, preprocess_u
 from .build import BuildResult, SourceSelection, run_build
 from .imagenet_c import source_record
 from .progress import ProgressCounter
-from .release import library_versions
+from .release import OutputsFn
 from .sources import inspect_image, read_entry
 from .video import (FRAME_RATE, PIXEL_FORMAT, PNG_COMPRESS_LEVEL, PRESETS, encode_frames_lossless,
                     encode_h264, encoder_versions)
@@ -258,35 +257,23 @@ class DecodeImagesFn(beam.DoFn):
         self._progress.flush()
 
 
-class MakeVideosFn(beam.DoFn):
+class MakeVideosFn(OutputsFn):
     """VideoTask -> OutputRecord (the source is read and preprocessed again); tagged ``failures``
     and ``environments`` (this worker's library and encoder versions, as JSON). Setup fails when
     ffmpeg or its libx264 is unusable."""
 
     def __init__(self, config: ImageNetPConfig, progress_dir: Optional[str]):
-        self._config, self._progress_dir = config, progress_dir
+        super().__init__(progress_dir)
+        self._config = config
 
-    def setup(self):
-        self._progress = ProgressCounter(self._progress_dir)
-        self._environment = json.dumps({**library_versions(), **encoder_versions()}, sort_keys=True)
-
-    def start_bundle(self):
-        self._reported = False
+    def environment(self) -> dict[str, str]:
+        return {**super().environment(), **encoder_versions()}
 
     def process(self, task: VideoTask):
-        if not self._reported:
-            self._reported = True
-            yield beam.pvalue.TaggedOutput("environments", self._environment)
+        yield from self.report_environment()
         image = preprocess_uncropped(read_entry(task.entry))
         output = make_video(SequenceTask(task.entry, image, task.perturbation, task.difficulty), self._config)
-        if isinstance(output, Failure):
-            self._progress.add(failures=1)
-            yield beam.pvalue.TaggedOutput("failures", output)
-        else:
-            yield output
-
-    def teardown(self):
-        self._progress.flush()
+        yield self.fail(output) if isinstance(output, Failure) else output
 
 
 class PerturbImages(beam.PTransform):

@@ -64,6 +64,44 @@ def library_versions() -> dict[str, str]:
             "apache-beam": apache_beam.__version__}
 
 
+class OutputsFn(beam.DoFn):
+    """Base of the DoFns that make an edition's output records.
+
+    Holds the worker's :class:`ProgressCounter` and reports the worker's environment (the versions
+    from :meth:`environment`, as JSON, tagged ``environments``) once per bundle, so that
+    ``release.json`` can show every environment a release was built in.
+    """
+
+    def __init__(self, progress_dir: Optional[str]):
+        self._progress_dir = progress_dir
+
+    def environment(self) -> dict[str, str]:
+        """Versions of everything that can change this worker's output bytes."""
+        return library_versions()
+
+    def setup(self):
+        self._progress = ProgressCounter(self._progress_dir)
+        self._environment = json.dumps(self.environment(), sort_keys=True)
+
+    def start_bundle(self):
+        self._reported = False
+
+    def report_environment(self):
+        """The ``environments`` output, once per bundle (an empty list after the first call)."""
+        if self._reported:
+            return []
+        self._reported = True
+        return [beam.pvalue.TaggedOutput("environments", self._environment)]
+
+    def fail(self, failure):
+        """Count ``failure`` and return it as the tagged ``failures`` output."""
+        self._progress.add(failures=1)
+        return beam.pvalue.TaggedOutput("failures", failure)
+
+    def teardown(self):
+        self._progress.flush()
+
+
 def shard_index(key: str, count: int) -> int:
     """Shard (0..count-1) of an output key: SHA-256 of the key, so stable everywhere."""
     return int.from_bytes(hashlib.sha256(key.encode("utf-8")).digest()[:8], "big") % count
