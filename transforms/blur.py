@@ -14,18 +14,9 @@ import numpy as np
 from .filters import gaussian_filter
 from .geometry import clipped_zoom
 from .motion import magick_motion_blur
+from .units import clip_to_255, to_unit
 
 _DISK_GRID_RADIUS = 8  # disks of radius <= 8 are drawn on a 17x17 grid (spec 3.1)
-
-
-def _to_unit(x: np.ndarray) -> np.ndarray:
-    """uint8 image as float64 in [0, 1], the reference's ``np.array(x) / 255.``."""
-    return np.asarray(x) / 255.
-
-
-def _scale_to_255(u: np.ndarray) -> np.ndarray:
-    """Clip to [0, 1] and scale to [0, 255] (the dtype of ``u`` is kept)."""
-    return np.clip(u, 0, 1) * 255
 
 
 def _gaussian_rgb(u: np.ndarray, sigma: float) -> np.ndarray:
@@ -89,7 +80,7 @@ def defocus_blur(x: np.ndarray, rng: np.random.RandomState, *, radius: int, alia
     # cv2.filter2D: correlation, centred anchor, BORDER_REFLECT_101. The reference filters each
     # channel on its own; OpenCV filters the channels of a 3-channel image independently with
     # the same arithmetic, so one call gives the same values.
-    return _scale_to_255(cv2.filter2D(_to_unit(x), -1, disk_kernel(radius, alias_blur)))
+    return clip_to_255(cv2.filter2D(to_unit(x), -1, disk_kernel(radius, alias_blur)))
 
 
 @numba.njit(cache=True)
@@ -141,10 +132,10 @@ def glass_blur(x: np.ndarray, rng: np.random.RandomState, *, sigma: float, max_d
     """
     if max_delta < 1 or iterations < 1:
         raise ValueError(f"max_delta and iterations must be >= 1, got {max_delta!r}, {iterations!r}")
-    image = (_gaussian_rgb(_to_unit(x), sigma) * 255).astype(np.uint8)
+    image = (_gaussian_rgb(to_unit(x), sigma) * 255).astype(np.uint8)
     shifts = rng.randint(-max_delta, max_delta, size=(glass_pixel_count(x.shape, max_delta, iterations), 2))
     _displace_pixels(image, shifts, max_delta, iterations)
-    return _scale_to_255(_gaussian_rgb(image / 255., sigma))
+    return clip_to_255(_gaussian_rgb(image / 255., sigma))
 
 
 def motion_blur(x: np.ndarray, rng: np.random.RandomState, *, radius: float, sigma: float) -> np.ndarray:
@@ -186,11 +177,11 @@ def zoom_blur(x: np.ndarray, rng: np.random.RandomState, *, factors) -> np.ndarr
     numpy.ndarray
         float32, shape (H, H, 3), values in [0, 255].
     """
-    u = _to_unit(x).astype(np.float32)
+    u = to_unit(x).astype(np.float32)
     total = np.zeros_like(u)
     for factor in factors:
         total += clipped_zoom(u, factor)
-    return _scale_to_255((u + total) / (len(factors) + 1))
+    return clip_to_255((u + total) / (len(factors) + 1))
 
 
 def gaussian_blur(x: np.ndarray, rng: np.random.RandomState, *, sigma: float) -> np.ndarray:
@@ -210,4 +201,4 @@ def gaussian_blur(x: np.ndarray, rng: np.random.RandomState, *, sigma: float) ->
     numpy.ndarray
         float64, shape (H, W, 3), values in [0, 255].
     """
-    return _scale_to_255(_gaussian_rgb(_to_unit(x), sigma))
+    return clip_to_255(_gaussian_rgb(to_unit(x), sigma))

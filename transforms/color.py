@@ -10,6 +10,8 @@ import numba
 import numpy as np
 from skimage.util import img_as_float
 
+from .units import clip_to_255
+
 
 def _as_float_triples(array: np.ndarray, name: str) -> np.ndarray:
     """``array`` as float (``skimage.img_as_float``), shape (N, 3); ``ValueError`` unless (..., 3)."""
@@ -147,9 +149,7 @@ def _recolor(x: np.ndarray, channel: int, scale: float, offset: float) -> np.nda
     plane += offset
     np.clip(plane, 0.0, 1.0, out=plane)
     rgb = hsv2rgb(hsv)
-    np.clip(rgb, 0.0, 1.0, out=rgb)
-    rgb *= 255
-    return rgb
+    return clip_to_255(rgb)
 
 
 def brightness(x: np.ndarray, rng: np.random.RandomState, *, delta: float) -> np.ndarray:

@@ -17,6 +17,7 @@ from schemas.imagenet_c import IMAGE_SIZE
 
 from .filters import gaussian_filter
 from .geometry import displace_reflect
+from .units import clip_to_255
 
 
 def contrast(x: np.ndarray, rng: np.random.RandomState, *, factor: float) -> np.ndarray:
@@ -42,9 +43,7 @@ def contrast(x: np.ndarray, rng: np.random.RandomState, *, factor: float) -> np.
     u -= means
     u *= factor
     u += means
-    np.clip(u, 0.0, 1.0, out=u)
-    u *= 255
-    return u
+    return clip_to_255(u)
 
 
 def _elastic_anchor_points(height: int, width: int) -> np.ndarray:
@@ -122,10 +121,7 @@ def elastic_transform(x: np.ndarray, rng: np.random.RandomState, *, alpha: float
     image = _random_affine(np.asarray(x, dtype=np.float32) / 255.0, rng, affine_jitter)
     dx = _displacement(rng, (height, width), alpha, sigma)
     dy = _displacement(rng, (height, width), alpha, sigma)
-    out = displace_reflect(image, dy, dx)
-    np.clip(out, 0.0, 1.0, out=out)
-    out *= 255
-    return out
+    return clip_to_255(displace_reflect(image, dy, dx))
 
 
 def pixelate(x: np.ndarray, rng: np.random.RandomState, *, factor: float) -> np.ndarray:

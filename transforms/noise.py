@@ -9,17 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-
-def _unit(x: np.ndarray) -> np.ndarray:
-    """``x / 255.`` as float64, the reference's ``np.array(x) / 255.``."""
-    return x / 255.0
-
-
-def _to_255(u: np.ndarray) -> np.ndarray:
-    """``clip(u, 0, 1) * 255``, in place on ``u`` (which the caller owns)."""
-    np.clip(u, 0.0, 1.0, out=u)
-    u *= 255
-    return u
+from .units import clip_to_255, to_unit
 
 
 def gaussian_noise(x: np.ndarray, rng: np.random.RandomState, *, sigma: float) -> np.ndarray:
@@ -39,9 +29,9 @@ def gaussian_noise(x: np.ndarray, rng: np.random.RandomState, *, sigma: float) -
     numpy.ndarray
         float64, shape of ``x``, values in [0, 255]: ``clip(x/255 + n, 0, 1) * 255``.
     """
-    u = _unit(x)
+    u = to_unit(x)
     u += rng.normal(size=x.shape, scale=sigma)
-    return _to_255(u)
+    return clip_to_255(u)
 
 
 def shot_noise(x: np.ndarray, rng: np.random.RandomState, *, scale: float) -> np.ndarray:
@@ -62,8 +52,8 @@ def shot_noise(x: np.ndarray, rng: np.random.RandomState, *, scale: float) -> np
     numpy.ndarray
         float64, shape of ``x``, values in [0, 255]: ``clip(poisson(x/255 * scale) / scale, 0, 1) * 255``.
     """
-    counts = rng.poisson(_unit(x) * scale)
-    return _to_255(counts / scale)
+    counts = rng.poisson(to_unit(x) * scale)
+    return clip_to_255(counts / scale)
 
 
 def salt_and_pepper_masks(shape: tuple, rng: np.random.RandomState, amount: float,
@@ -120,10 +110,10 @@ def impulse_noise(x: np.ndarray, rng: np.random.RandomState, *, amount: float) -
         float64, shape of ``x``, values in [0, 255].
     """
     salt, pepper = salt_and_pepper_masks(x.shape, rng, amount)
-    u = _unit(x)
+    u = to_unit(x)
     u[salt] = 1.0
     u[pepper] = 0.0
-    return _to_255(u)
+    return clip_to_255(u)
 
 
 def speckle_noise(x: np.ndarray, rng: np.random.RandomState, *, sigma: float) -> np.ndarray:
@@ -143,8 +133,8 @@ def speckle_noise(x: np.ndarray, rng: np.random.RandomState, *, sigma: float) ->
     numpy.ndarray
         float64, shape of ``x``, values in [0, 255]: ``clip(u + u*n, 0, 1) * 255`` with ``u = x/255``.
     """
-    u = _unit(x)
+    u = to_unit(x)
     n = rng.normal(size=x.shape, scale=sigma)
     n *= u
     n += u
-    return _to_255(n)
+    return clip_to_255(n)
