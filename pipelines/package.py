@@ -3,53 +3,63 @@
 ImageNet-C: ``noise.tar``, ``blur.tar``, ``weather.tar``, ``digital.tar``, ``extra.tar`` with
 members ``<corruption>/<severity>/<wnid>/<file>``, as the Zenodo release. The tars are
 reproducible: members in sorted depth-first order, folders included, mtime 0, owner 0/0 without
-names, modes 0755/0644, GNU format.
+names, modes 0755/0644, GNU format. The release and the tars may lie on any file system
+:mod:`pipelines.storage` reaches; the members are the tree's files and the folders that hold them.
 """
 from __future__ import annotations
 
 import json
-import os
 import tarfile
-from typing import Iterator, Optional
+from typing import Iterator, Mapping, Optional
 
-from schemas.release import CHECKSUMS, PACKAGES_DIR, RELEASE_JSON, TREE_CATEGORIES, checksum_line
+from schemas.release import CHECKSUMS, PACKAGES_DIR, RELEASE_JSON, TMP_DIR, TREE_CATEGORIES, checksum_line
 
-from .verify import file_sha256
-
-
-def _members(tree: str, relative: str) -> Iterator[str]:
-    """``relative`` and everything below it (relative to ``tree``), folders before their contents."""
-    yield relative
-    path = os.path.join(tree, relative)
-    if os.path.isdir(path):
-        for name in sorted(os.listdir(path)):
-            yield from _members(tree, f"{relative}/{name}")
+from . import storage
 
 
-def _tar_info(tree: str, relative: str) -> tarfile.TarInfo:
-    path = os.path.join(tree, relative)
+def _members(files: Mapping[str, int], relative: str) -> Iterator[tuple[str, Optional[int]]]:
+    """``(path, size)`` of ``relative`` and everything below it among ``files`` (relative path ->
+    size), folders (size None) before their contents, names sorted at each level."""
+    children: dict = {}
+    prefix = relative + "/"
+    for path, size in files.items():
+        if path.startswith(prefix):
+            name, _, rest = path[len(prefix):].partition("/")
+            children.setdefault(name, {})[rest] = size
+    yield relative, None
+    for name in sorted(children):
+        below = children[name]
+        if "" in below:
+            yield f"{relative}/{name}", below[""]
+        else:
+            yield from _members({f"{relative}/{name}/{r}": s for r, s in below.items()}, f"{relative}/{name}")
+
+
+def _tar_info(relative: str, size: Optional[int]) -> tarfile.TarInfo:
     info = tarfile.TarInfo(relative)
     info.mtime, info.uid, info.gid, info.uname, info.gname = 0, 0, 0, "", ""
-    if os.path.isdir(path):
+    if size is None:
         info.type, info.mode = tarfile.DIRTYPE, 0o755
     else:
-        info.size, info.mode = os.path.getsize(path), 0o644
+        info.size, info.mode = size, 0o644
     return info
 
 
-def write_tar(tree: str, folders: list, destination: str) -> None:
-    """Write ``destination`` holding ``folders`` (relative to ``tree``) reproducibly and atomically."""
-    partial = destination + ".partial"
-    with tarfile.open(partial, "w", format=tarfile.GNU_FORMAT) as archive:
-        for folder in folders:
-            for relative in _members(tree, folder):
-                info = _tar_info(tree, relative)
-                if info.isdir():
-                    archive.addfile(info)
-                else:
-                    with open(os.path.join(tree, relative), "rb") as stream:
-                        archive.addfile(info, stream)
-    os.replace(partial, destination)
+def write_tar(tree: str, folders: list, output_dir: str, name: str) -> str:
+    """Write ``output_dir/name`` holding ``folders`` (relative to ``tree``) reproducibly and
+    atomically; return its SHA-256."""
+    with storage.open_atomic(output_dir, name) as stream:
+        with tarfile.open(fileobj=stream, mode="w", format=tarfile.GNU_FORMAT) as archive:
+            for folder in folders:
+                files = {f"{folder}/{path}": size for path, size in storage.list_tree(storage.join(tree, folder)).items()}
+                for relative, size in _members(files, folder):
+                    info = _tar_info(relative, size)
+                    if info.isdir():
+                        archive.addfile(info)
+                    else:
+                        with storage.open_stream(storage.join(tree, relative)) as member:
+                            archive.addfile(info, member)
+    return stream.sha256
 
 
 def package_release(release_dir: str, output_dir: Optional[str] = None) -> list[str]:
@@ -58,7 +68,7 @@ def package_release(release_dir: str, output_dir: Optional[str] = None) -> list[
     Parameters
     ----------
     release_dir : str
-        A built release (its ``release.json`` names the tree).
+        A built release (its ``release.json`` names the tree), local or on an object store.
     output_dir : str, optional
         Where the tars go (default ``release_dir/packages``).
 
@@ -73,25 +83,23 @@ def package_release(release_dir: str, output_dir: Optional[str] = None) -> list[
         If the release has no ``release.json`` or its tree has no category table.
     """
     try:
-        with open(os.path.join(release_dir, RELEASE_JSON), encoding="utf-8") as stream:
-            tree_name = json.load(stream)["tree"]
+        tree_name = json.loads(storage.read_bytes(storage.join(release_dir, RELEASE_JSON)))["tree"]
     except (OSError, ValueError, KeyError) as err:
         raise ValueError(f"{release_dir} is not a built release: {err!r}") from err
     if tree_name not in TREE_CATEGORIES:
         raise ValueError(f"no tar categories for tree {tree_name!r}; known trees: {', '.join(TREE_CATEGORIES)}")
-    tree = os.path.join(release_dir, tree_name)
-    output_dir = output_dir or os.path.join(release_dir, PACKAGES_DIR)
-    os.makedirs(output_dir, exist_ok=True)
+    tree = storage.join(release_dir, tree_name)
+    output_dir = output_dir or storage.join(release_dir, PACKAGES_DIR)
+    present = set(storage.list_folders(tree))
     by_category: dict[str, list] = {}
     for folder, category in TREE_CATEGORIES[tree_name].items():
-        if os.path.isdir(os.path.join(tree, folder)):
+        if folder in present:
             by_category.setdefault(category, []).append(folder)
-    written = []
+    written, lines = [], []
     for category, folders in by_category.items():
-        destination = os.path.join(output_dir, f"{category}.tar")
-        write_tar(tree, folders, destination)
-        written.append(destination)
-    lines = "".join(checksum_line(file_sha256(p), os.path.basename(p)) for p in written)
-    with open(os.path.join(output_dir, CHECKSUMS), "w", encoding="utf-8") as stream:
-        stream.write(lines)
+        name = f"{category}.tar"
+        lines.append(checksum_line(write_tar(tree, folders, output_dir, name), name))
+        written.append(storage.join(output_dir, name))
+    storage.write_atomic(output_dir, CHECKSUMS, "".join(lines).encode("utf-8"))
+    storage.delete_tree(storage.join(output_dir, TMP_DIR))
     return written
