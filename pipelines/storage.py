@@ -19,12 +19,14 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import itertools
 import os
+import re
 import threading
 import uuid
 from typing import Iterable, Iterator, Optional, Sequence, Union
 
-from apache_beam.io.filesystem import CompressionTypes
+from apache_beam.io.filesystem import CompressionTypes, FileSystem
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import PipelineOptions, S3Options
 from apache_beam.options.value_provider import RuntimeValueProvider
@@ -143,7 +145,7 @@ def write_atomic(root: str, relative: str, data: Union[bytes, Iterable[bytes]], 
 
 def open_stream(path: str):
     """A seekable binary stream reading ``path``."""
-    if FileSystems.get_scheme(path) == "s3":
+    if _is_s3(path):
         return _s3io().open(path, "rb")
     return FileSystems.open(path, compression_type=_RAW)
 
@@ -160,7 +162,17 @@ def create_stream(path: str):
 
 def match(pattern: str) -> list[str]:
     """Sorted paths matching a glob pattern (``*`` stays inside one folder, ``**`` crosses them)."""
-    return sorted(m.path for m in FileSystems.match([pattern])[0].metadata_list)
+    return sorted(path for path, _ in _match(pattern))
+
+
+def _match(pattern: str, limit: Optional[int] = None) -> list[tuple[str, int]]:
+    """``(path, size)`` of (at most ``limit``) files matching a glob pattern."""
+    if _is_s3(pattern):
+        prefix = re.match(r"[^*?\[]*", pattern).group(0)
+        regex = re.compile(FileSystem.translate_pattern(pattern))
+        found = ((path, size) for path, size in _s3io().list_files(prefix) if regex.match(path))
+        return list(itertools.islice(found, limit))
+    return [(m.path, m.size_in_bytes) for m in FileSystems.match([pattern], [limit])[0].metadata_list]
 
 
 def parent(path: str) -> str:
@@ -174,19 +186,21 @@ def basename(path: str) -> str:
 def exists(path: str) -> bool:
     """True when a file or a folder is at ``path``; on an object store, where folders are only
     key prefixes, a folder exists when some object lies below it."""
-    if FileSystems.exists(path):
-        return True
     if is_local(path):
-        return False
-    return bool(FileSystems.match([join(path, "**")], [1])[0].metadata_list)
+        return os.path.exists(path)
+    return _exists_file(path) or bool(_match(join(path, "**"), 1))
+
+
+def _exists_file(path: str) -> bool:
+    return _s3io().exists(path) if _is_s3(path) else FileSystems.exists(path)
 
 
 def delete_tree(path: str) -> None:
     """Delete a file or a folder with everything below it; nothing happens when it is absent."""
-    if is_object_store(path) and not FileSystems.exists(path):
-        FileSystems.delete([path.rstrip("/") + "/"])  # every object below the prefix (none: a no-op)
-    elif FileSystems.exists(path):
-        FileSystems.delete([path])
+    if is_object_store(path) and not _exists_file(path):
+        _delete([path.rstrip("/") + "/"])  # every object below the prefix (none: a no-op)
+    elif _exists_file(path):
+        _delete([path])
 
 
 def list_files(root: str, relative_folder: str) -> list[str]:
@@ -218,9 +232,9 @@ def list_tree(root: str, skip: Sequence[str] = ()) -> dict[str, int]:
                     found[prefix + name] = os.path.getsize(os.path.join(folder, name))
     elif exists(root):
         start = len(join(root, "x")) - 1
-        for metadata in FileSystems.match([join(root, "**")])[0].metadata_list:
-            if kept(metadata.path[start:]):
-                found[metadata.path[start:]] = metadata.size_in_bytes
+        for path, size in _match(join(root, "**")):
+            if kept(path[start:]):
+                found[path[start:]] = size
     return dict(sorted(found.items()))
 
 
@@ -228,7 +242,7 @@ def is_folder(path: str) -> bool:
     """True when ``path`` is a folder (on an object store: a prefix with objects below it)."""
     if is_local(path):
         return os.path.isdir(path)
-    return not FileSystems.exists(path) and exists(path)
+    return not _exists_file(path) and exists(path)
 
 
 def list_folders(path: str) -> list[str]:
@@ -252,7 +266,7 @@ class _ObjectWriter:
     def write(self, data) -> int:
         if len(data):
             if self._stream is None:
-                self._stream = (_s3io().open(self._path, "wb") if FileSystems.get_scheme(self._path) == "s3"
+                self._stream = (_s3io().open(self._path, "wb") if _is_s3(self._path)
                                 else FileSystems.create(self._path, compression_type=_RAW))
             self._stream.write(data)
             self._size += len(data)
@@ -268,7 +282,7 @@ class _ObjectWriter:
         """Complete the upload (the object appears now)."""
         if self._stream is not None:
             self._stream.close()
-        elif FileSystems.get_scheme(self._path) == "s3":
+        elif _is_s3(self._path):
             bucket, key = self._path[len("s3://"):].split("/", 1)
             _s3io().client.client.put_object(Bucket=bucket, Key=key, Body=b"")
         else:
@@ -283,7 +297,7 @@ class _ObjectWriter:
             try:
                 stream.close()
             finally:
-                FileSystems.delete([path])
+                _delete([path])
 
     def __enter__(self):
         return self
@@ -293,6 +307,20 @@ class _ObjectWriter:
             self.close()
         else:
             self.abandon()
+
+
+def _is_s3(path: str) -> bool:
+    return FileSystems.get_scheme(path) == "s3"
+
+
+def _delete(paths: list[str]) -> None:
+    """Delete files, or every object below a prefix for a path ending in ``/``."""
+    if paths and _is_s3(paths[0]):
+        failed = {path: error for path, error in _s3io().delete_paths(paths).items() if error is not None}
+        if failed:
+            raise OSError(f"cannot delete {', '.join(sorted(failed))}: {next(iter(failed.values()))}")
+    else:
+        FileSystems.delete(paths)
 
 
 _S3_CLIENTS = threading.local()

@@ -49,7 +49,7 @@ def worker_pool(tmp_path_factory):
                 pytest.skip(f"the Beam worker pool did not start on port {port}: {err!r} "
                             f"{log.read_text(errors='replace')[-500:]}")
             time.sleep(0.2)
-    yield port
+    yield port, log
     os.killpg(pool.pid, signal.SIGTERM)  # the pool and the SDK workers it started
     pool.wait(10)
 
@@ -60,10 +60,12 @@ def tree(root: Path) -> dict:
 
 def test_portable_runner_with_a_worker_pool_builds_the_local_release(worker_pool, sample_release, tmp_path):
     local, _ = sample_release
+    port, log = worker_pool
     output = tmp_path / "portable"
     assert cli(["build-c", "--output", str(output), "--corruptions", "gaussian_noise,contrast", "--severities", "1,2",
                 "--", "--runner=PortableRunner", "--job_endpoint=embed", "--environment_type=EXTERNAL",
-                f"--environment_config=localhost:{worker_pool}"]) == 0
+                f"--environment_config=localhost:{port}"]) == 0
+    assert "Starting worker" in log.read_text()  # the DoFns ran in the pool's worker processes
     built, expected = tree(output), tree(local)
     assert sorted(built) == sorted(expected)
     assert [name for name in sorted(expected) if built[name] != expected[name]] == []
