@@ -193,3 +193,19 @@ def test_build_verify_package_evaluate_on_s3_match_the_local_commands(s3, input_
                 "--workers", "1", "--", *beam_args]) == 0
     assert_same_tree(objects(client, "release-evaluations/tiny"), evaluation)
     assert CHECKSUMS in remote and os.environ["AWS_ACCESS_KEY_ID"] == "testing"
+
+
+def test_portable_runner_workers_write_the_same_release_to_s3(s3, input_tar, local_release, worker_pool):
+    """A Flink/Spark-style worker pool gets no pipeline options (its SDK workers start without the
+    provisioning service): its workers reach the store through the environment, as on a cluster."""
+    client, beam_args = s3
+    built, _, _ = local_release
+    endpoint = beam_args[0].split("=", 1)[1]
+    port, log = worker_pool({**KEYS, "AWS_ENDPOINT_URL": endpoint, "AWS_DEFAULT_REGION": "us-east-1"})
+    client.upload_file(str(input_tar), BUCKET, "input-portable/ILSVRC2012_img_val.tar")
+    assert cli(["build-c", "--input", f"s3://{BUCKET}/input-portable/ILSVRC2012_img_val.tar",
+                "--output", f"s3://{BUCKET}/portable", "--corruptions", CORRUPTIONS, "--severities", SEVERITIES,
+                "--", *beam_args, "--runner=PortableRunner", "--job_endpoint=embed", "--environment_type=EXTERNAL",
+                f"--environment_config=localhost:{port}"]) == 0
+    assert "Starting worker" in log.read_text()
+    assert_same_tree(objects(client, "portable"), built)
