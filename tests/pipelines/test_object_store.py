@@ -119,6 +119,28 @@ def test_objects_are_written_in_place_atomically_and_listed_by_prefix(s3):
     assert sorted(objects(client, "unit-sibling")) == ["x.txt"]
 
 
+def test_a_failed_local_write_leaves_neither_the_file_nor_its_temporary(tmp_path):
+    def failing():
+        yield b"half"
+        raise OSError("disk gone")
+    with pytest.raises(OSError, match="disk gone"):
+        storage.write_atomic(str(tmp_path), "a/failed.txt", failing())
+    assert [p for p in tmp_path.rglob("*") if p.is_file()] == []
+    assert storage.write_atomic(str(tmp_path), "a/ok.txt", [b"o", b"k"]).size == 2
+    assert storage.list_tree(str(tmp_path), [".tmp"]) == {"a/ok.txt": 2}
+
+
+def test_ranges_of_a_large_object_are_read_exactly(s3):
+    client, beam_args = s3
+    storage.configure(beam_args)
+    data = bytes(range(256)) * 8192  # 2 MiB
+    client.put_object(Bucket=BUCKET, Key="ranges/shard", Body=data)
+    for offset, length in ((0, 10), (123_457, 110_000), (len(data) - 5, 5)):
+        assert storage.read_bytes(f"s3://{BUCKET}/ranges/shard", offset, length) == data[offset:offset + length]
+    with pytest.raises(OSError, match="expected 10 bytes"):
+        storage.read_bytes(f"s3://{BUCKET}/ranges/shard", len(data) - 5, 10)
+
+
 # --- the commands -----------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
