@@ -57,9 +57,9 @@ def test_fpr95_reference_rule_differs_from_first_reaching():
     assert fpr_at_tpr(scores, positive) == 0.5
 
 
-def test_fpr95_reference_appended_point_only_when_nothing_is_near():
-    # 2 positives: recall 1 (dist 0.05) ties with the appended (1, 0) and wins as the real point.
-    assert fpr_at_recall_closest([3.0, 2.0, 1.0], [True, False, True]) == 0.5
+def test_fpr95_reference_real_full_recall_point_beats_the_appended_one():
+    # 2 positives: recall 1 (distance 0.05) ties with the appended (1, 0 FP); the real point comes first.
+    assert fpr_at_recall_closest([3.0, 2.0, 1.0], [True, False, True]) == 1.0
 
 
 def test_imagenet_a_metrics_names_both_conventions():
