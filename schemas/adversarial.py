@@ -132,7 +132,7 @@ class FilterConfig:
 
     def to_json(self) -> dict:
         document = asdict(self)
-        document["class_wnids"] = len(self.class_wnids)
+        document["class_wnids"] = list(self.class_wnids)
         return {**document, "rules": {
             "R0": "unusable: cannot be read or decoded" + (f", or short side < {self.min_size}" if self.min_size else ""),
             "R1": "some crop of some model has the weak label as argmax over the class set",
