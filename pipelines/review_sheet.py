@@ -33,6 +33,7 @@ ROWS_PER_SHEET = 10
 THUMB = 224
 TEXT_WIDTH = 900
 FONT_SIZE = 14
+HEADER = 24
 
 
 def _name(wnid: str) -> str:
@@ -96,10 +97,12 @@ def contact_sheets(output_dir: str, items: Sequence[Mapping], decisions: Sequenc
     row_height = THUMB + 8
     for start in range(0, len(items), ROWS_PER_SHEET):
         chunk = items[start:start + ROWS_PER_SHEET]
-        sheet = Image.new("RGB", (2 * THUMB + TEXT_WIDTH + 16, len(chunk) * row_height + 4), "white")
+        sheet = Image.new("RGB", (2 * THUMB + TEXT_WIDTH + 16, HEADER + len(chunk) * row_height + 4), "white")
         draw = ImageDraw.Draw(sheet)
+        for left, title in ((4, "original"), (THUMB + 8, "centre crop the model saw"), (2 * THUMB + 14, "item")):
+            draw.text((left, 4), title, fill="black", font=font)
         for i, row in enumerate(chunk):
-            top = 4 + i * row_height
+            top = HEADER + i * row_height
             original = Image.open(io.BytesIO(storage.read_bytes(os.path.join(output_dir, REVIEW_DIR, "originals", row["key"]))))
             sheet.paste(_fit(original, THUMB), (4, top))
             crop = Image.open(os.path.join(output_dir, REVIEW_DIR, "crops", row["key"] + ".png"))
