@@ -23,24 +23,25 @@ from typing import Iterable, Mapping, Optional, Sequence, TextIO
 
 import apache_beam as beam
 import numpy as np
+from PIL import Image
 
 from schemas.adversarial import (CLASS_SETS, DECISIONS, FILTER_JSON, KEPT, LOGITS_DIR, REJECTED, REVIEW_DIR,
                                  TASKS, FilterConfig)
 from schemas.class_subsets import subset_wnids
 from schemas.imagenet_val import IMAGE_EXTENSIONS
 from schemas.records import Failure, Locator, SourceEntry, SourceImage
-from schemas.release import FAILURES, PARTS_DIR, SCRATCH_DIRS, dumps, is_safe_name, json_line
+from schemas.release import FAILURES, SCRATCH_DIRS, dumps, is_safe_name
 from schemas.wnids import imagenet_wnids, wnid_to_label
 from transforms.image_hash import difference_hash
-from transforms.ten_crop import CENTRE_CROP, centre_crop, normalise, ten_crops, upright_rgb
+from transforms.ten_crop import centre_crop, normalise, ten_crops, upright_rgb
 
 from . import storage
 from .filtration import judge_candidate, rank_confusion
 from .progress import ProgressLine
 from .release import OutputsFn, library_versions, write_json_lines
 from .runner import make_pipeline
-from .sources import (SourceIndex, drop_duplicates, index_source, inspect_image, source_note, walk_folder,
-                      write_entry_lists)
+from .sources import (ReadImageNet, SourceIndex, drop_duplicates, index_source, inspect_image, source_note,
+                      walk_folder, write_entry_lists)
 
 CROPS_DIR = f"{REVIEW_DIR}/crops"
 ORIGINALS_DIR = f"{REVIEW_DIR}/originals"
@@ -183,7 +184,6 @@ class _WriteReviewItemFn(beam.DoFn):
         data = storage.read_bytes(os.path.join(self._candidates, row["source"]))
         storage.write_atomic(self._output_dir, f"{ORIGINALS_DIR}/{row['key']}", data)
         buffer = io.BytesIO()
-        from PIL import Image
         Image.fromarray(centre_crop(data, self._crop, self._resize)).save(buffer, format="PNG")
         storage.write_atomic(self._output_dir, f"{CROPS_DIR}/{row['key']}.png", buffer.getvalue())
 
@@ -258,6 +258,11 @@ def _funnel(rows: Iterable[dict]) -> dict:
     return dict(sorted(counts.items()))
 
 
+def _onnxruntime_version() -> str:
+    import onnxruntime
+    return onnxruntime.__version__
+
+
 def filter_candidates(task: str, candidates: str, model_paths: Sequence[str], output_dir: str,
                       config: FilterConfig, metadata_path: Optional[str] = None, workers: Optional[int] = None,
                       beam_args: Sequence[str] = (), progress_interval: float = 10.0,
@@ -309,7 +314,6 @@ def filter_candidates(task: str, candidates: str, model_paths: Sequence[str], ou
     progress_dir = output_dir
     primary = models[config.primary_model]
     pipeline = make_pipeline(workers, beam_args)
-    from .sources import ReadImageNet
     images = pipeline | "ReadCandidates" >> ReadImageNet(write_entry_lists(output_dir, index.entries), progress_dir)
     result = images.images | "Filter" >> FilterCandidates(list(model_paths), models, config, progress_dir)
     rows = result["rows"] | "FinalRows" >> beam.Map(_final_row, metadata)
@@ -343,7 +347,7 @@ def filter_candidates(task: str, candidates: str, model_paths: Sequence[str], ou
                    **{d: sum(r["decision"] == d for r in decisions) for d in ("kept", "rejected", "capped")}},
         "funnel": _funnel(decisions),
         "decisions_sha256": hashlib.sha256(storage.read_bytes(storage.join(output_dir, DECISIONS))).hexdigest(),
-        "library_versions": library_versions(),
+        "library_versions": {**library_versions(), "onnxruntime": _onnxruntime_version()},
     }
     write_review_sheet(output_dir, task, decisions, document)
     storage.write_atomic(output_dir, FILTER_JSON, dumps(document).encode("utf-8"))

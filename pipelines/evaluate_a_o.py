@@ -9,7 +9,6 @@ RMS calibration error and AURRA under both conventions, see
 """
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Optional, Sequence
 

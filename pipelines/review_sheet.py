@@ -15,16 +15,15 @@ from __future__ import annotations
 
 import html
 import io
-import json
 import os
 from typing import Mapping, Sequence
 
+import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
 from schemas.adversarial import KEPT, NEAR_DUPLICATE_BITS, REVIEW_CODES, REVIEW_DIR, REVIEW_PAGE, TASKS
 from schemas.class_names import class_gloss, class_lemmas, class_name
 from schemas.wnids import wnid_to_label
-from transforms.image_hash import hamming
 from transforms.ten_crop import CENTRE_CROP
 
 from . import storage
@@ -45,20 +44,34 @@ def shortlist(decisions: Sequence[Mapping]) -> list:
     return sorted((r for r in decisions if r["decision"] == KEPT), key=lambda r: (r["confusion"], r["rank"], r["key"]))
 
 
-def near_duplicates(row: Mapping, decisions: Sequence[Mapping]) -> list:
-    """``[(other key, 'identical bytes' | 'dHash distance d')]`` among all decodable candidates."""
-    hits = []
-    for other in decisions:
-        if other["key"] == row["key"] or "dhash" not in other:
-            continue
-        if other["sha256"] == row["sha256"]:
-            hits.append((other["key"], "identical bytes"))
-        elif "dhash" in row and hamming(other["dhash"], row["dhash"]) <= NEAR_DUPLICATE_BITS:
-            hits.append((other["key"], f"dHash distance {hamming(other['dhash'], row['dhash'])}"))
-    return hits
+class DuplicateIndex:
+    """Identical-bytes and dHash neighbours of any candidate among all decodable candidates.
+
+    One vectorised pass over the pool per query, so the sheet of a shortlist of s items over a
+    pool of n candidates costs O(s n) bit operations in NumPy.
+    """
+
+    def __init__(self, decisions: Sequence[Mapping]):
+        pool = [r for r in decisions if "dhash" in r]
+        self._keys = [r["key"] for r in pool]
+        self._sha = [r["sha256"] for r in pool]
+        self._hashes = np.array([int(r["dhash"], 16) for r in pool], dtype=np.uint64)
+
+    def hits(self, row: Mapping) -> list:
+        """``[(other key, 'identical bytes' | 'dHash distance d')]``, in key order."""
+        if "dhash" not in row or not self._keys:
+            return []
+        xor = self._hashes ^ np.uint64(int(row["dhash"], 16))
+        distances = np.unpackbits(xor.view(np.uint8).reshape(-1, 8), axis=1).sum(axis=1)
+        found = []
+        for i in np.flatnonzero(distances <= NEAR_DUPLICATE_BITS):
+            if self._keys[i] != row["key"]:
+                why = "identical bytes" if self._sha[i] == row["sha256"] else f"dHash distance {distances[i]}"
+                found.append((self._keys[i], why))
+        return sorted(found)  # identical bytes have identical hashes, so they are all found here
 
 
-def item_lines(row: Mapping, decisions: Sequence[Mapping], task: str) -> list:
+def item_lines(row: Mapping, duplicates: DuplicateIndex, task: str) -> list:
     """The facts of one item as text lines (used by the contact sheet; the page shows the same)."""
     weak = row["wnid"]
     lines = [row["key"]]
@@ -79,7 +92,7 @@ def item_lines(row: Mapping, decisions: Sequence[Mapping], task: str) -> list:
             lines.append(f"  MSP per crop: " + " ".join(f"{p:.3f}" for p in model["msp"]))
     meta = row.get("metadata") or {}
     lines.append("source: " + (", ".join(f"{k}={v}" for k, v in sorted(meta.items())) or "no metadata given"))
-    dups = near_duplicates(row, decisions)
+    dups = duplicates.hits(row)
     lines.append("near-duplicates: " + (", ".join(f"{k} ({why})" for k, why in dups) or "none"))
     return lines
 
@@ -90,7 +103,7 @@ def _fit(image: Image.Image, size: int) -> Image.Image:
     return image
 
 
-def contact_sheets(output_dir: str, items: Sequence[Mapping], decisions: Sequence[Mapping], task: str) -> list:
+def contact_sheets(output_dir: str, items: Sequence[Mapping], duplicates: DuplicateIndex, task: str) -> list:
     """Write ``review/sheet-NNN.png`` pages; return their relative paths."""
     font = ImageFont.load_default(size=FONT_SIZE)
     pages = []
@@ -108,7 +121,7 @@ def contact_sheets(output_dir: str, items: Sequence[Mapping], decisions: Sequenc
             crop = Image.open(os.path.join(output_dir, REVIEW_DIR, "crops", row["key"] + ".png"))
             sheet.paste(crop.resize((THUMB, THUMB), Image.BILINEAR) if crop.size != (THUMB, THUMB) else crop,
                         (THUMB + 8, top))
-            lines = item_lines(row, decisions, task)
+            lines = item_lines(row, duplicates, task)
             lines[0] = f"#{start + i + 1}  {lines[0]}"
             draw.multiline_text((2 * THUMB + 14, top), "\n".join(_clip(l) for l in lines), fill="black",
                                 font=font, spacing=2)
@@ -154,7 +167,7 @@ def _e(value) -> str:
     return html.escape(str(value), quote=True)
 
 
-def _card(number: int, row: Mapping, decisions: Sequence[Mapping], task: str, exemplars: Sequence[str]) -> str:
+def _card(number: int, row: Mapping, duplicates: DuplicateIndex, task: str, exemplars: Sequence[str]) -> str:
     weak_labels = TASKS[task].weak_labels
     key = row["key"]
     parts = [f'<div class="item" data-key="{_e(key)}" id="item-{number}">',
@@ -190,7 +203,7 @@ def _card(number: int, row: Mapping, decisions: Sequence[Mapping], task: str, ex
     meta = row.get("metadata") or {}
     parts.append("<p><b>source</b> " + (", ".join(f"{_e(k)}: {_e(v)}" for k, v in sorted(meta.items()))
                                        or "no metadata given") + "</p>")
-    dups = near_duplicates(row, decisions)
+    dups = duplicates.hits(row)
     parts.append("<p><b>near-duplicates</b> " + (", ".join(f"{_e(k)} ({_e(why)})" for k, why in dups) or "none")
                  + "</p>")
     codes = [c for c in REVIEW_CODES if task == "imagenet_o" or c != "reject:depicts_in1k_class"]
@@ -219,6 +232,7 @@ def write_review_sheet(output_dir: str, task: str, decisions: Sequence[Mapping],
         ``{"page": ..., "sheets": [...], "items": n}`` (relative paths).
     """
     items = shortlist(decisions)
+    duplicates = DuplicateIndex(decisions)
     exemplars = exemplars or {}
     config = document["config"]
     models = ", ".join(f"{m['model']} (ONNX sha256 {m['onnx_sha256'][:12]}…)" for m in document["models"])
@@ -233,9 +247,9 @@ def write_review_sheet(output_dir: str, task: str, decisions: Sequence[Mapping],
               ". Enter your reviewer id, decide, then save: the saved <code>reviews.jsonl</code> goes to "
               f"<code>imagenet-cp package-{task[-1]} --accepted</code>.</p>"
               '<p>reviewer id <input id="reviewer" size="20"> <button onclick="save()">save reviews.jsonl</button></p>')
-    cards = "".join(_card(i + 1, row, decisions, task, exemplars.get(row["wnid"], ())) for i, row in enumerate(items))
+    cards = "".join(_card(i + 1, row, duplicates, task, exemplars.get(row["wnid"], ())) for i, row in enumerate(items))
     page = (f'<!DOCTYPE html><html><head><meta charset="utf-8"><title>{_e(TASKS[task].dataset_title)} review'
             f'</title><style>{_STYLE}</style><script>{_SCRIPT}</script></head><body>{header}{cards}</body></html>\n')
     storage.write_atomic(output_dir, REVIEW_PAGE, page.encode("utf-8"))
-    sheets = contact_sheets(output_dir, items, decisions, task)
+    sheets = contact_sheets(output_dir, items, duplicates, task)
     return {"page": REVIEW_PAGE, "sheets": sheets, "items": len(items)}

@@ -1,8 +1,6 @@
 """ImageNet-A/O construction end to end with the real EfficientNet-Lite0: filter-a, filter-o,
 package-a, verify and evaluate through the CLI."""
-import io
 import json
-import os
 from pathlib import Path
 
 import numpy as np

@@ -3,7 +3,6 @@ import dataclasses
 import io
 import json
 
-import numpy as np
 import onnxruntime
 import pytest
 import skimage.data
