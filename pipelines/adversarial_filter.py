@@ -40,8 +40,7 @@ from .filtration import judge_candidate, rank_confusion
 from .progress import ProgressLine
 from .release import OutputsFn, library_versions, write_json_lines
 from .runner import make_pipeline
-from .sources import (ReadImageNet, SourceIndex, drop_duplicates, index_source, inspect_image, source_note,
-                      walk_folder, write_entry_lists)
+from .sources import ReadImageNet, SourceIndex, inspect_image, source_note, walk_folder, write_entry_lists
 
 CROPS_DIR = f"{REVIEW_DIR}/crops"
 ORIGINALS_DIR = f"{REVIEW_DIR}/originals"
@@ -72,8 +71,12 @@ def resolve_classes(classes: str) -> tuple[str, tuple]:
     return f"file:{hashlib.sha256(raw).hexdigest()}", tuple(wnids)
 
 
-def _classify_o(relative: str, locator: Locator):
-    """An ImageNet-O candidate ``<synset>/<file>``, or a Failure: the synset must not be an ImageNet-1k class."""
+def classify_candidate(relative: str, locator: Locator, task: str):
+    """A candidate ``<folder>/<file>`` as a :class:`SourceEntry`, or a :class:`Failure` saying why not.
+
+    For ImageNet-A the folder is the weak label and must be an ImageNet-1k wnid; for ImageNet-O it
+    is the source synset and must not be one (``label`` is then -1).
+    """
     parts = relative.split("/")
 
     def failure(reason):
@@ -83,15 +86,26 @@ def _classify_o(relative: str, locator: Locator):
         return failure("unsupported name: hidden, or with a control character or backslash")
     if os.path.splitext(parts[-1])[1].lower() not in IMAGE_EXTENSIONS:
         return failure(f"not an image file: the extension must be one of {', '.join(IMAGE_EXTENSIONS)}")
+    weak_labels = TASKS[task].weak_labels
     if len(parts) != 2:
-        return failure("expected <synset>/<file>: the folder names the candidate's source synset")
-    if parts[0] in wnid_to_label():
-        return failure(f"source synset {parts[0]} is an ImageNet-1k class: ImageNet-O candidates come from outside the 1000")
-    return SourceEntry(key=relative, wnid=parts[0], label=-1, locator=locator, source=relative)
+        return failure("expected <wnid>/<file>: the folder is the weak label" if weak_labels else
+                       "expected <synset>/<file>: the folder names the candidate's source synset")
+    folder = parts[0]
+    if weak_labels and folder not in wnid_to_label():
+        return failure(f"class folder {folder!r} is not one of the 1000 ImageNet wnids")
+    if not weak_labels and folder in wnid_to_label():
+        return failure(f"source synset {folder} is an ImageNet-1k class: ImageNet-O candidates come from "
+                       "outside the 1000")
+    return SourceEntry(key=relative, wnid=folder, label=wnid_to_label().get(folder, -1), locator=locator,
+                       source=relative)
 
 
 def index_candidates(root: str, task: str) -> SourceIndex:
     """List a candidate folder: entries sorted by key and failures with reasons.
+
+    Unlike a validation set, a pool may reuse file names across class folders (``000001.jpg`` of
+    every query); only keys that differ in case alone are duplicates (they would collide on a
+    case-insensitive file system).
 
     Raises
     ------
@@ -100,14 +114,22 @@ def index_candidates(root: str, task: str) -> SourceIndex:
     """
     if not os.path.isdir(root):
         raise ValueError(f"--candidates {root!r} is not a folder of <wnid>/<file> candidates")
-    if TASKS[task].weak_labels:
-        return index_source(root, "folder")
-    entries, failures = [], []
+    entries, failures, first = [], [], {}
     for item in walk_folder(root):
-        result = item if isinstance(item, Failure) else _classify_o(*item)
-        (failures if isinstance(result, Failure) else entries).append(result)
-    entries, duplicates = drop_duplicates(entries)
-    return SourceIndex("folder", tuple(entries), tuple(failures + duplicates))
+        result = item if isinstance(item, Failure) else classify_candidate(*item, task)
+        if isinstance(result, Failure):
+            failures.append(result)
+        else:
+            entries.append(result)
+    kept = []
+    for entry in sorted(entries, key=lambda e: e.key):
+        seen = first.setdefault(entry.key.casefold(), entry)
+        if seen is entry:
+            kept.append(entry)
+        else:
+            failures.append(Failure(entry.key, entry.source, "list",
+                                    f"duplicate name: differs from {seen.key} only in case; {seen.key} is used"))
+    return SourceIndex("folder", tuple(kept), tuple(failures))
 
 
 # --- the workers ----------------------------------------------------------------------------------
@@ -258,13 +280,42 @@ def _funnel(rows: Iterable[dict]) -> dict:
     return dict(sorted(counts.items()))
 
 
+EXEMPLARS_PER_CLASS = 5
+
+
+def copy_exemplars(output_dir: str, exemplars_dir: str, decisions: Sequence[Mapping], task: str) -> dict:
+    """Copy up to :data:`EXEMPLARS_PER_CLASS` images (sorted by name) of each class the shortlist
+    shows (A: the weak label; O: the predicted class) to ``review/exemplars/<wnid>/``.
+
+    Returns
+    -------
+    dict
+        wnid -> paths relative to ``review/``.
+    """
+    if not os.path.isdir(exemplars_dir):
+        raise ValueError(f"--exemplars {exemplars_dir!r} is not a folder of <wnid>/<image>")
+    column = 0 if TASKS[task].weak_labels else -1
+    wanted = sorted({r["confusion"][column] for r in decisions if r["decision"] == KEPT})
+    found = {}
+    for wnid in wanted:
+        folder = os.path.join(exemplars_dir, wnid)
+        names = sorted(n for n in os.listdir(folder) if os.path.splitext(n)[1].lower() in IMAGE_EXTENSIONS
+                       and is_safe_name(n))[:EXEMPLARS_PER_CLASS] if os.path.isdir(folder) else []
+        for name in names:
+            storage.write_atomic(output_dir, f"{REVIEW_DIR}/exemplars/{wnid}/{name}",
+                                 storage.read_bytes(os.path.join(folder, name)))
+        found[wnid] = [f"exemplars/{wnid}/{name}" for name in names]
+    return found
+
+
 def _onnxruntime_version() -> str:
     import onnxruntime
     return onnxruntime.__version__
 
 
 def filter_candidates(task: str, candidates: str, model_paths: Sequence[str], output_dir: str,
-                      config: FilterConfig, metadata_path: Optional[str] = None, workers: Optional[int] = None,
+                      config: FilterConfig, metadata_path: Optional[str] = None,
+                      exemplars_dir: Optional[str] = None, workers: Optional[int] = None,
                       beam_args: Sequence[str] = (), progress_interval: float = 10.0,
                       stream: TextIO = sys.stderr) -> dict:
     """Run the filter and write its outputs (see :mod:`schemas.adversarial`).
@@ -283,6 +334,9 @@ def filter_candidates(task: str, candidates: str, model_paths: Sequence[str], ou
         Rules and thresholds.
     metadata_path : str, optional
         JSON lines ``{"key": "<wnid>/<file>", "source": ..., "url": ..., "licence": ...}``.
+    exemplars_dir : str, optional
+        ``<wnid>/<image>`` training images (e.g. ImageNet train): the first
+        :data:`EXEMPLARS_PER_CLASS` of each class on the sheet are copied to ``review/exemplars/``.
 
     Returns
     -------
@@ -349,6 +403,7 @@ def filter_candidates(task: str, candidates: str, model_paths: Sequence[str], ou
         "decisions_sha256": hashlib.sha256(storage.read_bytes(storage.join(output_dir, DECISIONS))).hexdigest(),
         "library_versions": {**library_versions(), "onnxruntime": _onnxruntime_version()},
     }
-    write_review_sheet(output_dir, task, decisions, document)
+    exemplars = copy_exemplars(output_dir, exemplars_dir, decisions, task) if exemplars_dir else {}
+    write_review_sheet(output_dir, task, decisions, document, exemplars)
     storage.write_atomic(output_dir, FILTER_JSON, dumps(document).encode("utf-8"))
     return document

@@ -186,7 +186,7 @@ def _card(number: int, row: Mapping, duplicates: DuplicateIndex, task: str, exem
                      f'{_e(class_lemmas(predicted))}<br><span class="gloss">{_e(class_gloss(predicted))}</span><br>'
                      f'It must show <b>none</b> of the 1000 ImageNet classes.</p>')
     if exemplars:
-        parts.append("<p>" + "".join(f'<img src="{_e(x)}" style="max-height:96px" alt="exemplar">'
+        parts.append("<p><b>training exemplars</b><br>" + "".join(f'<img src="{_e(x)}" style="max-height:96px" alt="exemplar">'
                                      for x in exemplars) + "</p>")
     label = " &rarr; ".join(_e(_name(w)) for w in row["confusion"])
     parts.append(f'<p><b>confusion</b> {label}: rank {row["rank"]} of {row["confusion_size"]}'
@@ -247,7 +247,9 @@ def write_review_sheet(output_dir: str, task: str, decisions: Sequence[Mapping],
               ". Enter your reviewer id, decide, then save: the saved <code>reviews.jsonl</code> goes to "
               f"<code>imagenet-cp package-{task[-1]} --accepted</code>.</p>"
               '<p>reviewer id <input id="reviewer" size="20"> <button onclick="save()">save reviews.jsonl</button></p>')
-    cards = "".join(_card(i + 1, row, duplicates, task, exemplars.get(row["wnid"], ())) for i, row in enumerate(items))
+    column = 0 if TASKS[task].weak_labels else -1
+    cards = "".join(_card(i + 1, row, duplicates, task, exemplars.get(row["confusion"][column], ()))
+                    for i, row in enumerate(items))
     page = (f'<!DOCTYPE html><html><head><meta charset="utf-8"><title>{_e(TASKS[task].dataset_title)} review'
             f'</title><style>{_STYLE}</style><script>{_SCRIPT}</script></head><body>{header}{cards}</body></html>\n')
     storage.write_atomic(output_dir, REVIEW_PAGE, page.encode("utf-8"))

@@ -26,6 +26,8 @@ def add_filter_arguments(parser, task: str) -> None:
                             help="keep candidates whose min over crops of the max softmax probability reaches this")
     parser.add_argument("--min-size", type=int, help="R0: reject images whose short side is below this (pixels)")
     parser.add_argument("--metadata", help="JSON lines {key, source, url, licence, ...} shown to reviewers")
+    parser.add_argument("--exemplars", help="folder of <wnid>/<image> training images: up to 5 per class are "
+                        "shown on the review sheet")
     parser.add_argument("--workers", type=int, help="local worker processes (default: all cores)")
     parser.add_argument("beam_args", nargs=argparse.REMAINDER, help="Beam pipeline options after --")
 
@@ -39,7 +41,7 @@ def run_filter(args, task: str) -> int:
         config = FilterConfig(task, name, wnids, threshold=getattr(args, "threshold", 0.15), cap=args.cap,
                               msp_cut=getattr(args, "msp_cut", 0.0), min_size=args.min_size)
         document = filter_candidates(task, args.candidates, args.models, args.output, config, args.metadata,
-                                     args.workers, [a for a in args.beam_args if a != "--"])
+                                     args.exemplars, args.workers, [a for a in args.beam_args if a != "--"])
     except (OSError, ValueError, ImportError) as err:
         print(f"imagenet-cp {args.command}: {err}", file=sys.stderr)
         return 2

@@ -8,6 +8,7 @@ import pytest
 import skimage.data
 from PIL import Image
 
+from pipelines.adversarial_filter import index_candidates
 from pipelines.filtration import judge_candidate, rank_confusion
 from schemas.adversarial import FilterConfig
 from schemas.class_subsets import subset_wnids
@@ -29,26 +30,29 @@ def candidates(tmp_path_factory):
     save(root / PERSIAN_CAT / "chelsea.jpg", chelsea, quality=95)
     save(root / PERSIAN_CAT / "chelsea_crop.jpg", chelsea.crop((10, 5, 440, 295)), quality=90)
     save(root / PERSIAN_CAT / "chelsea_flip.png", chelsea.transpose(Image.FLIP_LEFT_RIGHT))
-    save(root / LYNX / "chelsea_lynx.jpg", chelsea, quality=95)       # the model says lynx: correct
+    save(root / LYNX / "chelsea.jpg", chelsea, quality=95)       # the model says lynx: correct; same name
     (root / "n01440764").mkdir()
     (root / "n01440764" / "broken.jpg").write_bytes(b"not an image")
     (root / "n01440764" / "notes.txt").write_text("notes\n")
     save(root / "misc" / "photo.jpg", chelsea)
+    exemplars = root.parent / "train"
+    save(exemplars / PERSIAN_CAT / "n02123394_1.JPEG", chelsea.resize((100, 66)))
     metadata = root.parent / "metadata.jsonl"
     metadata.write_text(json.dumps({"key": f"{PERSIAN_CAT}/chelsea.jpg", "source": "scikit-image",
                                     "url": "https://scikit-image.org", "licence": "CC0"}) + "\n")
-    return root, metadata
+    return root, metadata, exemplars
 
 
 @pytest.fixture(scope="module")
 def filter_runs(candidates, lite0_onnx, tmp_path_factory):
     """The same filter-a run with 1 and with 2 workers (cap 2 so that the cap is exercised)."""
-    root, metadata = candidates
+    root, metadata, exemplars = candidates
     outputs = []
     for workers in (1, 2):
         out = tmp_path_factory.mktemp(f"filter{workers}") / "out"
         code = main(["filter-a", "--candidates", str(root), "--model", str(lite0_onnx), "--output", str(out),
-                     "--cap", "2", "--metadata", str(metadata), "--workers", str(workers)])
+                     "--cap", "2", "--metadata", str(metadata), "--exemplars", str(exemplars),
+                     "--workers", str(workers)])
         assert code == 0
         outputs.append(out)
     return outputs
@@ -71,7 +75,7 @@ def test_filter_a_keeps_persian_cat_seen_as_lynx_and_rejects_a_correct_image(fil
     assert max(model["weak_prob"]) <= 0.021 and len(model["top5"]) == 10 and len(model["top5"][0]) == 5
     assert not kept["rules"]["R1"] and not kept["rules"]["R2"] and "survives R1 and R2" in kept["reason"]
     assert kept["metadata"]["licence"] == "CC0"
-    correct = rows[f"{LYNX}/chelsea_lynx.jpg"]
+    correct = rows[f"{LYNX}/chelsea.jpg"]
     assert correct["decision"] == "rejected" and correct["rules"]["R1"] and correct["reason"].startswith("R1:")
     assert rows[f"{PERSIAN_CAT}/chelsea_crop.jpg"]["rank"] == 2
     capped = rows[f"{PERSIAN_CAT}/chelsea_flip.png"]
@@ -89,12 +93,26 @@ def test_filter_a_lists_bad_files_and_writes_the_review_sheet(filter_runs):
     page = (out / "review" / "index.html").read_text()
     assert page.count('class="item"') == 2 and "a long-haired breed of cat" in page and "reject:wrong_label" in page
     assert "crops/n02123394/chelsea.jpg.png" in page and "CC0" in page and "dHash distance" in page
+    assert f"{LYNX}/chelsea.jpg (identical bytes)" in page and "exemplars/n02123394/n02123394_1.JPEG" in page
+    assert (out / "review" / "exemplars" / PERSIAN_CAT / "n02123394_1.JPEG").is_file()
     assert Image.open(out / "review" / "crops" / PERSIAN_CAT / "chelsea.jpg.png").size == (224, 224)
     assert Image.open(out / "review" / "sheet-001.png").size[1] > 224
     logits = np.load(out / "logits" / f"{PERSIAN_CAT}.npy")
     assert logits.shape == (3, 1, 10, 1000) and logits.dtype == np.float32
     document = json.loads((out / "filter.json").read_text())
     assert document["funnel"][PERSIAN_CAT] == {"candidates": 3, "rejected": 0, "shortlisted": 2, "capped": 1}
+
+
+def test_candidate_listing_allows_names_reused_across_classes(tmp_path):
+    for relative in (f"{PERSIAN_CAT}/1.jpg", f"{LYNX}/1.jpg", f"{LYNX}/1.JPG", "n00021939/1.jpg"):
+        (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / relative).write_bytes(b"x")
+    index = index_candidates(str(tmp_path), "imagenet_a")
+    assert [e.key for e in index.entries] == [f"{PERSIAN_CAT}/1.jpg", f"{LYNX}/1.JPG"]
+    reasons = {f.key: f.reason for f in index.failures}
+    assert "only in case" in reasons[f"{LYNX}/1.jpg"] and "not one of the 1000" in reasons["n00021939/1.jpg"]
+    index = index_candidates(str(tmp_path), "imagenet_o")
+    assert [e.key for e in index.entries] == ["n00021939/1.jpg"] and index.entries[0].label == -1
 
 
 def test_filter_a_is_byte_identical_across_runs_and_worker_counts(filter_runs):
