@@ -157,10 +157,14 @@ function save() {
 
 _STYLE = """
 body{font-family:sans-serif;margin:1em;max-width:1400px}
-.item{border:1px solid #999;margin:1em 0;padding:.5em;display:flex;gap:1em}
+.item{border:1px solid #999;margin:1em 0;padding:.5em;display:flex;gap:1em} .item>div{flex-shrink:0}
 .item img{max-height:300px} .crop{width:224px;height:224px} table{border-collapse:collapse;font-size:90%}
-td,th{border:1px solid #ccc;padding:2px 4px;text-align:left} .facts{flex:1} .gloss{color:#555}
+td,th{border:1px solid #ccc;padding:2px 4px;text-align:left} .item>div.facts{flex:1;flex-shrink:1} .gloss{color:#555}
 """
+
+
+_CROP_HEADERS = ("TL", "TR", "BL", "BR", "centre", "flip TL", "flip TR", "flip BL", "flip BR", "flip centre")
+"""Column heads of the per-crop table, in crop-index order (:data:`transforms.ten_crop.CROP_NAMES`)."""
 
 
 def _e(value) -> str:
@@ -198,7 +202,7 @@ def _card(number: int, row: Mapping, duplicates: DuplicateIndex, task: str, exem
         crops = "".join(f"<td>{p:.4f}</td>" for p in per_crop)
         argmax = "".join(f"<td>{_e(_name(w))}</td>" for w in model["argmax"])
         parts.append(f'<p><b>{_e(model["model"])}</b></p><table><tr><th>centre top-5</th><th>p</th></tr>{top5}'
-                     f'</table><table><tr><th>crop</th>{"".join(f"<th>{i}</th>" for i in range(10))}</tr>'
+                     f'</table><table><tr><th>crop</th>{"".join(f"<th>{c}</th>" for c in _CROP_HEADERS)}</tr>'
                      f'<tr><th>prediction</th>{argmax}</tr><tr><th>{head}</th>{crops}</tr></table>')
     meta = row.get("metadata") or {}
     parts.append("<p><b>source</b> " + (", ".join(f"{_e(k)}: {_e(v)}" for k, v in sorted(meta.items()))
