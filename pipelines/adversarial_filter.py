@@ -184,6 +184,7 @@ class _ScoreCandidatesFn(OutputsFn):
             yield _unusable(image, str(err))
             return
         info = {**info, "upright_width": upright.width, "upright_height": upright.height,
+                "pixels_sha256": hashlib.sha256(upright.tobytes()).hexdigest(),
                 "note": source_note(info, entry.file_name), "dhash": difference_hash(upright)}
         self._progress.add(outputs_written=1)
         if self._config.min_size and min(upright.size) < self._config.min_size:

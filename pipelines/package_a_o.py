@@ -7,7 +7,7 @@ release directory that ``imagenet-cp verify`` checks::
     PKG/imagenet-a/README.txt             the official README structure
     PKG/manifest/imagenet-a.jsonl         one row per file: candidate, scores, name fields, review
     PKG/sources.jsonl                     one row per accepted candidate (its bytes' SHA-256)
-    PKG/release.json, PKG/SHA256SUMS
+    PKG/release.json, PKG/SHA256SUMS       (release.json records the tar's size, SHA-256 and MD5)
     PKG/packages/imagenet-a.tar + SHA256SUMS   (reproducible tar, as ``imagenet-cp package``)
 
 File names follow the release: ImageNet-A ``<p>_<pred1> _ <pred2>_<q>.<ext>`` with p the weak
@@ -194,8 +194,20 @@ def package_set(task: str, filtered_dir: str, accepted_path: str, output_dir: st
         per_class[r["wnid"]] = per_class.get(r["wnid"], 0) + 1
     with open(accepted_path, "rb") as stream:
         accepted_sha256 = hashlib.sha256(stream.read()).hexdigest()
+    packages = os.path.join(output_dir, PACKAGES_DIR)
+    os.makedirs(packages, exist_ok=True)
+    tar = os.path.join(packages, f"{tree}.tar")
+    write_tar(output_dir, [tree], tar)
+    md5 = hashlib.md5()
+    with open(tar, "rb") as stream:
+        for chunk in iter(lambda: stream.read(1 << 20), b""):
+            md5.update(chunk)
+    tar_sha256 = file_sha256(tar)
+    _write(os.path.join(packages, CHECKSUMS), checksum_line(tar_sha256, os.path.basename(tar)).encode("utf-8"))
     release = {
         "edition": tree, "tree": tree, "format": RELEASE_FORMAT,
+        "package": {"file": f"{PACKAGES_DIR}/{tree}.tar", "bytes": os.path.getsize(tar), "sha256": tar_sha256,
+                    "md5": md5.hexdigest()},
         "config": {"filter": run["config"], "models": run["models"], "decisions_sha256": run["decisions_sha256"],
                    "reviews_sha256": accepted_sha256, "file_names": NAME_FIELDS[task]},
         "input": {"kind": "filtered", "sha256": hashlib.sha256(sources_bytes).hexdigest(), "images": len(sources)},
@@ -208,9 +220,4 @@ def package_set(task: str, filtered_dir: str, accepted_path: str, output_dir: st
     listed = sorted(relative_files(output_dir, (PACKAGES_DIR, CHECKSUMS)))
     _write(os.path.join(output_dir, CHECKSUMS), "".join(
         checksum_line(file_sha256(os.path.join(output_dir, p)), p) for p in listed).encode("utf-8"))
-    packages = os.path.join(output_dir, PACKAGES_DIR)
-    os.makedirs(packages, exist_ok=True)
-    tar = os.path.join(packages, f"{tree}.tar")
-    write_tar(output_dir, [tree], tar)
-    _write(os.path.join(packages, CHECKSUMS), checksum_line(file_sha256(tar), os.path.basename(tar)).encode("utf-8"))
     return release

@@ -189,3 +189,18 @@ def test_filter_o_scores_confidence_and_refuses_in1k_synsets(lite0_onnx, tmp_pat
         assert row["confusion"][0] in subset_wnids("imagenet_o") and row["decision"] in ("kept", "capped")
     failures = [json.loads(line) for line in (out / "failures.jsonl").read_text().splitlines()]
     assert [f["key"] for f in failures] == ["n07920052/espresso.jpg"] and "ImageNet-1k class" in failures[0]["reason"]
+    page = (out / "review" / "index.html").read_text()
+    assert "must show <b>none</b> of the 1000 ImageNet classes" in page and "reject:depicts_in1k_class" in page
+    kept = next(r for r in rows.values() if r["decision"] == "kept")
+    accepted = tmp_path / "accepted.txt"
+    accepted.write_text(kept["key"] + "\n")
+    package = tmp_path / "package"
+    assert main(["package-o", "--filtered", str(out), "--accepted", str(accepted), "--output", str(package)]) == 0
+    source, name = kept["key"].split("/")
+    assert (package / "imagenet-o" / kept["confusion"][0] / f"{source}_{name}").is_file()
+    readme = (package / "imagenet-o" / "README.txt").read_text()
+    assert readme.startswith("The ImageNet-O dataset contains 1 natural adversarial examples.")
+    assert "n13052670 hen-of-the-woods\n" in readme
+    release = json.loads((package / "release.json").read_text())
+    assert release["package"]["bytes"] == (package / "packages" / "imagenet-o.tar").stat().st_size
+    assert main(["verify", str(package)]) == 0
