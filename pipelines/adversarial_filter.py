@@ -358,6 +358,8 @@ def filter_candidates(task: str, candidates: str, model_paths: Sequence[str], ou
     names = [m["model"] for m in models]
     if len(set(names)) != len(names):
         raise ValueError(f"models must differ; got {', '.join(names)}")
+    if os.path.isdir(output_dir) and os.listdir(output_dir) and not os.path.isfile(os.path.join(output_dir, FILTER_JSON)):
+        raise ValueError(f"{output_dir} is not empty and holds no filter run ({FILTER_JSON}): use another --output")
     metadata = read_metadata(metadata_path)
     index = index_candidates(candidates, task)
     os.makedirs(output_dir, exist_ok=True)

@@ -115,6 +115,13 @@ def test_candidate_listing_allows_names_reused_across_classes(tmp_path):
     assert [e.key for e in index.entries] == ["n00021939/1.jpg"] and index.entries[0].label == -1
 
 
+def test_filter_refuses_a_foreign_output_folder(candidates, lite0_onnx, tmp_path, capsys):
+    (tmp_path / "thesis.tex").write_text("keep me")
+    code = main(["filter-a", "--candidates", str(candidates[0]), "--model", str(lite0_onnx), "--output", str(tmp_path)])
+    assert code == 2 and "holds no filter run" in capsys.readouterr().err
+    assert (tmp_path / "thesis.tex").read_text() == "keep me"
+
+
 def test_filter_a_is_byte_identical_across_runs_and_worker_counts(filter_runs):
     one, two = (tree_bytes(out) for out in filter_runs)
     assert one.keys() == two.keys() and all(one[k] == two[k] for k in one)
