@@ -165,10 +165,10 @@ class _ScoreCandidatesFn(OutputsFn):
         self._sessions = [onnxruntime.InferenceSession(p, options, providers=["CPUExecutionProvider"])
                           for p in self._paths]
 
-    def _logits(self, data: bytes) -> np.ndarray:
+    def _logits(self, upright: Image.Image) -> np.ndarray:
         rows = []
         for session, meta in zip(self._sessions, self._models):
-            x = normalise(ten_crops(data, meta["crop"], meta["resize"]), meta["mean"], meta["std"])
+            x = normalise(ten_crops(upright, meta["crop"], meta["resize"]), meta["mean"], meta["std"])
             rows.append(session.run(None, {session.get_inputs()[0].name: x})[0])
         return np.stack(rows).astype(np.float32)
 
@@ -178,7 +178,6 @@ class _ScoreCandidatesFn(OutputsFn):
         try:
             info = inspect_image(image.data)
             upright = upright_rgb(image.data)
-            logits = self._logits(image.data)
         except ValueError as err:
             yield self.fail(Failure(entry.key, entry.source, "decode", str(err)))
             yield _unusable(image, str(err))
@@ -190,6 +189,7 @@ class _ScoreCandidatesFn(OutputsFn):
         if self._config.min_size and min(upright.size) < self._config.min_size:
             yield _unusable(image, f"short side {min(upright.size)} < the minimum {self._config.min_size}", info)
             return
+        logits = self._logits(upright)
         weak = entry.wnid if TASKS[self._config.task].weak_labels else None
         judged = judge_candidate(logits, weak, self._config, [m["model"] for m in self._models])
         yield {"key": entry.key, "wnid": entry.wnid, "source": entry.source, "bytes": len(image.data),

@@ -30,6 +30,7 @@ def candidates(tmp_path_factory):
     save(root / PERSIAN_CAT / "chelsea.jpg", chelsea, quality=95)
     save(root / PERSIAN_CAT / "chelsea_crop.jpg", chelsea.crop((10, 5, 440, 295)), quality=90)
     save(root / PERSIAN_CAT / "chelsea_flip.png", chelsea.transpose(Image.FLIP_LEFT_RIGHT))
+    save(root / PERSIAN_CAT / "tiny.jpg", chelsea.resize((90, 60)))                 # below --min-size
     save(root / LYNX / "chelsea.jpg", chelsea, quality=95)       # the model says lynx: correct; same name
     (root / "n01440764").mkdir()
     (root / "n01440764" / "broken.jpg").write_bytes(b"not an image")
@@ -51,7 +52,7 @@ def filter_runs(candidates, lite0_onnx, tmp_path_factory):
     for workers in (1, 2):
         out = tmp_path_factory.mktemp(f"filter{workers}") / "out"
         code = main(["filter-a", "--candidates", str(root), "--model", str(lite0_onnx), "--output", str(out),
-                     "--cap", "2", "--metadata", str(metadata), "--exemplars", str(exemplars),
+                     "--cap", "2", "--min-size", "100", "--metadata", str(metadata), "--exemplars", str(exemplars),
                      "--workers", str(workers)])
         assert code == 0
         outputs.append(out)
@@ -82,6 +83,8 @@ def test_filter_a_keeps_persian_cat_seen_as_lynx_and_rejects_a_correct_image(fil
     assert capped["decision"] == "capped" and capped["rank"] == 3 and "past the cap of 2" in capped["reason"]
     broken = rows["n01440764/broken.jpg"]
     assert broken["decision"] == "rejected" and broken["reason"].startswith("R0: cannot decode")
+    tiny = rows[f"{PERSIAN_CAT}/tiny.jpg"]
+    assert tiny["decision"] == "rejected" and tiny["reason"] == "R0: short side 60 < the minimum 100"
 
 
 def test_filter_a_lists_bad_files_and_writes_the_review_sheet(filter_runs):
@@ -100,7 +103,7 @@ def test_filter_a_lists_bad_files_and_writes_the_review_sheet(filter_runs):
     logits = np.load(out / "logits" / f"{PERSIAN_CAT}.npy")
     assert logits.shape == (3, 1, 10, 1000) and logits.dtype == np.float32
     document = json.loads((out / "filter.json").read_text())
-    assert document["funnel"][PERSIAN_CAT] == {"candidates": 3, "rejected": 0, "shortlisted": 2, "capped": 1}
+    assert document["funnel"][PERSIAN_CAT] == {"candidates": 4, "rejected": 1, "shortlisted": 2, "capped": 1}
 
 
 def test_candidate_listing_allows_names_reused_across_classes(tmp_path):
