@@ -175,10 +175,10 @@ def _card(number: int, row: Mapping, duplicates: DuplicateIndex, task: str, exem
     weak_labels = TASKS[task].weak_labels
     key = row["key"]
     parts = [f'<div class="item" data-key="{_e(key)}" id="item-{number}">',
-             f'<div><a href="originals/{_e(key)}"><img src="originals/{_e(key)}" alt="original"></a>'
+             f'<div><a href="originals/{_e(key)}"><img src="originals/{_e(key)}" alt="original" loading="lazy"></a>'
              f'<br><small>original {row.get("upright_width")}x{row.get("upright_height")} {row.get("format")}, '
              f'{row["bytes"]} bytes</small></div>',
-             f'<div><img class="crop" src="crops/{_e(key)}.png" alt="centre crop"><br><small>centre crop the model saw'
+             f'<div><img class="crop" src="crops/{_e(key)}.png" alt="centre crop" loading="lazy"><br><small>centre crop the model saw'
              f'</small></div><div class="facts"><h3>#{number} {_e(key)}</h3>']
     if weak_labels:
         weak = row["wnid"]

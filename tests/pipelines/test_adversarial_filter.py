@@ -174,6 +174,12 @@ def test_package_a_verify_and_evaluate(filter_runs, lite0_onnx, tmp_path, capsys
     bad.write_text(f"{PERSIAN_CAT}/chelsea_flip.png\n")
     assert main(["package-a", "--filtered", str(out), "--accepted", str(bad), "--output", str(tmp_path / "p2")]) == 2
     assert "not shortlisted" in capsys.readouterr().err
+    changed = tmp_path / "changed"
+    (changed / PERSIAN_CAT).mkdir(parents=True)
+    (changed / PERSIAN_CAT / "chelsea.jpg").write_bytes(b"edited since filtering")
+    assert main(["package-a", "--filtered", str(out), "--accepted", str(reviews), "--output", str(tmp_path / "p3"),
+                 "--candidates", str(changed)]) == 2
+    assert "changed since filtering" in capsys.readouterr().err
     evaluation = tmp_path / "evaluation"
     assert main(["evaluate", "--release", str(package), "--model", str(lite0_onnx), "--output", str(evaluation),
                  "--workers", "1"]) == 0
