@@ -398,7 +398,7 @@ def filter_candidates(task: str, candidates: str, model_paths: Sequence[str], ou
     decisions = [json.loads(line) for line in storage.read_bytes(storage.join(output_dir, DECISIONS)).decode().splitlines()]
     failures = storage.read_bytes(storage.join(output_dir, FAILURES)).decode().count("\n")
     document = {
-        "task": task, "candidates": candidates, "config": config.to_json(),
+        "task": task, "candidates": os.path.abspath(candidates), "config": config.to_json(),
         "models": [{k: m[k] for k in sorted(m)} for m in models],
         "counts": {"candidates_listed": len(index.entries), "failures": failures, "decisions": len(decisions),
                    **{d: sum(r["decision"] == d for r in decisions) for d in ("kept", "rejected", "capped")}},
