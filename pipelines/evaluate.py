@@ -351,9 +351,12 @@ def evaluate_release(release_dir: str, model_path: str, out_dir: str | None = No
     """
     from schemas.baselines import ALEXNET_IMAGENET_C
 
+    storage.configure(beam_args)
+    if storage.is_folder(storage.join(release_dir, "imagenet-a")):  # a packaged ImageNet-A set (package-a)
+        from .evaluate_a_o import evaluate_imagenet_a
+        return evaluate_imagenet_a(release_dir, model_path, out_dir, framework, batch_size, workers, beam_args)
     if source not in ("auto", "tree", "tfds"):
         raise ValueError(f"source must be auto, tree or tfds, got {source!r}")
-    storage.configure(beam_args)
     if source == "auto":
         source = "tree" if storage.is_folder(storage.join(release_dir, C_TREE)) else "tfds"
     configs = c_tree_configs(release_dir) if source == "tree" else tfds_configs(release_dir)

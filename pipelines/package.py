@@ -8,7 +8,9 @@ names, modes 0755/0644, GNU format. The release and the tars may lie on any file
 """
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import tarfile
 from typing import Iterator, Mapping, Optional
 
@@ -45,9 +47,10 @@ def _tar_info(relative: str, size: Optional[int]) -> tarfile.TarInfo:
     return info
 
 
-def write_tar(tree: str, folders: list, output_dir: str, name: str) -> str:
-    """Write ``output_dir/name`` holding ``folders`` (relative to ``tree``) reproducibly and
-    atomically; return its SHA-256."""
+def write_tar(tree: str, folders: list, destination: str) -> str:
+    """Write ``destination`` holding ``folders`` (relative to ``tree``) reproducibly and atomically;
+    return its SHA-256."""
+    output_dir, name = storage.parent(destination), storage.basename(destination)
     with storage.open_atomic(output_dir, name) as stream:
         with tarfile.open(fileobj=stream, mode="w", format=tarfile.GNU_FORMAT) as archive:
             for folder in folders:
@@ -59,6 +62,9 @@ def write_tar(tree: str, folders: list, output_dir: str, name: str) -> str:
                     else:
                         with storage.open_stream(storage.join(tree, relative)) as member:
                             archive.addfile(info, member)
+    if storage.is_local(output_dir):
+        with contextlib.suppress(OSError):  # the temporary folder, when nothing else is in it
+            os.rmdir(os.path.join(output_dir, TMP_DIR))
     return stream.sha256
 
 
@@ -98,8 +104,9 @@ def package_release(release_dir: str, output_dir: Optional[str] = None) -> list[
     written, lines = [], []
     for category, folders in by_category.items():
         name = f"{category}.tar"
-        lines.append(checksum_line(write_tar(tree, folders, output_dir, name), name))
-        written.append(storage.join(output_dir, name))
+        destination = storage.join(output_dir, name)
+        lines.append(checksum_line(write_tar(tree, folders, destination), name))
+        written.append(destination)
     storage.write_atomic(output_dir, CHECKSUMS, "".join(lines).encode("utf-8"))
     storage.delete_tree(storage.join(output_dir, TMP_DIR))
     return written
