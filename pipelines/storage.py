@@ -340,11 +340,13 @@ def _s3io():
     times what writing a 30 kB object costs); a release writes millions of objects."""
     from apache_beam.io.aws import s3io
 
-    options = FileSystems._pipeline_options or RuntimeValueProvider.runtime_options or PipelineOptions([])
-    if not isinstance(options, PipelineOptions):
-        options = PipelineOptions.from_dictionary(dict(options))
-    s3 = options.view_as(S3Options)
-    key = tuple(str(getattr(s3, name)) for name in _S3_OPTION_NAMES)
+    options = FileSystems._pipeline_options or RuntimeValueProvider.runtime_options
+    if getattr(_S3_CLIENTS, "options", False) is options:  # reading the options parses them again: 0.6 ms
+        return _S3_CLIENTS.io
+    view = (options if isinstance(options, PipelineOptions)
+            else PipelineOptions.from_dictionary(dict(options or {}))).view_as(S3Options)
+    key = tuple(str(getattr(view, name)) for name in _S3_OPTION_NAMES)
     if getattr(_S3_CLIENTS, "key", None) != key:
-        _S3_CLIENTS.io, _S3_CLIENTS.key = s3io.S3IO(options=options), key
+        _S3_CLIENTS.io, _S3_CLIENTS.key = s3io.S3IO(options=view), key
+    _S3_CLIENTS.options = options
     return _S3_CLIENTS.io
