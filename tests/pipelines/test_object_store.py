@@ -22,6 +22,7 @@ pytest.importorskip("apache_beam.io.aws.s3io")
 from pipelines import storage  # noqa: E402
 from pipelines.evaluate import evaluate_release  # noqa: E402
 from pipelines.package import package_release  # noqa: E402
+from pipelines.sources import index_source, read_entry  # noqa: E402
 from pipelines.verify import verify_release  # noqa: E402
 from schemas.release import CHECKSUMS, SCRATCH_DIRS  # noqa: E402
 from scripts.cli import main as cli  # noqa: E402
@@ -141,6 +142,20 @@ def test_ranges_of_a_large_object_are_read_exactly(s3):
         storage.read_bytes(f"s3://{BUCKET}/ranges/shard", len(data) - 5, 10)
 
 
+def test_tfds_and_tar_inputs_on_s3_are_listed_as_on_the_local_disk(s3, sample_tfds, sample_tar):
+    client, beam_args = s3
+    storage.configure(beam_args)
+    for path in sorted(p for p in sample_tfds.rglob("*") if p.is_file()):
+        client.upload_file(str(path), BUCKET, f"tfds-input/{path.relative_to(sample_tfds).as_posix()}")
+    client.upload_file(str(sample_tar), BUCKET, "tar-input/val.tar")
+    pairs = ((str(sample_tfds), f"s3://{BUCKET}/tfds-input"), (str(sample_tar), f"s3://{BUCKET}/tar-input/val.tar"))
+    for local, remote in pairs:
+        here, there = index_source(local), index_source(remote)
+        assert there.kind == here.kind and there.failures == here.failures
+        assert [(e.key, e.source) for e in there.entries] == [(e.key, e.source) for e in here.entries]
+        assert [read_entry(e) for e in there.entries] == [read_entry(e) for e in here.entries]
+
+
 # --- the commands -----------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
@@ -214,6 +229,10 @@ def test_build_verify_package_evaluate_on_s3_match_the_local_commands(s3, input_
     assert cli(["evaluate", "--release", release, "--model", str(onnx_model), "--batch-size", "4",
                 "--workers", "1", "--", *beam_args]) == 0
     assert_same_tree(objects(client, "release-evaluations/tiny"), evaluation)
+    # the TFDS shards hold the same JPEGs under the same keys: the same evaluation, read without TensorFlow
+    assert cli(["evaluate", "--release", release, "--model", str(onnx_model), "--source", "tfds", "--output",
+                f"s3://{BUCKET}/evaluation-tfds", "--batch-size", "4", "--workers", "1", "--", *beam_args]) == 0
+    assert_same_tree(objects(client, "evaluation-tfds"), evaluation)
     assert CHECKSUMS in remote and os.environ["AWS_ACCESS_KEY_ID"] == "testing"
 
 
