@@ -20,21 +20,22 @@ from . import storage
 
 
 def _members(files: Mapping[str, int], relative: str) -> Iterator[tuple[str, Optional[int]]]:
-    """``(path, size)`` of ``relative`` and everything below it among ``files`` (relative path ->
-    size), folders (size None) before their contents, names sorted at each level."""
-    children: dict = {}
-    prefix = relative + "/"
-    for path, size in files.items():
-        if path.startswith(prefix):
-            name, _, rest = path[len(prefix):].partition("/")
-            children.setdefault(name, {})[rest] = size
+    """``(path, size)`` of the folder ``relative`` and everything below it, folders (size None)
+    before their contents, names sorted at each level; ``files`` maps the paths of the files below
+    the folder, relative to it, to their sizes."""
     yield relative, None
+    children: dict = {}
+    for path, size in files.items():
+        name, _, rest = path.partition("/")
+        children.setdefault(name, {})[rest] = size
     for name in sorted(children):
         below = children[name]
-        if "" in below:
+        if "" not in below:
+            yield from _members(below, f"{relative}/{name}")
+        elif len(below) == 1:
             yield f"{relative}/{name}", below[""]
-        else:
-            yield from _members({f"{relative}/{name}/{r}": s for r, s in below.items()}, f"{relative}/{name}")
+        else:  # possible on an object store only
+            raise ValueError(f"{relative}/{name} is both a file and a folder")
 
 
 def _tar_info(relative: str, size: Optional[int]) -> tarfile.TarInfo:
@@ -54,8 +55,7 @@ def write_tar(tree: str, folders: list, destination: str) -> str:
     with storage.open_atomic(output_dir, name) as stream:
         with tarfile.open(fileobj=stream, mode="w", format=tarfile.GNU_FORMAT) as archive:
             for folder in folders:
-                files = {f"{folder}/{path}": size for path, size in storage.list_tree(storage.join(tree, folder)).items()}
-                for relative, size in _members(files, folder):
+                for relative, size in _members(storage.list_tree(storage.join(tree, folder)), folder):
                     info = _tar_info(relative, size)
                     if info.isdir():
                         archive.addfile(info)
