@@ -68,6 +68,20 @@ class Text:
 
 
 @dataclass(frozen=True)
+class Scalar:
+    """``tfds.features.Scalar``: one number of ``dtype`` (float32 values travel as a FloatList)."""
+
+    dtype: str = "float32"
+
+    def config(self) -> dict:
+        return {"pythonClassName": _FEATURES + "scalar.Scalar",
+                "tensor": {"shape": {}, "dtype": self.dtype, "encoding": "none"}}
+
+    def metadata_files(self, name: str) -> dict[str, str]:
+        return {}
+
+
+@dataclass(frozen=True)
 class TfdsDataset:
     """A TFDS dataset whose configs a release writes, one config per output group.
 

@@ -119,3 +119,28 @@ FORMULAS = MappingProxyType({
     "MRSI": "A_m-h / A_m",
     "f": "f(t_j) = min over j' <= j of clip(S(t_j'), 0, 1), S the UnivariateSpline of the bin values",
 })
+
+
+# --- release layout and TFDS ---------------------------------------------------------------------
+
+VCR_TREE = "vcr"
+"""Folder of a VCR release's PNG tree: ``vcr/<corruption>/<draw>/<wnid>/<stem>.png`` and the clean
+crops ``vcr/clean/<wnid>/<stem>.png`` they were measured against."""
+CLEAN = "clean"
+"""Group (TFDS config, manifest part, tree folder) of the clean crops."""
+
+
+def vcr_key(corruption: str, draw: int, image_key: str) -> str:
+    """Output key of one example: ``<corruption>/<draw>/<wnid>/<file>``."""
+    return f"{corruption}/{draw}/{image_key}"
+
+
+def clean_key(image_key: str) -> str:
+    """Output key of a clean crop: ``clean/<wnid>/<file>``."""
+    return f"{CLEAN}/{image_key}"
+
+
+def png_path(key: str) -> str:
+    """Release path of an output key: ``vcr/<key without its extension>.png``."""
+    stem = key.rsplit(".", 1)[0] if "." in key.rsplit("/", 1)[-1] else key
+    return f"{VCR_TREE}/{stem}.png"

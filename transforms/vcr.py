@@ -134,3 +134,12 @@ def vcr_corrupt(image: np.ndarray, name: str, rng: np.random.RandomState, *, mod
     """
     parameters = draw_parameters(name, rng, mode)
     return apply_corruption(image, name, parameters, rng, operators), parameters
+
+
+def encode_png(array: np.ndarray) -> bytes:
+    """Lossless PNG of a uint8 RGB image (Pillow, default compression): the bytes a VCR release stores."""
+    import io
+
+    buffer = io.BytesIO()
+    Image.fromarray(np.ascontiguousarray(array)).save(buffer, format="PNG")
+    return buffer.getvalue()
