@@ -2,6 +2,8 @@
 import argparse
 import sys
 
+from scripts import evaluate_vcr
+
 NAME = "evaluate"
 HELP = ("run a model (ONNX; TorchScript or TensorFlow when installed) over a release's ImageNet-C / "
         "ImageNet-P data with Beam RunInference; write predictions, metrics.json and report.md")
@@ -25,11 +27,16 @@ def add_arguments(parser):
                                                 "(see imagenet-cp metrics)")
     parser.add_argument("--batch-size", type=int, default=32, help="largest inference batch (default 32)")
     parser.add_argument("--workers", type=int, help="local worker processes (default: all cores)")
+    evaluate_vcr.add_arguments(parser)
     parser.add_argument("beam_args", nargs=argparse.REMAINDER,
                         help="Beam pipeline options after --, e.g. -- --runner=DataflowRunner ...")
 
 
 def run(args) -> int:
+    from pipelines.vcr_evaluate import is_vcr_release
+
+    if is_vcr_release(args.release):
+        return evaluate_vcr.run(args)
     from pipelines.evaluate import evaluate_release
     from pipelines.metrics_files import load_error_baseline, load_flip_baseline
 
