@@ -90,3 +90,17 @@ def test_tfds_reads_the_records(releases):
         assert example["delta_v"] == np.float32(row["delta_v"])
         seen += 1
     assert seen == sum(1 for r in rows.values() if r["corruption"] == "contrast")
+
+
+@pytest.mark.parametrize("options,message", [
+    (["--corruptions", "motion_blur", "--operators", "vcr-code"], "no vcr-code operator for motion_blur"),
+    (["--levels", "0"], "levels must be an int >= 1"),
+    (["--corruptions", "fog"], "fog"),
+    (["--parameters", "index"], "parameters must be one of grid, uniform"),
+])
+def test_bad_options_are_one_line(tmp_path, capsys, options, message):
+    from scripts.cli import main
+
+    assert main(["build-vcr", "--output", str(tmp_path / "out"), *options]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and message in err[0]
