@@ -31,7 +31,7 @@ from schemas.vcr import (BINS, CLEAN, DV_RESOLUTION, OPERATORS, PARAMETER_MODES,
                          VIF_VARIANT, clean_key, png_path, select_vcr_corruptions, vcr_key)
 from transforms import preprocess
 from transforms.vcr import encode_png, vcr_corrupt, vcr_seed
-from transforms.vif import vif
+from transforms.vif import VifReference
 
 from .release import OutputsFn, library_versions
 from .sources import inspect_image
@@ -112,6 +112,7 @@ def selection_rank(seed: int, key: str) -> str:
 
 def measure_candidates(image_key: str, crop: np.ndarray, config: VcrConfig):
     """Yield a candidate description (dict) or a :class:`Failure` for every draw of one crop."""
+    vif = VifReference(crop)  # the crop's pyramid and statistics, once for all its draws
     for corruption in config.corruptions:
         for draw in range(config.levels):
             key = vcr_key(corruption, draw, image_key)
@@ -119,7 +120,7 @@ def measure_candidates(image_key: str, crop: np.ndarray, config: VcrConfig):
             try:
                 array, parameters = vcr_corrupt(crop, corruption, np.random.RandomState(seed),
                                                 mode=config.parameters, operators=config.operators)
-                value = vif(crop, array)
+                value = vif(array)
             except Exception as err:  # one bad output must not stop the build: it is reported
                 yield Failure(key, "", "corrupt", f"{type(err).__name__}: {err}")
                 continue

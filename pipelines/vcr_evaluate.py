@@ -269,9 +269,14 @@ def evaluate_vcr(release_dir: str, model_path: str, out_dir: Optional[str] = Non
     settings = settings or analysis_settings()
     human = (load_human(human_path, release["config"]["dv_resolution"], settings, human_meta, min_trials)
              if human_path else None)
+    rows = read_manifest(release_dir)
+    if human:
+        built = {r["corruption"] for r in rows}
+        unused = sorted(set(human.curves) - built)
+        if unused:
+            human.warnings.append(f"curves for {', '.join(unused)} left unused: the release has no such examples")
     for warning in human.warnings if human else ():
         print(f"warning: human file: {warning}", file=stream)
-    rows = read_manifest(release_dir)
     if not rows:
         raise ValueError(f"{release_dir}: the manifest lists no example")
     examples = [(r["corruption"], r["key"], r["label"], str(Path(release_dir, r["path"]))) for r in rows]

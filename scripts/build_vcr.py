@@ -36,7 +36,9 @@ def run(args) -> int:
         return chosen["config"]
 
     code = run_build(args, build_vcr, config, DEFAULT_EXAMPLES_PER_SHARD)
-    if "config" in chosen and code != 2:
+    from pipelines import storage
+
+    if "config" in chosen and code != 2 and storage.is_local(args.output):
         config = chosen["config"]
         for corruption, bins in short_bins(args.output, config).items():
             listed = ", ".join(f"{i} ({n})" for i, n in bins.items())

@@ -12,7 +12,7 @@ from skimage import data
 
 import transforms
 from schemas.imagenet_c import CORRUPTIONS
-from transforms.vif import MIN_SIDE, delta_v, grey, vif, vif_grey
+from transforms.vif import MIN_SIDE, VifReference, delta_v, grey, vif, vif_grey
 
 PRINTED = 5e-7 + 1e-12  # half a unit in the 6th decimal
 
@@ -98,6 +98,7 @@ def test_table_6_1(inputs, name, distortion):
     assert hashlib.sha256(grey(distorted).tobytes()).hexdigest()[:16] == prefix
     value = vif(inputs[name], distorted)
     assert abs(value - expected) <= PRINTED
+    assert VifReference(inputs[name])(distorted) == value  # the cached reference: the same bits
     assert delta_v(inputs[name], distorted) == 1.0 - value
 
 
