@@ -33,10 +33,9 @@ def add_arguments(parser):
 
 
 def run(args) -> int:
-    from pipelines.vcr_evaluate import is_vcr_release
-
-    if is_vcr_release(args.release):
-        return evaluate_vcr.run(args)
+    code = evaluate_vcr.dispatch(args)
+    if code is not None:
+        return code
     from pipelines.evaluate import evaluate_release
     from pipelines.metrics_files import load_error_baseline, load_flip_baseline
 

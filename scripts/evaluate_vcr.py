@@ -19,6 +19,20 @@ def add_arguments(parser):
                        help="warn about human bins with fewer trials (default 10)")
 
 
+def dispatch(args):
+    """Run the VCR evaluation when ``--release`` is a VCR release and return its exit code; refuse
+    the VCR-only options on another release (exit 2); None lets the other editions' flow run."""
+    from pipelines.vcr_evaluate import is_vcr_release
+
+    if is_vcr_release(args.release):
+        return run(args)
+    if args.human or args.human_meta:
+        print(f"imagenet-cp evaluate: --human applies to VCR releases only; {args.release} is not one",
+              file=sys.stderr)
+        return 2
+    return None
+
+
 def run(args) -> int:
     from pipelines.vcr_evaluate import analysis_settings, evaluate_vcr
 

@@ -197,3 +197,9 @@ def test_corrupted_human_file_is_a_clear_error(setup, tmp_path, capsys, case, te
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and message in err[0]
     assert not (out / "metrics.json").exists()
+
+
+def test_human_option_on_another_release_is_refused(setup, tmp_path, capsys):
+    _, _, model, human = setup
+    assert main(["evaluate", "--release", str(tmp_path), "--model", str(model), "--human", str(human)]) == 2
+    assert "--human applies to VCR releases only" in capsys.readouterr().err
