@@ -176,6 +176,8 @@ def test_curves_json_human_file(setup):
      "does not match the model's 'imagenet1000'"),
     ("y-out-of-range", None, None, "y must lie in [0, 1]"),
     ("truncated-json", None, None, "not valid JSON"),
+    ("bad-tck", None, None, "tck.k must be an integer degree 1..5"),
+    ("no-sidecar", "corruption,vd_score,label,transf_pred\ncontrast,0.3,1,1\n", None, "metadata file"),
 ])
 def test_corrupted_human_file_is_a_clear_error(setup, tmp_path, capsys, case, text, sidecar, message):
     _, release, model, _ = setup
@@ -185,10 +187,14 @@ def test_corrupted_human_file_is_a_clear_error(setup, tmp_path, capsys, case, te
     elif case == "truncated-json":
         path = tmp_path / "h.json"
         path.write_text(json.dumps({"meta": META, "contrast": {"accuracy": {"v": [0, 1], "y": [1, 0.1]}}})[:-9])
+    elif case == "bad-tck":
+        path = tmp_path / "h.json"
+        path.write_text(json.dumps({"meta": META, "contrast": {"accuracy": {"tck": {"t": [0] * 8, "c": [1] * 4, "k": 7}}}}))
     else:
         path = tmp_path / "h.csv"
         path.write_text(text)
-        (tmp_path / "h.csv.json").write_text(json.dumps(sidecar))
+        if sidecar is not None:
+            (tmp_path / "h.csv.json").write_text(json.dumps(sidecar))
     with pytest.raises(HumanFileError, match=message.replace("(", r"\(").replace(")", r"\)").replace("[", r"\[")):
         load_human(str(path), "224crop", analysis_settings())
     out = tmp_path / "out"
