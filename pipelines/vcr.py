@@ -3,7 +3,8 @@
 The edition transform of ``imagenet-cp build-vcr`` (driven by :func:`pipelines.build.run_build`,
 written by :class:`pipelines.release.WriteRelease`):
 
-1. ``Measure``: per image, decode and preprocess once (RGB, Resize(256), CenterCrop(224)); for
+1. ``Measure``: per image, decode and preprocess once (RGB, Resize(256), CenterCrop(224); or RGB at
+   the native size with ``dv_resolution='native'``, VCR's own convention); for
    every selected corruption and draw number 0..levels-1, draw the parameters and corrupt with
    ``RandomState(vcr_seed(release_seed, image_key, corruption, draw))``
    (:func:`transforms.vcr.vcr_corrupt`), then measure ``vif`` / ``delta_v`` of the uint8 result
@@ -26,11 +27,10 @@ import apache_beam as beam
 import numpy as np
 
 from schemas.records import Failure, OutputRecord, SourceImage
-from schemas.tfds_vcr import VCR_DATASET
-from schemas.vcr import (BINS, CLEAN, DV_RESOLUTION, OPERATORS, PARAMETER_MODES, VCR_CORRUPTIONS, VCR_TREE,
-                         VIF_VARIANT, clean_key, png_path, select_vcr_corruptions, vcr_key)
-from transforms import preprocess
-from transforms.vcr import encode_png, vcr_corrupt, vcr_seed
+from schemas.tfds_vcr import VCR_DATASET, VCR_NATIVE_DATASET
+from schemas.vcr import (BINS, CLEAN, DV_RESOLUTION, DV_RESOLUTIONS, OPERATORS, PARAMETER_MODES, VCR_CORRUPTIONS,
+                         VCR_TREE, VIF_VARIANT, clean_key, png_path, select_vcr_corruptions, vcr_key)
+from transforms.vcr import encode_png, vcr_corrupt, vcr_image, vcr_seed
 from transforms.vif import VifReference
 
 from .release import OutputsFn, library_versions
@@ -59,6 +59,9 @@ class VcrConfig:
         ``grid`` (VCR's 1000-point grids) or ``uniform`` (:data:`schemas.vcr.PARAMETER_MODES`).
     operators : str
         ``imagenet-c`` or ``vcr-code`` (:data:`schemas.vcr.OPERATORS`).
+    dv_resolution : str
+        ``224crop`` (corrupt and measure the 224 crop, default) or ``native`` (the image at its own
+        size, as VCR's code; :data:`schemas.vcr.DV_RESOLUTIONS`).
     """
 
     corruptions: tuple = tuple(VCR_CORRUPTIONS)
@@ -68,10 +71,12 @@ class VcrConfig:
     bins: int = BINS
     parameters: str = "grid"
     operators: str = "imagenet-c"
+    dv_resolution: str = DV_RESOLUTION
 
     @classmethod
     def select(cls, corruptions: Optional[Sequence[str]] = None, levels: int = 5, seed: int = 0, per_bin: int = 0,
-               bins: int = BINS, parameters: str = "grid", operators: str = "imagenet-c") -> "VcrConfig":
+               bins: int = BINS, parameters: str = "grid", operators: str = "imagenet-c",
+               dv_resolution: str = DV_RESOLUTION) -> "VcrConfig":
         """Validate a selection (``ValueError`` naming the valid values) and put it in table order."""
         for name, value, low in (("levels", levels, 1), ("seed", seed, 0), ("per_bin", per_bin, 0), ("bins", bins, 1)):
             if isinstance(value, bool) or not isinstance(value, int) or value < low:
@@ -80,13 +85,20 @@ class VcrConfig:
             raise ValueError(f"parameters must be one of {', '.join(PARAMETER_MODES)}; got {parameters!r}")
         if operators not in OPERATORS:
             raise ValueError(f"operators must be one of {', '.join(OPERATORS)}; got {operators!r}")
+        if dv_resolution not in DV_RESOLUTIONS:
+            raise ValueError(f"dv_resolution must be one of {', '.join(DV_RESOLUTIONS)}; got {dv_resolution!r}")
         chosen = select_vcr_corruptions(corruptions)
         if operators == "vcr-code":
             missing = [c for c in chosen if not VCR_CORRUPTIONS[c].code_variant]
             if missing:
                 raise ValueError(f"no vcr-code operator for {', '.join(missing)}; leave it out or use "
                                  "--operators imagenet-c")
-        return cls(chosen, levels, seed, per_bin, bins, parameters, operators)
+        return cls(chosen, levels, seed, per_bin, bins, parameters, operators, dv_resolution)
+
+    @property
+    def dataset(self):
+        """The TFDS dataset: 224 images, or any size for ``native``."""
+        return VCR_DATASET if self.dv_resolution == "224crop" else VCR_NATIVE_DATASET
 
     @property
     def groups(self) -> tuple:
@@ -96,7 +108,7 @@ class VcrConfig:
     def to_json(self) -> dict:
         return {"corruptions": list(self.corruptions), "levels": self.levels, "seed": self.seed,
                 "per_bin": self.per_bin, "bins": self.bins, "parameters": self.parameters,
-                "operators": self.operators, "vif_variant": VIF_VARIANT, "dv_resolution": DV_RESOLUTION,
+                "operators": self.operators, "vif_variant": VIF_VARIANT, "dv_resolution": self.dv_resolution,
                 "image_format": "png"}
 
 
@@ -111,8 +123,12 @@ def selection_rank(seed: int, key: str) -> str:
 
 
 def measure_candidates(image_key: str, crop: np.ndarray, config: VcrConfig):
-    """Yield a candidate description (dict) or a :class:`Failure` for every draw of one crop."""
-    vif = VifReference(crop)  # the crop's pyramid and statistics, once for all its draws
+    """Yield a candidate description (dict) or a :class:`Failure` for every draw of one clean image."""
+    try:
+        vif = VifReference(crop)  # the image's pyramid and statistics, once for all its draws
+    except ValueError as err:  # too small for the pyramid
+        yield Failure(image_key, "", "measure", str(err))
+        return
     for corruption in config.corruptions:
         for draw in range(config.levels):
             key = vcr_key(corruption, draw, image_key)
@@ -149,7 +165,7 @@ class _MeasureFn(_VcrFn):
         yield from self.report_environment()
         try:
             info = inspect_image(image.data)
-            crop = preprocess(image.data)
+            crop = vcr_image(image.data, self._config.dv_resolution)
         except ValueError as err:
             yield self.fail(Failure(image.entry.key, image.entry.source, "decode", str(err)))
             return
@@ -191,7 +207,7 @@ class _RenderFn(_VcrFn):
             return
         image = images[0]
         entry = image.entry
-        crop = preprocess(image.data)
+        crop = vcr_image(image.data, self._config.dv_resolution)
         clean = clean_key(entry.key)
         yield _record(clean, CLEAN, entry, encode_png(crop), 0.0,
                       {"corruption": CLEAN, "clean_path": png_path(clean), "vif": 1.0, "delta_v": 0.0,
@@ -248,7 +264,7 @@ class BuildVcrExamples(beam.PTransform):
 
 def vcr_document(config: VcrConfig) -> dict:
     """Edition fields of ``release.json``."""
-    dataset = VCR_DATASET
+    dataset = config.dataset
     return {"edition": EDITION, "tree": EDITION, "config": config.to_json(),
             "tfds": {"data_dir": "tfds", "name": dataset.name, "version": dataset.version,
                      "split": dataset.split, "configs": list(config.groups)}}
@@ -267,7 +283,7 @@ def build_vcr(output_dir: str, selection=None, config: VcrConfig = VcrConfig(), 
     """Build a VCR release (see :func:`pipelines.build.run_build` for ``selection`` and ``options``)."""
     from .build import SourceSelection, run_build
 
-    return run_build(output_dir, selection or SourceSelection(), vcr_document(config), VCR_DATASET,
+    return run_build(output_dir, selection or SourceSelection(), vcr_document(config), config.dataset,
                      len(config.corruptions) * config.levels + 1,
                      lambda progress_dir: BuildVcrExamples(config, progress_dir), **options)
 

@@ -26,6 +26,7 @@ import apache_beam as beam
 import numpy as np
 
 from metrics.vcr import compare_curves, curve_grid, performance_curve
+from transforms import preprocess
 from schemas.release import RELEASE_JSON, dumps, json_line
 from schemas.vcr import BINS, CLEAN, FORMULAS, SMOOTHING, SPLINE_DEGREE, CURVE_POINTS, VCR_TREE
 
@@ -87,15 +88,19 @@ class _WriteGroupPredictions(beam.DoFn):
 class PredictVcr(beam.PTransform):
     """``[(group, key, label, path)]`` -> predictions files, one per group; emits the group names."""
 
-    def __init__(self, examples, handler, out_dir: str):
+    def __init__(self, examples, handler, out_dir: str, native: bool = False):
         super().__init__()
         self._examples, self._handler, self._out_dir = examples, handler, out_dir
+        self._native = native
 
     def expand(self, pipeline):
-        return (pipeline
-                | "ListExamples" >> beam.Create(self._examples)
-                | "Spread" >> beam.Reshuffle()
-                | "ReadPngs" >> beam.Map(lambda e: ((e[0], e[1], e[2]), read_bytes(e[3])))
+        images = (pipeline
+                  | "ListExamples" >> beam.Create(self._examples)
+                  | "Spread" >> beam.Reshuffle()
+                  | "ReadPngs" >> beam.Map(lambda e: ((e[0], e[1], e[2]), read_bytes(e[3]))))
+        if self._native:  # native-size images: the model sees Resize(256) + CenterCrop(224), as in VCR
+            images = images | "Resize256Crop224" >> beam.MapTuple(lambda key, data: (key, preprocess(data)))
+        return (images
                 | "Predict" >> PredictTop5(self._handler)
                 | "ByGroup" >> beam.MapTuple(lambda key, top5: (key[0], (key[1], key[2], top5)))
                 | "GroupPredictions" >> beam.GroupByKey()
@@ -285,7 +290,7 @@ def evaluate_vcr(release_dir: str, model_path: str, out_dir: Optional[str] = Non
     out.mkdir(parents=True, exist_ok=True)
     handler = model_handler(model_path, framework, batch_size)
     with make_pipeline(workers, beam_args) as pipeline:
-        _ = pipeline | "Vcr" >> PredictVcr(examples, handler, str(out))
+        _ = pipeline | "Vcr" >> PredictVcr(examples, handler, str(out), release["config"]["dv_resolution"] == "native")
     groups = sorted({r["corruption"] for r in rows})
     predictions = _read_predictions(out, groups)
     section, curves = analyse(rows, predictions, settings, human)

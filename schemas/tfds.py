@@ -35,7 +35,7 @@ class Image:
     def config(self) -> dict:
         return {"pythonClassName": _FEATURES + "image_feature.Image",
                 "image": {"dtype": "uint8", "encodingFormat": self.encoding_format,
-                          "shape": {"dimensions": [str(d) for d in self.shape]}}}
+                          "shape": {"dimensions": [str(-1 if d is None else d) for d in self.shape]}}}
 
     def metadata_files(self, name: str) -> dict[str, str]:
         return {}

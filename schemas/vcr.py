@@ -27,7 +27,9 @@ variants where they differ (glass blur displacing only the top-left 32x32 pixels
 the image without a crop and in BGR); motion blur has no ``vcr-code`` variant (see README)."""
 
 DV_RESOLUTION = "224crop"
-"""Where Delta v is measured: on the 224x224 crop the model sees (VCR's code: native resolution)."""
+"""Default of where Delta v is measured: on the 224x224 crop the model sees. ``native``: on the
+decoded image at its own size, as VCR's code (the model then sees Resize(256) + CenterCrop(224) of
+the corrupted native image)."""
 
 VIF_VARIANT = "vcr-steerable-v1"
 """Name of the VIF of :mod:`transforms.vif` (spec section 2.4), as human files must declare it."""

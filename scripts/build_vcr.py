@@ -21,6 +21,10 @@ def add_arguments(parser):
     parser.add_argument("--operators", default="imagenet-c",
                         help="'imagenet-c' (the ImageNet-C operators, default) or 'vcr-code' (VCR code's own "
                              "glass blur and frost variants); recorded in release.json")
+    parser.add_argument("--dv-resolution", choices=("224crop", "native"), default="224crop",
+                        help="corrupt and measure delta_v on the 224x224 crop the model sees (default) or on the "
+                             "image at its native size, as VCR's code (the model then sees Resize(256) + "
+                             "CenterCrop(224) of the corrupted image); recorded in release.json")
     add_output_arguments(parser, "average examples per TFRecord shard (default 2048)")
 
 
@@ -32,7 +36,7 @@ def run(args) -> int:
 
     def config(a):
         chosen["config"] = VcrConfig.select(a.corruptions, a.levels, a.seed, a.per_bin, a.bins, a.parameters,
-                                            a.operators)
+                                            a.operators, a.dv_resolution)
         return chosen["config"]
 
     code = run_build(args, build_vcr, config, DEFAULT_EXAMPLES_PER_SHARD)

@@ -13,11 +13,12 @@ from typing import Mapping
 import numpy as np
 from PIL import Image
 
-from schemas.vcr import GRID_POINTS, OPERATORS, PARAMETER_MODES, VCR_CORRUPTIONS, Parameter
+from schemas.vcr import DV_RESOLUTIONS, GRID_POINTS, OPERATORS, PARAMETER_MODES, VCR_CORRUPTIONS, Parameter
 
 from . import blur
 from .assets import frost_texture
-from .corruptions import FUNCTIONS, check_image, to_uint8
+from .corruptions import FUNCTIONS, to_uint8
+from .preprocess import preprocess, to_pil
 from .seeds import example_seed
 from .units import clip_to_255, to_unit
 from .weather import FROST_CHOICES
@@ -97,7 +98,9 @@ def apply_corruption(image: np.ndarray, name: str, parameters: Mapping, rng: np.
     Parameters
     ----------
     image : numpy.ndarray
-        uint8 (224, 224, 3) RGB (:func:`transforms.preprocess`).
+        uint8 (H, W, 3) RGB: the 224 crop (:func:`transforms.preprocess`) or a native-size image
+        (ImageNet-C's frost needs a texture at least as large: use ``operators='vcr-code'``,
+        which resizes it, for images beyond 315x560).
     name : str
         One of :data:`schemas.vcr.VCR_CORRUPTIONS`.
     parameters : mapping
@@ -110,7 +113,7 @@ def apply_corruption(image: np.ndarray, name: str, parameters: Mapping, rng: np.
     Returns
     -------
     numpy.ndarray
-        uint8 (224, 224, 3), truncated as VCR and ImageNet-C truncate.
+        uint8, the shape of ``image``, truncated as VCR and ImageNet-C truncate.
     """
     corruption = _check_name(name)
     if operators not in OPERATORS:
@@ -118,7 +121,9 @@ def apply_corruption(image: np.ndarray, name: str, parameters: Mapping, rng: np.
     if operators == "vcr-code" and not corruption.code_variant:
         raise ValueError(f"{name} has no vcr-code operator here (VCR's code uses an unseeded, unpinned "
                          "albumentations MotionBlur); build it with operators 'imagenet-c'")
-    check_image(image)
+    if not isinstance(image, np.ndarray) or image.dtype != np.uint8 or image.ndim != 3 or image.shape[2] != 3:
+        got = f"{image.dtype} array of shape {image.shape}" if isinstance(image, np.ndarray) else type(image).__name__
+        raise ValueError(f"image must be a uint8 RGB array of shape (H, W, 3); got {got}")
     function = _VCR_CODE_FUNCTIONS.get(name, FUNCTIONS[name]) if operators == "vcr-code" else FUNCTIONS[name]
     return np.ascontiguousarray(to_uint8(function(image, rng, **parameters)))
 
@@ -130,10 +135,33 @@ def vcr_corrupt(image: np.ndarray, name: str, rng: np.random.RandomState, *, mod
     Returns
     -------
     (numpy.ndarray, dict)
-        The uint8 (224, 224, 3) corrupted image and the parameter values used.
+        The uint8 corrupted image (the shape of ``image``) and the parameter values used.
     """
     parameters = draw_parameters(name, rng, mode)
     return apply_corruption(image, name, parameters, rng, operators), parameters
+
+
+def vcr_image(data, dv_resolution: str = "224crop") -> np.ndarray:
+    """The clean image a VCR example is made from and measured against.
+
+    Parameters
+    ----------
+    data : bytes, PIL.Image.Image or numpy.ndarray
+        An encoded or decoded image.
+    dv_resolution : str
+        ``224crop``: RGB, Resize(256), CenterCrop(224) (:func:`transforms.preprocess`);
+        ``native``: RGB at the image's own size.
+
+    Returns
+    -------
+    numpy.ndarray
+        uint8 (H, W, 3).
+    """
+    if dv_resolution not in DV_RESOLUTIONS:
+        raise ValueError(f"dv_resolution must be one of {', '.join(DV_RESOLUTIONS)}; got {dv_resolution!r}")
+    if dv_resolution == "224crop":
+        return preprocess(data)
+    return np.asarray(to_pil(data).convert("RGB"), dtype=np.uint8).copy()
 
 
 def encode_png(array: np.ndarray) -> bytes:

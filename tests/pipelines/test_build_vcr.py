@@ -104,3 +104,21 @@ def test_bad_options_are_one_line(tmp_path, capsys, options, message):
     assert main(["build-vcr", "--output", str(tmp_path / "out"), *options]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and message in err[0]
+
+
+def test_native_resolution(tmp_path):
+    """VCR's own convention: corrupt and measure the image at its native size."""
+    config = VcrConfig.select(["gaussian_blur"], levels=1, seed=2, dv_resolution="native")
+    result = build_vcr(str(tmp_path / "native"), config=config, workers=1, progress_interval=3600)
+    root = tmp_path / "native"
+    assert result.failures == 0 and result.release["config"]["dv_resolution"] == "native"
+    sizes = set()
+    for row in (r for r in read_manifest(str(root)) if r["corruption"] != CLEAN):
+        distorted = np.asarray(Image.open(root / row["path"]))
+        reference = np.asarray(Image.open(root / row["clean_path"]))
+        assert distorted.shape == reference.shape
+        sizes.add(distorted.shape)
+        assert delta_v(reference, distorted) == row["delta_v"]
+    assert len(sizes) > 1 and (224, 224, 3) not in sizes
+    features = json.loads((root / "tfds/vcr/gaussian_blur/1.0.0/features.json").read_text())
+    assert features["featuresDict"]["features"]["image"]["image"]["shape"]["dimensions"] == ["-1", "-1", "3"]

@@ -209,3 +209,18 @@ def test_human_option_on_another_release_is_refused(setup, tmp_path, capsys):
     _, _, model, human = setup
     assert main(["evaluate", "--release", str(tmp_path), "--model", str(model), "--human", str(human)]) == 2
     assert "--human applies to VCR releases only" in capsys.readouterr().err
+
+
+def test_native_release_feeds_the_model_resize_and_crop(setup, tmp_path):
+    _, _, model, human = setup
+    release = tmp_path / "native"
+    assert main(["build-vcr", "--output", str(release), "--corruptions", "gaussian_blur", "--levels", "1",
+                 "--dv-resolution", "native", "--workers", "1"]) == 0
+    out = evaluate_vcr(str(release), str(model), str(tmp_path / "eval"), batch_size=8, workers=1)
+    rows = {r["key"]: r for r in read_manifest(str(release))}
+    for line in (out / "predictions" / "vcr" / "gaussian_blur.jsonl").read_text().splitlines():
+        row = json.loads(line)
+        image = transforms.preprocess((release / rows[row["key"]]["path"]).read_bytes())
+        assert row["top5"][0] == int(np.argmax(_features(image) @ W + B))
+    with pytest.raises(HumanFileError, match="does not match the release's 'native'"):
+        load_human(str(human), "native", analysis_settings())
