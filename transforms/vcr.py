@@ -125,7 +125,14 @@ def apply_corruption(image: np.ndarray, name: str, parameters: Mapping, rng: np.
         got = f"{image.dtype} array of shape {image.shape}" if isinstance(image, np.ndarray) else type(image).__name__
         raise ValueError(f"image must be a uint8 RGB array of shape (H, W, 3); got {got}")
     function = _VCR_CODE_FUNCTIONS.get(name, FUNCTIONS[name]) if operators == "vcr-code" else FUNCTIONS[name]
-    return np.ascontiguousarray(to_uint8(function(image, rng, **parameters)))
+    try:
+        return np.ascontiguousarray(to_uint8(function(image, rng, **parameters)))
+    except ValueError as err:
+        if name == "frost" and operators == "imagenet-c":  # the random crop cannot fit
+            raise ValueError(f"ImageNet-C's frost crops a texture at least as large as the image, and the drawn "
+                             f"texture is smaller than {image.shape[0]}x{image.shape[1]}; use operators "
+                             f"'vcr-code' (texture resized) for native-size images ({err})") from None
+        raise
 
 
 def vcr_corrupt(image: np.ndarray, name: str, rng: np.random.RandomState, *, mode: str = "grid",

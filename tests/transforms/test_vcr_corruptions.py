@@ -66,3 +66,12 @@ def test_vcr_code_variants(crop):
     assert frost.shape == crop.shape
     with pytest.raises(ValueError, match="no vcr-code operator"):
         apply_corruption(crop, "motion_blur", {"radius": 10.0, "sigma": 10.0}, np.random.RandomState(0), "vcr-code")
+
+
+def test_frost_on_a_large_image_says_why():
+    large = np.zeros((512, 512, 3), np.uint8)
+    with pytest.raises(ValueError, match="texture is smaller than 512x512; use operators 'vcr-code'"):
+        apply_corruption(large, "frost", {"image_weight": 0.5, "frost_weight": 0.5}, np.random.RandomState(0))
+    out = apply_corruption(large, "frost", {"image_weight": 0.5, "frost_weight": 0.5}, np.random.RandomState(0),
+                           operators="vcr-code")
+    assert out.shape == large.shape
