@@ -31,7 +31,6 @@ from schemas.release import C_TREE
 from schemas.tfds import TfdsDataset
 from schemas.tfds_c import c_dataset
 from transforms import RNG_MODES, corrupt, encode_jpeg, example_rng, example_seed, preprocess
-from transforms.preprocess import JPEG_QUALITY
 
 from .release import OutputsFn
 from .sources import inspect_image, source_note
@@ -147,7 +146,7 @@ def corrupted_outputs(image: SourceImage, crop: np.ndarray, config: ImageNetCCon
             array = corrupt(crop, name, severity, example_rng(config.seed, entry.key, name, severity, config.rng),
                             edition=edition.name)
             if edition.c.encoding == JPEG:
-                data = encoded = encode_jpeg(array)
+                data = encoded = encode_jpeg(array, edition.c.jpeg_quality)
             else:  # a raw row of <tree>/<corruption>.npy, a lossless PNG in the TFDS example
                 data, encoded = array.tobytes(), _png(array)
         except Exception as err:  # one bad output must not stop the build: it is reported
@@ -224,7 +223,7 @@ def imagenet_c_document(config: ImageNetCConfig, family: Optional[str] = None,
     layout = edition.c.layout(family)
     dataset = imagenet_c_dataset(config, family, class_names)
     document = {"edition": EDITION if edition.name == DEFAULT_EDITION else edition.name, "tree": layout.tree,
-                "config": {**config.to_json(), "jpeg_quality": JPEG_QUALITY if edition.c.encoding == JPEG else None},
+                "config": {**config.to_json(), "jpeg_quality": edition.c.jpeg_quality if edition.c.encoding == JPEG else None},
                 "encoding": edition.c.encoding, "image_size": edition.image_size,
                 "tfds": {"data_dir": "tfds", "name": dataset.name, "version": dataset.version,
                          "split": dataset.split, "configs": list(config.groups_of(family))}}

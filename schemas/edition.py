@@ -145,6 +145,9 @@ class CEdition:
         radii, elastic's pixel-scaled values).
     encoding : str
         :data:`JPEG` or :data:`NPY`.
+    jpeg_quality : int
+        Pillow quality of the saved JPEGs (``save(quality=q, optimize=True)``, baseline 4:2:0);
+        unused by ``npy`` editions.
     layouts : Mapping[str, Layout]
         Source family (``'imagenet'``, ``'tinyimagenet'``, ``'cifar10'``, ``'cifar100'``) -> the
         layout of its release; the first is the default.
@@ -159,6 +162,7 @@ class CEdition:
     corruptions: Mapping[str, Any]
     encoding: str
     layouts: Mapping[str, Layout]
+    jpeg_quality: int = 85
     categories: tuple = ("noise", "blur", "weather", "digital", "extra")
     examples_per_shard: int = 2048
     reference: str = ""

@@ -19,7 +19,7 @@ from schemas.imagenet_c import IMAGE_SIZE
 RESIZE_SHORT_SIDE = 256
 """Short side (pixels) of torchvision's ``Resize(256)`` used before every crop."""
 
-JPEG_QUALITY = 85
+JPEG_QUALITY = get_edition(DEFAULT_EDITION).c.jpeg_quality
 """Quality of the JPEGs the reference driver writes (``save(quality=85, optimize=True)``)."""
 
 ImageLike = Union[Image.Image, bytes, bytearray, np.ndarray]
