@@ -13,7 +13,7 @@ from typing import Optional
 from schemas.edition import NPY
 from schemas.editions import get_edition
 
-from .edition_sources import (CIFAR10_CLASSES, ListedInput, _tiny_root, cifar_test_file, list_edition_input,
+from .edition_sources import (CIFAR10_CLASSES, ListedInput, tiny_root, cifar_test_file, list_edition_input,
                               read_cifar)
 from .imagenet_c import CorruptImages, ImageNetCConfig, imagenet_c_dataset, imagenet_c_document
 from .npy_release import WriteStackedArrays
@@ -32,7 +32,7 @@ def input_family(config: ImageNetCConfig, path: Optional[str]) -> tuple[str, Opt
     if "tinyimagenet" in edition.sources:
         if path is None:
             return "tinyimagenet", tuple(sorted(set(SAMPLE_PHOTOGRAPHS.values())))
-        root = _tiny_root(path)
+        root = tiny_root(path)
         wnids = os.path.join(root, "wnids.txt")
         if os.path.isfile(wnids):
             with open(wnids, encoding="utf-8") as stream:

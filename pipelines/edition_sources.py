@@ -188,7 +188,7 @@ def write_cifar_sample(folder: str) -> str:
 
 # --- Tiny ImageNet ----------------------------------------------------------------------------
 
-def _tiny_root(path: str) -> str:
+def tiny_root(path: str) -> str:
     """The ``tiny-imagenet-200`` folder of an input (the folder itself, its ``val``, or its parent)."""
     for candidate in (path, storage.parent(path), storage.join(path, TINY_ROOT)):
         if os.path.isfile(os.path.join(candidate, "val", "val_annotations.txt")):
@@ -200,7 +200,7 @@ def index_tinyimagenet(path: str) -> ListedInput:
     """List Tiny ImageNet's validation images: ``<wnid>/<file>`` keys from ``val_annotations.txt``."""
     if not storage.is_local(path):
         raise ValueError(f"Tiny-ImageNet inputs must be local folders; got {path!r}")
-    root = _tiny_root(path)
+    root = tiny_root(path)
     annotations = {}
     with open(os.path.join(root, "val", "val_annotations.txt"), encoding="utf-8") as stream:
         for line in stream:
