@@ -38,6 +38,16 @@ def _members(files: Mapping[str, int], relative: str) -> Iterator[tuple[str, Opt
             raise ValueError(f"{relative}/{name} is both a file and a folder")
 
 
+def tar_entries(base: str, relative: str) -> Iterator[tuple[str, Optional[int]]]:
+    """``(path, size)`` of ``relative`` (relative to ``base``): a file, or a folder (size None)
+    followed by everything below it in tar order (see :func:`_members`)."""
+    path = storage.join(base, relative)
+    if storage.is_folder(path):
+        yield from _members(storage.list_tree(path), relative)
+    else:
+        yield relative, storage.size(path)
+
+
 def _tar_info(relative: str, size: Optional[int]) -> tarfile.TarInfo:
     info = tarfile.TarInfo(relative)
     info.mtime, info.uid, info.gid, info.uname, info.gname = 0, 0, 0, "", ""
@@ -48,20 +58,21 @@ def _tar_info(relative: str, size: Optional[int]) -> tarfile.TarInfo:
     return info
 
 
-def write_tar(tree: str, folders: list, destination: str) -> str:
-    """Write ``destination`` holding ``folders`` (relative to ``tree``) reproducibly and atomically;
-    return its SHA-256."""
+def write_tar(base: str, members: list, destination: str, folder_only: tuple = ()) -> str:
+    """Write ``destination`` holding ``members`` (paths relative to ``base``, each with everything
+    below it; those in ``folder_only`` as a folder entry alone) reproducibly and atomically, on any
+    file system; return its SHA-256."""
     output_dir, name = storage.parent(destination), storage.basename(destination)
     with storage.open_atomic(output_dir, name) as stream:
         with tarfile.open(fileobj=stream, mode="w", format=tarfile.GNU_FORMAT) as archive:
-            for folder in folders:
-                for relative, size in _members(storage.list_tree(storage.join(tree, folder)), folder):
+            for member in members:
+                for relative, size in [(member, None)] if member in folder_only else tar_entries(base, member):
                     info = _tar_info(relative, size)
                     if info.isdir():
                         archive.addfile(info)
                     else:
-                        with storage.open_stream(storage.join(tree, relative)) as member:
-                            archive.addfile(info, member)
+                        with storage.open_stream(storage.join(base, relative)) as data:
+                            archive.addfile(info, data)
     if storage.is_local(output_dir):
         with contextlib.suppress(OSError):  # the temporary folder, when nothing else is in it
             os.rmdir(os.path.join(output_dir, TMP_DIR))
@@ -92,21 +103,22 @@ def package_release(release_dir: str, output_dir: Optional[str] = None) -> list[
         tree_name = json.loads(storage.read_bytes(storage.join(release_dir, RELEASE_JSON)))["tree"]
     except (OSError, ValueError, KeyError) as err:
         raise ValueError(f"{release_dir} is not a built release: {err!r}") from err
-    if tree_name not in TREE_CATEGORIES:
+    from .edition_package import find_layout, write_edition_packages
+
+    if tree_name not in TREE_CATEGORIES and find_layout(tree_name) is None:
         raise ValueError(f"no tar categories for tree {tree_name!r}; known trees: {', '.join(TREE_CATEGORIES)}")
     tree = storage.join(release_dir, tree_name)
     output_dir = output_dir or storage.join(release_dir, PACKAGES_DIR)
+    tars = {} if tree_name in TREE_CATEGORIES else write_edition_packages(release_dir, tree_name, output_dir)
     present = set(storage.list_folders(tree))
     by_category: dict[str, list] = {}
-    for folder, category in TREE_CATEGORIES[tree_name].items():
+    for folder, category in TREE_CATEGORIES.get(tree_name, {}).items():
         if folder in present:
             by_category.setdefault(category, []).append(folder)
-    written, lines = [], []
     for category, folders in by_category.items():
-        name = f"{category}.tar"
-        destination = storage.join(output_dir, name)
-        lines.append(checksum_line(write_tar(tree, folders, destination), name))
-        written.append(destination)
-    storage.write_atomic(output_dir, CHECKSUMS, "".join(lines).encode("utf-8"))
+        destination = storage.join(output_dir, f"{category}.tar")
+        tars[destination] = write_tar(tree, folders, destination)
+    lines = "".join(checksum_line(sha256, storage.basename(path)) for path, sha256 in tars.items())
+    storage.write_atomic(output_dir, CHECKSUMS, lines.encode("utf-8"))
     storage.delete_tree(storage.join(output_dir, TMP_DIR))
-    return written
+    return list(tars)

@@ -243,6 +243,22 @@ def list_tree(root: str, skip: Sequence[str] = ()) -> dict[str, int]:
     return dict(sorted(found.items()))
 
 
+def size(path: str) -> int:
+    """The size of the file ``path`` in bytes.
+
+    Raises
+    ------
+    FileNotFoundError
+        If there is no file at ``path``.
+    """
+    if is_local(path):
+        return os.path.getsize(path)
+    found = [length for name, length in _match(path) if name == path]
+    if not found:
+        raise FileNotFoundError(path)
+    return found[0]
+
+
 def is_folder(path: str) -> bool:
     """True when ``path`` is a folder (on an object store: a prefix with objects below it)."""
     if is_local(path):
