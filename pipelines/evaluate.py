@@ -308,10 +308,13 @@ def write_evaluation(out_dir, config_errors, set_predictions, model_name, clean_
             storage.write_atomic(out_dir, path.relative_to(out).as_posix(), path.read_bytes())
 
 
-def default_output(release_dir: str, model_path: str) -> str:
-    """``DIR-evaluations/<model file stem>``, beside the release directory ``DIR``."""
-    release = os.path.abspath(release_dir) if storage.is_local(release_dir) else release_dir.rstrip("/")
-    return storage.join(release + EVALUATIONS_SUFFIX, model_name_of(model_path))
+def default_output(release_dir: str, model_path: str):
+    """``DIR-evaluations/<model file stem>``, beside the release directory ``DIR``: a
+    ``pathlib.Path`` for a local release, a URL (str) on an object store."""
+    if storage.is_local(release_dir):
+        release = Path(os.path.abspath(release_dir))
+        return release.with_name(release.name + EVALUATIONS_SUFFIX) / model_name_of(model_path)
+    return storage.join(release_dir.rstrip("/") + EVALUATIONS_SUFFIX, model_name_of(model_path))
 
 
 def model_name_of(model_path: str) -> str:
@@ -361,6 +364,9 @@ def evaluate_release(release_dir: str, model_path: str, out_dir: str | None = No
 
     edition = release_edition(release_dir)  # an edition other than 224: inputs and scores from its Edition
     if edition is not None:
+        if not storage.is_local(release_dir) or (out_dir and not storage.is_local(out_dir)):
+            raise ValueError(f"the {edition[0].name} edition is evaluated from and into local folders only "
+                             f"(copy or mount {release_dir}); 224 releases are evaluated on object stores directly")
         out = Path(out_dir) if out_dir else default_output(release_dir, model_path)
         out.mkdir(parents=True, exist_ok=True)
         return evaluate_edition_release(release_dir, edition, model_handler(model_path, framework, batch_size), out,
@@ -377,7 +383,7 @@ def evaluate_release(release_dir: str, model_path: str, out_dir: str | None = No
         raise ValueError(f"{release_dir} holds no {C_TREE}/ tree, {TFDS_DIR}/ ImageNet-C records "
                          f"or {P_TREE}/ tree")
     model_name = model_name_of(model_path)
-    out = out_dir or default_output(release_dir, model_path)
+    out = str(out_dir or default_output(release_dir, model_path))
     handler = model_handler(model_path, framework, batch_size)
     with make_pipeline(workers, beam_args) as pipeline:
         errors = (pipeline | "ImageNetC" >> PredictImageNetC(configs, source, handler)

@@ -117,7 +117,7 @@ def evaluate_imagenet_a(release_dir: str, model_path: str, out_dir: Optional[str
 
     files = a_tree_files(release_dir)
     model_name = Path(model_path.rstrip("/")).stem
-    out = Path(out_dir or default_output(release_dir, model_path))
+    out = Path(out_dir) if out_dir else default_output(release_dir, model_path)
     out.mkdir(parents=True, exist_ok=True)
     handler = model_handler(model_path, framework, batch_size)
     with make_pipeline(workers, beam_args) as pipeline:
