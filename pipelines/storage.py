@@ -234,13 +234,22 @@ def list_tree(root: str, skip: Sequence[str] = ()) -> dict[str, int]:
             subfolders[:] = sorted(d for d in subfolders if kept(prefix + d))
             for name in files:
                 if kept(prefix + name):
-                    found[prefix + name] = os.path.getsize(os.path.join(folder, name))
-    elif exists(root):
+                    found[prefix + name] = _local_size(os.path.join(folder, name))
+    else:
         start = len(join(root, "x")) - 1
         for path, size in _match(join(root, "**")):
             if kept(path[start:]):
                 found[path[start:]] = size
     return dict(sorted(found.items()))
+
+
+def _local_size(path: str) -> int:
+    """Size of a local file, following symlinks; a broken symlink's own size (so that listing a
+    folder never fails: reading the file reports the problem)."""
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return os.lstat(path).st_size
 
 
 def size(path: str) -> int:
@@ -253,6 +262,8 @@ def size(path: str) -> int:
     """
     if is_local(path):
         return os.path.getsize(path)
+    if _is_s3(path) and _exists_file(path):
+        return _s3io().size(path)
     found = [length for name, length in _match(path) if name == path]
     if not found:
         raise FileNotFoundError(path)
