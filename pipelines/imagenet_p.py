@@ -8,7 +8,8 @@ decodes its source again, milliseconds against the seconds of a video. It makes 
 ``transforms.perturb_sequence`` and ``RandomState(example_seed(release_seed, image_key,
 perturbation, difficulty))``, encodes them as the reference's MP4
 (:func:`pipelines.video.encode_h264`: libx264, yuv444p, 1 fps, ``-tune grain`` for the noise
-types, ``-crf 20`` otherwise, one thread) and as lossless PNG frames. Each result is an
+types, ``-crf 20`` otherwise, one thread) and decodes that MP4 back as the official evaluator does
+(``--tfds-frames lossless``: keeps the frames before the encode) for the TFDS PNG frames. Each result is an
 :class:`OutputRecord` for ``WriteRelease``: the file ``imagenet-p/<dataset>/<wnid>/<stem>.mp4``
 (``<dataset>`` = ``<perturbation>[_<difficulty>]``, ``<stem>`` = the source file name without its
 extension), the TFDS example of config ``<dataset>`` of ``imagenet_p`` (the PNG frames) and its
@@ -22,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import os
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import NamedTuple, Optional, Sequence, Union
 
 import apache_beam as beam
@@ -38,8 +40,8 @@ from .imagenet_c import source_record
 from .progress import ProgressCounter
 from .release import OutputsFn
 from .sources import inspect_image, read_entry
-from .video import (FRAME_RATE, PIXEL_FORMAT, PNG_COMPRESS_LEVEL, PRESETS, encode_frames_lossless,
-                    encode_h264, encoder_versions)
+from .video import (FRAME_RATE, PIXEL_FORMAT, PNG_COMPRESS_LEVEL, PRESETS, decode_video, encode_frames_lossless,
+                    encode_h264, encoder_settings, encoder_versions)
 
 EDITION = P_TREE
 """Name of the edition and of its folder tree in a release."""
@@ -52,6 +54,13 @@ DEFAULT_PRESET = "veryslow"
 
 ENCODER_THREADS = 1
 """x264 threads per encode: the MP4 bytes depend on the count, so it is fixed."""
+
+TFDS_FRAMES = MappingProxyType({
+    "decoded": "the frames cv2.VideoCapture decodes from the release's own MP4, BGR -> RGB, no resize "
+               "(what the official evaluator scores)",
+    "lossless": "the frames before the H.264 encode (what the reference wrote as PNGs)",
+})
+"""Choices of what the TFDS ``video`` feature holds (``--tfds-frames``), with their meaning."""
 
 DEFAULT_EXAMPLES_PER_SHARD = 32
 """Examples per TFRecord shard on average: 31 PNG frames are about 3 MB, so shards of about 100 MB."""
@@ -71,28 +80,35 @@ class ImageNetPConfig:
     preset : str
         x264 preset (:data:`pipelines.video.PRESETS`); the reference's ``'veryslow'`` by default.
     simd : bool
-        False: x264's plain C code, so the MP4 bytes do not depend on the CPU. True: 2-4x faster
-        encodes whose bytes may differ between CPU generations.
+        True (default): x264's SIMD code in cpu-independent mode; False (``--no-simd``): x264's
+        plain C code, 2-3x slower. The MP4 bytes are the same either way, on every CPU.
     seed : int
         Release seed of the per-example seeds (>= 0).
+    tfds_frames : str
+        What the TFDS ``video`` feature holds: ``'decoded'`` (default), the frames OpenCV decodes
+        from the release's own MP4 (what the benchmark scores), or ``'lossless'``, the frames
+        before the H.264 encode. Either way each frame is stored as a PNG.
     """
 
     perturbations: tuple = tuple(PERTURBATIONS)
     difficulties: tuple = DIFFICULTIES
     preset: str = DEFAULT_PRESET
-    simd: bool = False
+    simd: bool = True
     seed: int = 0
+    tfds_frames: str = "decoded"
 
     @classmethod
     def select(cls, perturbations: Optional[Sequence[str]] = None, difficulties: Optional[Sequence[int]] = None,
-               preset: str = DEFAULT_PRESET, simd: bool = False, seed: int = 0) -> "ImageNetPConfig":
+               preset: str = DEFAULT_PRESET, simd: bool = True, seed: int = 0,
+               tfds_frames: str = "decoded") -> "ImageNetPConfig":
         """Validate a selection and put it in table order.
 
         Raises
         ------
         ValueError
             On an unknown perturbation or preset, a difficulty outside 1..3, a selection that
-            names no dataset (e.g. ``rotate`` at difficulty 2), a non-bool ``simd`` or a negative seed.
+            names no dataset (e.g. ``rotate`` at difficulty 2), a non-bool ``simd``, a negative seed
+            or an unknown ``tfds_frames``.
         """
         chosen = DIFFICULTIES if difficulties is None else tuple(sorted(set(difficulties)))
         if not chosen or any(d not in DIFFICULTIES for d in chosen):
@@ -103,7 +119,9 @@ class ImageNetPConfig:
             raise ValueError(f"simd must be True or False, got {simd!r}")
         if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
             raise ValueError(f"seed must be an int >= 0, got {seed!r}")
-        config = cls(select_perturbations(perturbations), chosen, preset, simd, seed)
+        if tfds_frames not in TFDS_FRAMES:
+            raise ValueError(f"tfds_frames must be one of {', '.join(TFDS_FRAMES)}, got {tfds_frames!r}")
+        config = cls(select_perturbations(perturbations), chosen, preset, simd, seed, tfds_frames)
         if not config.pairs:
             noise = [name for name, p in PERTURBATIONS.items() if len(p.difficulties) > 1]
             raise ValueError(f"no dataset selected: difficulties {list(chosen)} of {', '.join(config.perturbations)}; "
@@ -123,7 +141,7 @@ class ImageNetPConfig:
 
     def to_json(self) -> dict:
         return {"perturbations": list(self.perturbations), "difficulties": list(self.difficulties),
-                "preset": self.preset, "simd": self.simd, "seed": self.seed}
+                "preset": self.preset, "simd": self.simd, "seed": self.seed, "tfds_frames": self.tfds_frames}
 
 
 @dataclass(frozen=True)
@@ -207,7 +225,7 @@ def make_video(task: SequenceTask, config: ImageNetPConfig) -> Union[OutputRecor
     try:
         mp4 = encode_h264(frames, noise=is_noise(name), preset=config.preset, threads=ENCODER_THREADS,
                           simd=config.simd)
-        pngs = encode_frames_lossless(frames)
+        pngs = encode_frames_lossless(decode_video(mp4) if config.tfds_frames == "decoded" else frames)
     except Exception as err:
         return Failure(key, entry.source, "encode", f"{type(err).__name__}: {err}")
     return OutputRecord(
@@ -308,7 +326,9 @@ def imagenet_p_document(config: ImageNetPConfig) -> dict:
                       "frame_rate": FRAME_RATE, "threads": ENCODER_THREADS,
                       "rate_control": {name: " ".join(PERTURBATIONS[name].rate_control)
                                        for name in config.perturbations},
-                      "tfds_frames": {"format": "png", "compress_level": PNG_COMPRESS_LEVEL}},
+                      "encoder": encoder_settings(config.simd, config.preset, ENCODER_THREADS),
+                      "tfds_frames": {"source": config.tfds_frames, "meaning": TFDS_FRAMES[config.tfds_frames],
+                                      "format": "png", "compress_level": PNG_COMPRESS_LEVEL}},
             "tfds": {"data_dir": "tfds", "name": dataset.name, "version": dataset.version,
                      "split": dataset.split, "configs": list(config.groups)}}
 

@@ -6,8 +6,10 @@ the features ``video``, ``label`` and ``file_name``.
 
 ``tfds.features.Video`` is a ``Sequence`` of ``Image`` s: a ``tf.train.Example`` stores a video as
 one BytesList holding every frame as an encoded image, in frame order, and TFDS decodes it back to
-uint8 (T, H, W, 3). The frames are the lossless PNGs of the sequence (the frames the reference wrote
-before its H.264 encode), not the MP4. Read a config with
+uint8 (T, H, W, 3). By default the frames are those decoded from the release's own MP4s (as the
+official evaluator reads them), stored as PNGs, so TFDS and the MP4 tree score the same; a release
+built with ``--tfds-frames lossless`` stores the frames before the H.264 encode instead
+(``release.json`` says which). Read a config with
 ``tfds.builder_from_directory(DIR/tfds/imagenet_p/<config>/<version>)``.
 """
 from __future__ import annotations
@@ -85,11 +87,12 @@ IMAGENET_P = TfdsDataset(
         for name, d in DATASETS}),
     description=("ImageNet-P built by imagenet-cp: each ImageNet validation image, Resize(256), perturbed "
                  "into a sequence of 224x224 frames as hendrycks/robustness's make_imagenet_p.py does, with "
-                 "a per-example seed. `video` holds the lossless frames (PNG) that the imagenet-p/ tree "
-                 "encodes as H.264 MP4; `file_name` is the source image's file name."),
+                 "a per-example seed. `video` holds, as PNGs, the frames decoded from the imagenet-p/ tree's H.264 MP4s "
+                 "(or the frames before the encode, for a release built with --tfds-frames lossless; "
+                 "release.json says which); `file_name` is the source image's file name."),
     citation=BENCHMARK_CITATION,
     homepage=BENCHMARK_HOMEPAGE,
     supervised_keys=("video", "label"),
     release_notes=MappingProxyType({
-        "1.0.0": "imagenet-cp: faithful to the reference schedules, per-example seeds, lossless frames."}),
+        "1.0.0": "imagenet-cp: faithful to the reference schedules, per-example seeds, frames decoded from the release's MP4s."}),
 )
