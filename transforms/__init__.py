@@ -6,6 +6,7 @@ No Beam, no TensorFlow, no file writes; the frost textures are the one file read
 from schemas.imagenet_c import CORRUPTIONS, BENCHMARK_CORRUPTIONS, EXTRA_CORRUPTIONS, SEVERITIES
 
 from schemas.imagenet_p import PERTURBATIONS
+from schemas.editions import EDITIONS
 
 from .corruptions import corrupt
 from .perturbations import perturb_sequence
@@ -14,7 +15,7 @@ from .rng import RNG_MODES, FastRandomState, make_rng
 from .seeds import example_rng, example_seed
 
 __all__ = [
-    "CORRUPTIONS", "BENCHMARK_CORRUPTIONS", "EXTRA_CORRUPTIONS", "SEVERITIES", "PERTURBATIONS",
+    "EDITIONS", "CORRUPTIONS", "BENCHMARK_CORRUPTIONS", "EXTRA_CORRUPTIONS", "SEVERITIES", "PERTURBATIONS",
     "corrupt", "perturb_sequence", "encode_jpeg", "preprocess", "preprocess_uncropped",
     "example_seed", "example_rng", "make_rng", "RNG_MODES", "FastRandomState",
 ]
