@@ -1,6 +1,7 @@
-"""ImageNet-P editions other than 224 (inception 299, tinyimagenet 64, imagenet64 64, cifar 32), as data.
+"""The ImageNet-P facts of every edition (224, inception 299, tinyimagenet 64, imagenet64 64, cifar 32), as data.
 
-Each edition is one :class:`PEdition`: its frame size, what the sequence functions receive, where
+Each edition's facts are one :class:`PEdition`, hung on its :class:`schemas.edition.Edition` as
+``edition.p``: its frame size, what the sequence functions receive, where
 its views come from (:class:`Arrangement`: a list of steps before the perturbation, a list of steps
 where the 224 edition crops, a list after), every perturbation's schedule (the same
 :class:`schemas.imagenet_p.Perturbation` rows as the 224 table, with this edition's values and frame
@@ -20,6 +21,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Mapping, Optional
 
+from schemas.release import P_TREE
 from schemas.imagenet_p import (CRF20_RATE_CONTROL, GRAIN_RATE_CONTROL, PERTURBATIONS as PERTURBATIONS_224,
                                 Perturbation, Ramp)
 
@@ -61,8 +63,9 @@ class PEdition:
     frame_size : int
         Side of the (square) frames, pixels; the 64 editions' motion_blur frames keep the aspect.
     input : str
-        What the sequence functions receive (``'full'``: the source image as RGB at full
-        resolution; ``'cifar32'``: a 32x32x3 test image).
+        What the sequence functions receive: ``'resized256'`` (224: the RGB image after
+        ``Resize(256)``, uncropped), ``'full'`` (the RGB image at full resolution) or
+        ``'cifar32'`` (a 32x32x3 test image).
     arrangement : Arrangement
         Views of every perturbation not in ``arrangements``.
     arrangements : Mapping[str, Arrangement]
@@ -228,19 +231,17 @@ CIFAR = PEdition(
     reference="hendrycks/robustness@8190fe3 ImageNet-P/create_p/make_cifar_p.py",
     preprocessing="none: the 32x32x3 uint8 test image as it is")
 
-#: name -> PEdition, the four editions other than 224.
-P_EDITIONS: Mapping[str, PEdition] = MappingProxyType({e.name: e for e in (INCEPTION, TINYIMAGENET, IMAGENET64, CIFAR)})
+IMAGENET = PEdition(
+    name="imagenet", frame_size=224, input="resized256",
+    arrangement=Arrangement(view=(("center_crop", 224),)),
+    perturbations=PERTURBATIONS_224,
+    output=MP4, trees=(P_TREE,),
+    reference="hendrycks/robustness@8190fe3 ImageNet-P/create_p/make_imagenet_p.py",
+    preprocessing="Resize(256) then RGB; CenterCrop(224) after whole-image moves, before pixel operations")
 
-#: Edition name of the 224 ImageNet-P (:mod:`schemas.imagenet_p`).
-DEFAULT_P_EDITION = "imagenet"
-
-
-def p_edition(name: str) -> PEdition:
-    """The P facts of edition ``name``; ``ValueError`` naming the valid ones otherwise."""
-    if name not in P_EDITIONS:
-        raise ValueError(f"unknown ImageNet-P edition {name!r}; valid editions: "
-                         f"{', '.join((DEFAULT_P_EDITION,) + tuple(P_EDITIONS))}")
-    return P_EDITIONS[name]
+#: name -> PEdition, every edition with an ImageNet-P (224 first).
+P_EDITIONS: Mapping[str, PEdition] = MappingProxyType({
+    e.name: e for e in (IMAGENET, INCEPTION, TINYIMAGENET, IMAGENET64, CIFAR)})
 
 
 #: The rate control of each row is the 224 table's: -tune grain for the noise types, CRF 20 otherwise.

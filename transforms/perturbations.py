@@ -23,7 +23,9 @@ from skimage.filters import gaussian
 
 from schemas.imagenet_c import IMAGE_SIZE
 from schemas.imagenet_p import PERTURBATIONS, perturbation_names_text
-from schemas.imagenet_p_editions import DEFAULT_P_EDITION, PEdition, p_edition
+from schemas.edition import DEFAULT_EDITION
+from schemas.editions import get_edition
+from schemas.imagenet_p_editions import PEdition
 
 from .affine import affine, tilt as tilt_image
 from .color import hsv2rgb, rgb2hsv
@@ -523,7 +525,7 @@ def check_edition_input(image: np.ndarray, edition: PEdition) -> None:
 
 
 def perturb_sequence(image: np.ndarray, name: str, rng: np.random.RandomState,
-                     difficulty: int = 1, edition: str = DEFAULT_P_EDITION) -> np.ndarray:
+                     difficulty: int = 1, edition: str = DEFAULT_EDITION) -> np.ndarray:
     """The frames of ImageNet-P perturbation ``name`` at ``difficulty`` for one image.
 
     Parameters
@@ -543,7 +545,7 @@ def perturb_sequence(image: np.ndarray, name: str, rng: np.random.RandomState,
     difficulty : int
         1, 2 or 3 for the noise perturbations; 1 for the others.
     edition : str
-        ``'imagenet'`` or a name of :data:`schemas.imagenet_p_editions.P_EDITIONS`.
+        A name of :data:`transforms.EDITIONS` (its ``p`` facts: :mod:`schemas.imagenet_p_editions`).
 
     Returns
     -------
@@ -555,14 +557,14 @@ def perturb_sequence(image: np.ndarray, name: str, rng: np.random.RandomState,
     """
     if name not in PERTURBATIONS:
         raise ValueError(f"unknown perturbation {name!r}; valid names: {perturbation_names_text()}")
-    table = None if edition == DEFAULT_P_EDITION else p_edition(edition)
-    spec = PERTURBATIONS[name] if table is None else table.perturbations[name]
+    table = get_edition(edition).p
+    spec = table.perturbations[name]
     if isinstance(difficulty, bool) or not isinstance(difficulty, (int, np.integer)) \
             or difficulty not in spec.difficulties:
         raise ValueError(f"difficulty of {name} must be one of {list(spec.difficulties)}, "
                          f"got {difficulty!r}")
     check_rng(rng)
-    if table is None:
+    if table.input == "resized256":  # the 224 edition: the functions' own CenterCrop(224)
         check_uncropped_image(image)
         return FUNCTIONS[name](image, rng, **spec.params(int(difficulty)))
     check_edition_input(image, table)

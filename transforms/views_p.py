@@ -1,7 +1,7 @@
 """The steps of the ImageNet-P editions' views (:class:`schemas.imagenet_p_editions.Arrangement`).
 
-Each step is torchvision 0.2.x / PIL arithmetic on a uint8 (H, W, 3) array and returns a new
-array: ``resize_short_side`` (``Resize(s)``: PIL bilinear, short side ``s``, long side truncated,
+The steps are those of the editions' preprocessing recipes (:data:`transforms.preprocess.STEPS`),
+applied through PIL to a uint8 (H, W, 3) array: ``resize_short_side`` (``Resize(s)``: PIL bilinear, short side ``s``, long side truncated,
 unchanged if already ``s``), ``center_crop`` (``CenterCrop(s)``), ``center_crop_fraction`` (the
 inception driver's central ``int(f*H) x int(f*W)`` crop, offsets rounded half to even) and
 ``resize`` (PIL resize to ``s x s``, aspect not kept). Spec ``editions_p.md`` sections 2.1, 3.1, 4, 9.
@@ -13,25 +13,7 @@ from typing import Callable
 import numpy as np
 from PIL import Image
 
-from .preprocess import center_crop, resize_short_side
-
-_FILTERS = {"bilinear": Image.BILINEAR}
-
-
-def _center_crop_fraction(image: Image.Image, fraction: float) -> Image.Image:
-    w, h = image.size
-    th, tw = int(fraction * h), int(fraction * w)
-    top, left = int(round((h - th) / 2.0)), int(round((w - tw) / 2.0))
-    return image.crop((left, top, left + tw, top + th))
-
-
-#: Step name -> function(PIL image, *arguments) -> PIL image.
-STEPS = {
-    "resize_short_side": resize_short_side,
-    "center_crop": center_crop,
-    "center_crop_fraction": _center_crop_fraction,
-    "resize": lambda image, side, resample: image.resize((side, side), _FILTERS[resample]),
-}
+from .preprocess import STEPS
 
 
 def apply_steps(image: np.ndarray, steps: tuple) -> np.ndarray:

@@ -18,6 +18,7 @@ from skimage import data
 
 import transforms
 from schemas.imagenet_p import PERTURBATIONS
+from schemas.editions import EDITIONS
 from schemas.imagenet_p_editions import P_EDITIONS
 from transforms.preprocess import center_crop, resize_short_side
 
@@ -39,13 +40,21 @@ def edition_input(edition: str) -> np.ndarray:
     return full
 
 
+OTHER = [name for name in P_EDITIONS if name != "imagenet"]
+
+
 @pytest.fixture(scope="module")
 def inputs() -> dict:
-    return {edition: edition_input(edition) for edition in P_EDITIONS}
+    return {edition: edition_input(edition) for edition in OTHER}
+
+
+def test_every_edition_carries_its_p_facts():
+    assert {name: edition.p for name, edition in EDITIONS.items()} == dict(P_EDITIONS)
+    assert P_EDITIONS["imagenet"].perturbations == PERTURBATIONS
 
 
 def test_golden_covers_17_sequences_of_every_edition_and_its_inputs(inputs):
-    expected = sorted((e, name, d) for e in P_EDITIONS for name, p in P_EDITIONS[e].perturbations.items()
+    expected = sorted((e, name, d) for e in OTHER for name, p in P_EDITIONS[e].perturbations.items()
                       if name != "gaussian_noise" for d in p.difficulties)
     assert sorted((x["edition"], x["perturbation"], x["difficulty"]) for x in ENTRIES) == expected
     assert len(ENTRIES) == 68
@@ -72,7 +81,7 @@ def test_golden_file_is_a_copy_of_the_shared_reference():
     fields = ("key", "edition", "perturbation", "difficulty", "seed", "frames", "frame_shape", "frame_sha256")
     assert [{k: e[k] for k in fields} for e in reference["entries"]] == [{k: e[k] for k in fields} for e in ENTRIES]
     npz = np.load(REFERENCE / "reference_editions_p_dev.npz")
-    for edition in P_EDITIONS:
+    for edition in OTHER:
         assert sha256(npz[f"{edition}/chelsea/input"]) == GOLDEN["inputs"][edition]["sha256"]
 
 
