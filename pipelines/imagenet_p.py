@@ -21,6 +21,7 @@ cannot both be built: the first by key is, the other is reported in ``failures.j
 from __future__ import annotations
 
 import hashlib
+import io
 import os
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -29,11 +30,15 @@ from typing import NamedTuple, Optional, Sequence, Union
 import apache_beam as beam
 import numpy as np
 
+from schemas.edition import DEFAULT_EDITION
+from schemas.editions import get_edition
 from schemas.imagenet_p import GRAIN_RATE_CONTROL, PERTURBATIONS, select_perturbations
+from schemas.imagenet_p_editions import NPY, PEdition
 from schemas.release import P_TREE
 from schemas.records import Failure, OutputRecord, SourceEntry, SourceImage
-from schemas.tfds_p import IMAGENET_P, imagenet_p_config
-from transforms import example_rng, example_seed, perturb_sequence, preprocess_uncropped
+from schemas.tfds_p import imagenet_p_config, p_dataset
+from transforms import example_rng, example_seed, perturb_sequence
+from transforms.views_p import edition_input
 
 from .build import BuildResult, SourceSelection, run_build
 from .imagenet_c import source_record
@@ -88,6 +93,9 @@ class ImageNetPConfig:
         What the TFDS ``video`` feature holds: ``'decoded'`` (default), the frames OpenCV decodes
         from the release's own MP4 (what the benchmark scores), or ``'lossless'``, the frames
         before the H.264 encode. Either way each frame is stored as a PNG.
+    edition : str
+        The edition (:data:`transforms.EDITIONS`): ``'imagenet'`` (224, default), ``'inception'``,
+        ``'tinyimagenet'``, ``'imagenet64'`` (MP4 trees) or ``'cifar'`` (CIFAR-10-P ``.npy`` files).
     """
 
     perturbations: tuple = tuple(PERTURBATIONS)
@@ -96,11 +104,12 @@ class ImageNetPConfig:
     simd: bool = True
     seed: int = 0
     tfds_frames: str = "decoded"
+    edition: str = DEFAULT_EDITION
 
     @classmethod
     def select(cls, perturbations: Optional[Sequence[str]] = None, difficulties: Optional[Sequence[int]] = None,
                preset: str = DEFAULT_PRESET, simd: bool = True, seed: int = 0,
-               tfds_frames: str = "decoded") -> "ImageNetPConfig":
+               tfds_frames: str = "decoded", edition: str = DEFAULT_EDITION) -> "ImageNetPConfig":
         """Validate a selection and put it in table order.
 
         Raises
@@ -108,7 +117,7 @@ class ImageNetPConfig:
         ValueError
             On an unknown perturbation or preset, a difficulty outside 1..3, a selection that
             names no dataset (e.g. ``rotate`` at difficulty 2), a non-bool ``simd``, a negative seed
-            or an unknown ``tfds_frames``.
+            an unknown ``tfds_frames`` or an edition without ImageNet-P.
         """
         chosen = DIFFICULTIES if difficulties is None else tuple(sorted(set(difficulties)))
         if not chosen or any(d not in DIFFICULTIES for d in chosen):
@@ -121,7 +130,9 @@ class ImageNetPConfig:
             raise ValueError(f"seed must be an int >= 0, got {seed!r}")
         if tfds_frames not in TFDS_FRAMES:
             raise ValueError(f"tfds_frames must be one of {', '.join(TFDS_FRAMES)}, got {tfds_frames!r}")
-        config = cls(select_perturbations(perturbations), chosen, preset, simd, seed, tfds_frames)
+        if get_edition(edition).p is None:
+            raise ValueError(f"edition {edition} has no ImageNet-P")
+        config = cls(select_perturbations(perturbations), chosen, preset, simd, seed, tfds_frames, edition)
         if not config.pairs:
             noise = [name for name, p in PERTURBATIONS.items() if len(p.difficulties) > 1]
             raise ValueError(f"no dataset selected: difficulties {list(chosen)} of {', '.join(config.perturbations)}; "
@@ -129,10 +140,20 @@ class ImageNetPConfig:
         return config
 
     @property
+    def table(self) -> PEdition:
+        """The P facts of the edition: schedules, frame counts, views, layout."""
+        return get_edition(self.edition).p
+
+    @property
+    def tree(self) -> str:
+        """Top folder of the release's official layout (``imagenet-p``, ``Tiny-ImageNet-P``, ``CIFAR-10-P``, ...)."""
+        return self.table.trees[0]
+
+    @property
     def pairs(self) -> tuple:
         """``(perturbation, difficulty)`` of every dataset built, in release order."""
         return tuple((name, d) for name in self.perturbations for d in self.difficulties
-                     if d in PERTURBATIONS[name].difficulties)
+                     if d in self.table.perturbations[name].difficulties)
 
     @property
     def groups(self) -> tuple:
@@ -141,7 +162,8 @@ class ImageNetPConfig:
 
     def to_json(self) -> dict:
         return {"perturbations": list(self.perturbations), "difficulties": list(self.difficulties),
-                "preset": self.preset, "simd": self.simd, "seed": self.seed, "tfds_frames": self.tfds_frames}
+                "preset": self.preset, "simd": self.simd, "seed": self.seed, "tfds_frames": self.tfds_frames,
+                "edition": self.edition}
 
 
 @dataclass(frozen=True)
@@ -153,7 +175,8 @@ class SequenceTask:
     entry : SourceEntry
         Key, class and place of the source image.
     image : numpy.ndarray
-        ``transforms.preprocess_uncropped`` of its bytes: uint8 (H, W, 3), short side 256.
+        ``transforms.views_p.edition_input`` of its bytes: at 224 uint8 (H, W, 3), short side
+        256; the RGB image at full size for inception / tinyimagenet / imagenet64; 32x32 for cifar.
     perturbation : str
         A name of :data:`schemas.imagenet_p.PERTURBATIONS`.
     difficulty : int
@@ -216,24 +239,59 @@ def make_video(task: SequenceTask, config: ImageNetPConfig) -> Union[OutputRecor
     """
     entry, name, difficulty = task.entry, task.perturbation, task.difficulty
     group = imagenet_p_config(name, difficulty)
-    key = f"{group}/{video_name(entry)}"
+    npy = config.table.output == NPY
+    key = f"{group}/{os.path.splitext(video_name(entry))[0] if npy else video_name(entry)}"
     try:
         frames = perturb_sequence(task.image, name, example_rng(config.seed, entry.key, name, difficulty),
-                                  difficulty)
+                                  difficulty, edition=config.edition)
     except Exception as err:  # one bad output must not stop the build: it is reported
         return Failure(key, entry.source, "perturb", f"{type(err).__name__}: {err}")
+    metadata = {"image_key": entry.key, "wnid": entry.wnid, "label": entry.label, "perturbation": name,
+                "difficulty": difficulty, "seed": example_seed(config.seed, entry.key, name, difficulty),
+                "frames": len(frames), "frames_sha256": hashlib.sha256(frames.tobytes()).hexdigest()}
+    example = {"label": entry.label, "file_name": entry.file_name}
+    if npy:  # lossless arrays: the frames go into <tree>/<group>.npy (GatherArrays)
+        return OutputRecord(key=key, group=group, path=npy_path(config, group), data=None,
+                            example={"video": encode_frames_lossless(frames), **example},
+                            metadata={**metadata, "frames_array": frames})
     try:
         mp4 = encode_h264(frames, noise=is_noise(name), preset=config.preset, threads=ENCODER_THREADS,
                           simd=config.simd)
         pngs = encode_frames_lossless(decode_video(mp4) if config.tfds_frames == "decoded" else frames)
     except Exception as err:
         return Failure(key, entry.source, "encode", f"{type(err).__name__}: {err}")
-    return OutputRecord(
-        key=key, group=group, path=f"{EDITION}/{key}", data=mp4,
-        example={"video": pngs, "label": entry.label, "file_name": entry.file_name},
-        metadata={"image_key": entry.key, "wnid": entry.wnid, "label": entry.label, "perturbation": name,
-                  "difficulty": difficulty, "seed": example_seed(config.seed, entry.key, name, difficulty),
-                  "frames": len(frames), "frames_sha256": hashlib.sha256(frames.tobytes()).hexdigest()})
+    return OutputRecord(key=key, group=group, path=f"{config.tree}/{key}", data=mp4,
+                        example={"video": pngs, **example}, metadata=metadata)
+
+
+def npy_path(config: ImageNetPConfig, group: str) -> str:
+    """``<tree>/<perturbation>[_<d>].npy``: the one file of a dataset of an ``.npy`` edition (CIFAR-10-P)."""
+    return f"{config.tree}/{group}.npy"
+
+
+def npy_bytes(arrays: Sequence[np.ndarray]) -> bytes:
+    """``np.save`` of the stacked sequences: uint8 (N, T, H, W, 3), as the reference saves CIFAR-10-P."""
+    buffer = io.BytesIO()
+    np.save(buffer, np.stack(arrays).astype(np.uint8, copy=False), allow_pickle=False)
+    return buffer.getvalue()
+
+
+def split_array(record: OutputRecord):
+    """A per-image record of an ``.npy`` edition -> the record without its frames (TFDS example and
+    manifest row), and ``(group, (key, frames))`` tagged ``arrays`` for :class:`GatherArrays`."""
+    metadata = dict(record.metadata)
+    frames = metadata.pop("frames_array")
+    yield OutputRecord(record.key, record.group, record.path, None, record.example, metadata)
+    yield beam.pvalue.TaggedOutput("arrays", (record.group, (record.key, frames)))
+
+
+def gather_array(element, config: ImageNetPConfig) -> OutputRecord:
+    """``(group, [(key, frames)])`` -> the dataset's ``.npy`` record, sequences in key order (the
+    input's order: test-set order for a CIFAR test set). No TFDS example: the per-image records carry them."""
+    group, items = element
+    ordered = sorted(items, key=lambda item: item[0])
+    return OutputRecord(key=f"{group}.npy", group=group, path=npy_path(config, group), data=npy_bytes(
+        [frames for _, frames in ordered]), example=None, metadata={})
 
 
 def one_image_per_video_name(name: str, images) -> list:
@@ -258,7 +316,7 @@ class DecodeImagesFn(beam.DoFn):
     def process(self, image: SourceImage):
         try:
             info = inspect_image(image.data)
-            preprocess_uncropped(image.data)  # raises here for a bad image; each task decodes it again
+            edition_input(image.data, self._config.table)  # raises here for a bad image; each task decodes it again
         except ValueError as err:
             self._progress.add(failures=1)
             yield beam.pvalue.TaggedOutput("failures", Failure(
@@ -289,7 +347,7 @@ class MakeVideosFn(OutputsFn):
 
     def process(self, task: VideoTask):
         yield from self.report_environment()
-        image = preprocess_uncropped(read_entry(task.entry))
+        image = edition_input(read_entry(task.entry), self._config.table)
         output = make_video(SequenceTask(task.entry, image, task.perturbation, task.difficulty), self._config)
         yield self.fail(output) if isinstance(output, Failure) else output
 
@@ -315,13 +373,21 @@ class PerturbImages(beam.PTransform):
                   | "PerturbAndEncode" >> beam.ParDo(MakeVideosFn(self._config, self._progress_dir)).with_outputs(
                       "failures", "environments", main="records"))
         failures = (unique.failures, decoded.failures, videos.failures) | "PerturbFailures" >> beam.Flatten()
-        return EditionOutputs(videos.records, decoded.sources, failures, videos.environments)
+        records = videos.records
+        if self._config.table.output == NPY:
+            split = records | "SplitArrays" >> beam.FlatMap(split_array).with_outputs("arrays", main="records")
+            arrays = (split.arrays
+                      | "GroupArrays" >> beam.GroupByKey()
+                      | "GatherArrays" >> beam.Map(gather_array, self._config))
+            records = (split.records, arrays) | "AllRecords" >> beam.Flatten()
+        return EditionOutputs(records, decoded.sources, failures, videos.environments)
 
 
 def imagenet_p_document(config: ImageNetPConfig) -> dict:
     """Edition fields of ``release.json``: the config, the encoder settings and the TFDS configs."""
-    dataset = IMAGENET_P
-    return {"edition": EDITION, "tree": EDITION, "config": config.to_json(),
+    dataset = p_dataset(config.edition)
+    return {"edition": config.tree, "tree": config.tree, "config": config.to_json(),
+            "p_edition": config.table.to_json(),
             "video": {"container": "mp4", "codec": "libx264", "pixel_format": PIXEL_FORMAT,
                       "frame_rate": FRAME_RATE, "threads": ENCODER_THREADS,
                       "rate_control": {name: " ".join(PERTURBATIONS[name].rate_control)
@@ -344,5 +410,5 @@ def build_imagenet_p(output_dir: str, selection: SourceSelection = SourceSelecti
         Before any work, when ffmpeg or its libx264 cannot be used.
     """
     encoder_versions()
-    return run_build(output_dir, selection, imagenet_p_document(config), IMAGENET_P, len(config.pairs),
+    return run_build(output_dir, selection, imagenet_p_document(config), p_dataset(config.edition), len(config.pairs),
                      lambda progress_dir: PerturbImages(config, progress_dir), examples_per_shard=examples_per_shard, **options)

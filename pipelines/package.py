@@ -84,7 +84,7 @@ def package_release(release_dir: str, output_dir: Optional[str] = None) -> list[
     os.makedirs(output_dir, exist_ok=True)
     by_category: dict[str, list] = {}
     for folder, category in TREE_CATEGORIES[tree_name].items():
-        if os.path.isdir(os.path.join(tree, folder)):
+        if os.path.exists(os.path.join(tree, folder)):  # a folder, or a CIFAR-10-P .npy
             by_category.setdefault(category, []).append(folder)
     written = []
     for category, folders in by_category.items():

@@ -21,7 +21,6 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Mapping, Optional
 
-from schemas.release import P_TREE
 from schemas.imagenet_p import (CRF20_RATE_CONTROL, GRAIN_RATE_CONTROL, PERTURBATIONS as PERTURBATIONS_224,
                                 Perturbation, Ramp)
 
@@ -235,7 +234,7 @@ IMAGENET = PEdition(
     name="imagenet", frame_size=224, input="resized256",
     arrangement=Arrangement(view=(("center_crop", 224),)),
     perturbations=PERTURBATIONS_224,
-    output=MP4, trees=(P_TREE,),
+    output=MP4, trees=("imagenet-p",),  # schemas.release.P_TREE
     reference="hendrycks/robustness@8190fe3 ImageNet-P/create_p/make_imagenet_p.py",
     preprocessing="Resize(256) then RGB; CenterCrop(224) after whole-image moves, before pixel operations")
 

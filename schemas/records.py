@@ -93,10 +93,12 @@ class OutputRecord:
         name of its manifest part.
     path : str
         Path of the file relative to the release directory (``imagenet-c/<key>`` for C).
-    data : bytes
-        The file's bytes (JPEG for C, mp4 for P).
-    example : Mapping[str, Any]
-        TFDS feature values of its ``tf.train.Example`` (bytes, str, int, float or lists of them).
+    data : bytes or None
+        The file's bytes (JPEG for C, mp4 for P); None for an example kept in a file shared with
+        other outputs (a CIFAR-10-P ``.npy``, written by its own record).
+    example : Mapping[str, Any] or None
+        TFDS feature values of its ``tf.train.Example`` (bytes, str, int, float or lists of them);
+        None for a file without an example of its own (that ``.npy``).
     metadata : Mapping[str, Any]
         JSON-serialisable fields of its manifest record (key, wnid, label, seed, ...).
     """

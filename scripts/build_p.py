@@ -22,6 +22,9 @@ def add_arguments(parser):
                         help="what the TFDS video feature holds: the frames decoded from the release's own MP4s "
                              "as the official evaluator reads them (default), or the lossless frames before the "
                              "H.264 encode")
+    parser.add_argument("--edition", default="imagenet",
+                        help="imagenet (224, default), inception (299), tinyimagenet (64), imagenet64 (64) or cifar "
+                             "(CIFAR-10-P .npy layout; an ImageNet-style input is Resize(32) + CenterCrop(32))")
     add_output_arguments(parser, "average examples (videos) per TFRecord shard (default 32, about 100 MB)")
 
 
@@ -30,7 +33,7 @@ def run(args) -> int:
     from pipelines.video import VideoEncoderError
 
     def config(a):
-        return ImageNetPConfig.select(a.perturbations, a.difficulties, a.preset, a.simd, a.seed, a.tfds_frames)
+        return ImageNetPConfig.select(a.perturbations, a.difficulties, a.preset, a.simd, a.seed, a.tfds_frames, a.edition)
 
     return run_build(args, build_imagenet_p, config, DEFAULT_EXAMPLES_PER_SHARD,
                      errors=(ValueError, VideoEncoderError))

@@ -30,7 +30,7 @@ def test_select_orders_filters_and_validates():
     assert config.groups == ("rotate", "speckle_noise", "speckle_noise_3")
     assert config.to_json() == {"perturbations": ["rotate", "speckle_noise"], "difficulties": [1, 3],
                                 "preset": "ultrafast", "simd": True, "seed": 4,
-                                "tfds_frames": "decoded"}
+                                "tfds_frames": "decoded", "edition": "imagenet"}
     for kwargs, message in [({"perturbations": ["fog"]}, "valid names"),
                             ({"perturbations": []}, "valid names"),
                             ({"difficulties": [4]}, "subset of"),
@@ -38,6 +38,7 @@ def test_select_orders_filters_and_validates():
                             ({"simd": 1}, "simd"),
                             ({"seed": -1}, "seed"),
                             ({"tfds_frames": "mp4"}, "tfds_frames"),
+                            ({"edition": "cifar100"}, "valid editions"),
                             ({"perturbations": ["rotate"], "difficulties": [2]}, "no dataset selected")]:
         with pytest.raises(ValueError, match=message):
             ImageNetPConfig.select(**kwargs)
