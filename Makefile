@@ -9,7 +9,8 @@ INPUT   ?=
 OUTPUT  ?=
 WORKERS ?=
 C_OUTPUT = $(or $(OUTPUT),out/imagenet-c)
-P_OUTPUT = $(or $(OUTPUT),out/imagenet-p)
+EDITION ?=
+P_OUTPUT = $(or $(OUTPUT),out/imagenet-p$(if $(EDITION),-$(EDITION)))
 BUILD_ARGS = $(if $(INPUT),--input $(INPUT)) $(if $(WORKERS),--workers $(WORKERS))
 
 .PHONY: install system-deps test bench build-imagenet-c build-imagenet-p verify package clean
@@ -42,7 +43,7 @@ build-imagenet-c: install
 	$(BIN)/imagenet-cp build-c $(BUILD_ARGS) --output $(C_OUTPUT)
 
 build-imagenet-p: install
-	$(BIN)/imagenet-cp build-p $(BUILD_ARGS) --output $(P_OUTPUT)
+	$(BIN)/imagenet-cp build-p $(BUILD_ARGS) $(if $(EDITION),--edition $(EDITION)) --output $(P_OUTPUT)
 
 # verify and package act on OUTPUT (default: the ImageNet-C release; OUTPUT=out/imagenet-p for P).
 verify: install

@@ -53,7 +53,8 @@ def _to_frame(u: np.ndarray) -> np.ndarray:
 
 # ---------------------------------------------------------------------------------------- noise
 
-def gaussian_noise(image: np.ndarray, rng: np.random.RandomState, *, sigma: float, frames: int, view=_crop) -> np.ndarray:
+def gaussian_noise(image: np.ndarray, rng: np.random.RandomState, *, sigma: float, frames: int,
+                   view=_crop) -> np.ndarray:
     """Clean crop, then independent Gaussian-noise copies, in torch-like float32 maths.
 
     Frame 0 is the crop; frame i >= 1 is ``trunc(255 * clip(t + sigma * n_i, 0, 1))`` with
@@ -89,7 +90,8 @@ def gaussian_noise(image: np.ndarray, rng: np.random.RandomState, *, sigma: floa
     return _sequence([x] + [noisy() for _ in range(1, frames)])
 
 
-def shot_noise(image: np.ndarray, rng: np.random.RandomState, *, photons: float, frames: int, view=_crop) -> np.ndarray:
+def shot_noise(image: np.ndarray, rng: np.random.RandomState, *, photons: float, frames: int,
+               view=_crop) -> np.ndarray:
     """Clean crop, then independent Poisson (photon-count) copies.
 
     Frame i >= 1 is ``trunc(255 * clip(Poisson(u * photons) / photons, 0, 1))``, u = crop / 255.
@@ -116,7 +118,8 @@ def shot_noise(image: np.ndarray, rng: np.random.RandomState, *, photons: float,
                             for _ in range(1, frames)])
 
 
-def speckle_noise(image: np.ndarray, rng: np.random.RandomState, *, sigma: float, frames: int, view=_crop) -> np.ndarray:
+def speckle_noise(image: np.ndarray, rng: np.random.RandomState, *, sigma: float, frames: int,
+                  view=_crop) -> np.ndarray:
     """Clean crop, then independent multiplicative-noise copies.
 
     Frame i >= 1 is ``trunc(255 * clip(u + u * n_i, 0, 1))``, u = crop / 255, n_i ~ N(0, sigma).
@@ -201,7 +204,8 @@ def zoom_blur(image: np.ndarray, rng: np.random.RandomState, *, scales, view=_cr
     return _sequence(frames)
 
 
-def gaussian_blur(image: np.ndarray, rng: np.random.RandomState, *, sigmas, truncate: float, view=_crop) -> np.ndarray:
+def gaussian_blur(image: np.ndarray, rng: np.random.RandomState, *, sigmas, truncate: float,
+                  view=_crop) -> np.ndarray:
     """Gaussian blur of the crop with a growing sigma. No draws.
 
     Frame i is ``trunc(255 * gaussian(crop / 255, sigmas[i]))`` (scikit-image, channels apart,
