@@ -8,8 +8,8 @@ STAMP  := $(VENV)/.installed
 INPUT   ?=
 OUTPUT  ?=
 WORKERS ?=
-C_OUTPUT = $(or $(OUTPUT),out/imagenet-c)
 EDITION ?=
+C_OUTPUT = $(or $(OUTPUT),out/$(if $(EDITION),$(EDITION)-c,imagenet-c))
 P_OUTPUT = $(or $(OUTPUT),out/imagenet-p$(if $(EDITION),-$(EDITION)))
 BUILD_ARGS = $(if $(INPUT),--input $(INPUT)) $(if $(WORKERS),--workers $(WORKERS))
 
@@ -40,7 +40,7 @@ bench: install
 	$(BIN)/imagenet-cp bench
 
 build-imagenet-c: install
-	$(BIN)/imagenet-cp build-c $(BUILD_ARGS) --output $(C_OUTPUT)
+	$(BIN)/imagenet-cp build-c $(BUILD_ARGS) $(if $(EDITION),--edition $(EDITION)) --output $(C_OUTPUT)
 
 build-imagenet-p: install
 	$(BIN)/imagenet-cp build-p $(BUILD_ARGS) $(if $(EDITION),--edition $(EDITION)) --output $(P_OUTPUT)

@@ -57,7 +57,8 @@ def p_sets(release_dir: str) -> list[PSet]:
 
 
 def npy_sequences(release_dir: str, p_set: PSet):
-    """``(key, label, (path, row))`` of each sequence of an ``.npy`` set, from its manifest (row order).
+    """``(key, label, (path, row))`` of each sequence of an ``.npy`` set, from its manifest (rows are
+    in image-key order, the input's order).
 
     Raises
     ------
@@ -65,7 +66,7 @@ def npy_sequences(release_dir: str, p_set: PSet):
         When the manifest and the array disagree in length.
     """
     with open(os.path.join(release_dir, manifest_path(p_set.name)), encoding="utf-8") as stream:
-        rows = [json.loads(line) for line in stream if line.strip()]
+        rows = sorted((json.loads(line) for line in stream if line.strip()), key=lambda row: row["image_key"])
     count = np.load(p_set.path, mmap_mode="r").shape[0]
     if count != len(rows):
         raise ValueError(f"{p_set.path}: {count} sequences but {len(rows)} manifest rows")
@@ -85,22 +86,19 @@ def edition_model_input(edition: str) -> Callable:
     """``frame -> float32 (3, S, S)``: the model input of an edition's frames.
 
     224 is :func:`pipelines.inference.model_input` (CenterCrop(224), ImageNet normalisation).
-    Other editions: the frame centre-cropped to the edition's model size (the 64 editions'
-    motion_blur frames are wider than tall), scaled to [0, 1] and normalised with the edition's
-    ``model_input`` mean and std.
+    Other editions: the frame centre-cropped to the edition's side (only the 64 editions'
+    motion_blur frames are not square), then :func:`pipelines.evaluate_editions.model_input`
+    (the edition's ``model_input`` mean and std).
     """
+    from pipelines.evaluate_editions import model_input as edition_input
     from pipelines.inference import model_input
 
     if edition == "imagenet":
         return model_input
-    spec = get_edition(edition).model_input
-    size = spec["size"]
-    mean = np.asarray(spec["mean"], np.float32)[:, None, None]
-    std = np.asarray(spec["std"], np.float32)[:, None, None]
+    table = get_edition(edition)
 
     def to_input(frame):
         from transforms.preprocess import center_crop
-        rgb = np.asarray(center_crop(Image.fromarray(np.asarray(frame)).convert("RGB"), size), dtype=np.float32)
-        return (rgb.transpose(2, 0, 1) / np.float32(255) - mean) / std
+        return edition_input(center_crop(Image.fromarray(np.asarray(frame)), table.image_size), table)
 
     return to_input

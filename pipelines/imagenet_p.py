@@ -21,7 +21,6 @@ cannot both be built: the first by key is, the other is reported in ``failures.j
 from __future__ import annotations
 
 import hashlib
-import io
 import os
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -227,7 +226,7 @@ def is_noise(perturbation: str) -> bool:
     return PERTURBATIONS[perturbation].rate_control == GRAIN_RATE_CONTROL
 
 
-def make_video(task: SequenceTask, config: ImageNetPConfig) -> Union[OutputRecord, Failure]:
+def make_video(task: SequenceTask, config: ImageNetPConfig, tree: Optional[str] = None) -> Union[OutputRecord, Failure]:
     """The output of one task; a sequence or an encode that raises becomes a Failure.
 
     Parameters
@@ -235,12 +234,22 @@ def make_video(task: SequenceTask, config: ImageNetPConfig) -> Union[OutputRecor
     task : SequenceTask
         The image and the dataset.
     config : ImageNetPConfig
-        Release seed, x264 preset and SIMD setting.
+        Release seed, x264 preset, SIMD setting, edition.
+    tree : str, optional
+        Top folder of the release (default ``config.tree``; ``CIFAR-100-P`` for a CIFAR-100 input).
+
+    Returns
+    -------
+    OutputRecord or Failure
+        MP4 editions: the video file with its TFDS example; ``.npy`` editions (cifar): a stacked
+        row (the raw uint8 frames) of ``<tree>/<dataset>.npy`` with its example.
     """
+    tree = tree or config.tree
     entry, name, difficulty = task.entry, task.perturbation, task.difficulty
     group = imagenet_p_config(name, difficulty)
     npy = config.table.output == NPY
-    key = f"{group}/{os.path.splitext(video_name(entry))[0] if npy else video_name(entry)}"
+    # a row of an .npy is named by its image key, so that key order is row order
+    key = f"{group}/{os.path.splitext(entry.key)[0]}" if npy else f"{group}/{video_name(entry)}"
     try:
         frames = perturb_sequence(task.image, name, example_rng(config.seed, entry.key, name, difficulty),
                                   difficulty, edition=config.edition)
@@ -250,48 +259,18 @@ def make_video(task: SequenceTask, config: ImageNetPConfig) -> Union[OutputRecor
                 "difficulty": difficulty, "seed": example_seed(config.seed, entry.key, name, difficulty),
                 "frames": len(frames), "frames_sha256": hashlib.sha256(frames.tobytes()).hexdigest()}
     example = {"label": entry.label, "file_name": entry.file_name}
-    if npy:  # lossless arrays: the frames go into <tree>/<group>.npy (GatherArrays)
-        return OutputRecord(key=key, group=group, path=npy_path(config, group), data=None,
-                            example={"video": encode_frames_lossless(frames), **example},
-                            metadata={**metadata, "frames_array": frames})
+    if npy:  # lossless arrays: one row of <tree>/<group>.npy (WriteSequenceArrays)
+        return OutputRecord(key=key, group=group, path=f"{tree}/{group}.npy", data=frames.tobytes(),
+                            example={"video": encode_frames_lossless(frames), **example}, metadata=metadata,
+                            stacked=True)
     try:
         mp4 = encode_h264(frames, noise=is_noise(name), preset=config.preset, threads=ENCODER_THREADS,
                           simd=config.simd)
         pngs = encode_frames_lossless(decode_video(mp4) if config.tfds_frames == "decoded" else frames)
     except Exception as err:
         return Failure(key, entry.source, "encode", f"{type(err).__name__}: {err}")
-    return OutputRecord(key=key, group=group, path=f"{config.tree}/{key}", data=mp4,
+    return OutputRecord(key=key, group=group, path=f"{tree}/{key}", data=mp4,
                         example={"video": pngs, **example}, metadata=metadata)
-
-
-def npy_path(config: ImageNetPConfig, group: str) -> str:
-    """``<tree>/<perturbation>[_<d>].npy``: the one file of a dataset of an ``.npy`` edition (CIFAR-10-P)."""
-    return f"{config.tree}/{group}.npy"
-
-
-def npy_bytes(arrays: Sequence[np.ndarray]) -> bytes:
-    """``np.save`` of the stacked sequences: uint8 (N, T, H, W, 3), as the reference saves CIFAR-10-P."""
-    buffer = io.BytesIO()
-    np.save(buffer, np.stack(arrays).astype(np.uint8, copy=False), allow_pickle=False)
-    return buffer.getvalue()
-
-
-def split_array(record: OutputRecord):
-    """A per-image record of an ``.npy`` edition -> the record without its frames (TFDS example and
-    manifest row), and ``(group, (key, frames))`` tagged ``arrays`` for :class:`GatherArrays`."""
-    metadata = dict(record.metadata)
-    frames = metadata.pop("frames_array")
-    yield OutputRecord(record.key, record.group, record.path, None, record.example, metadata)
-    yield beam.pvalue.TaggedOutput("arrays", (record.group, (record.key, frames)))
-
-
-def gather_array(element, config: ImageNetPConfig) -> OutputRecord:
-    """``(group, [(key, frames)])`` -> the dataset's ``.npy`` record, sequences in key order (the
-    input's order: test-set order for a CIFAR test set). No TFDS example: the per-image records carry them."""
-    group, items = element
-    ordered = sorted(items, key=lambda item: item[0])
-    return OutputRecord(key=f"{group}.npy", group=group, path=npy_path(config, group), data=npy_bytes(
-        [frames for _, frames in ordered]), example=None, metadata={})
 
 
 def one_image_per_video_name(name: str, images) -> list:
@@ -338,9 +317,9 @@ class MakeVideosFn(OutputsFn):
     and ``environments`` (this worker's library and encoder versions, as JSON). Setup fails when
     ffmpeg or its libx264 is unusable."""
 
-    def __init__(self, config: ImageNetPConfig, progress_dir: Optional[str]):
+    def __init__(self, config: ImageNetPConfig, progress_dir: Optional[str], tree: Optional[str] = None):
         super().__init__(progress_dir)
-        self._config = config
+        self._config, self._tree = config, tree
 
     def environment(self) -> dict[str, str]:
         return {**super().environment(), **encoder_versions()}
@@ -348,17 +327,19 @@ class MakeVideosFn(OutputsFn):
     def process(self, task: VideoTask):
         yield from self.report_environment()
         image = edition_input(read_entry(task.entry), self._config.table)
-        output = make_video(SequenceTask(task.entry, image, task.perturbation, task.difficulty), self._config)
+        output = make_video(SequenceTask(task.entry, image, task.perturbation, task.difficulty), self._config,
+                            self._tree)
         yield self.fail(output) if isinstance(output, Failure) else output
 
 
 class PerturbImages(beam.PTransform):
     """``images`` (SourceImage) -> ``records``, ``sources``, ``failures``, ``environments``.
-    ``progress_dir``: where workers leave progress counts (see :class:`ProgressCounter`)."""
+    ``progress_dir``: where workers leave progress counts (see :class:`ProgressCounter`); ``tree``:
+    the release's top folder (default: the edition's first)."""
 
-    def __init__(self, config: ImageNetPConfig, progress_dir: Optional[str] = None):
+    def __init__(self, config: ImageNetPConfig, progress_dir: Optional[str] = None, tree: Optional[str] = None):
         super().__init__()
-        self._config, self._progress_dir = config, progress_dir
+        self._config, self._progress_dir, self._tree = config, progress_dir, tree
 
     def expand(self, images):
         unique = (images
@@ -370,39 +351,84 @@ class PerturbImages(beam.PTransform):
             "sources", "failures", main="tasks")
         videos = (decoded.tasks
                   | "SpreadSequences" >> beam.Reshuffle()
-                  | "PerturbAndEncode" >> beam.ParDo(MakeVideosFn(self._config, self._progress_dir)).with_outputs(
+                  | "PerturbAndEncode" >> beam.ParDo(MakeVideosFn(self._config, self._progress_dir, self._tree)).with_outputs(
                       "failures", "environments", main="records"))
         failures = (unique.failures, decoded.failures, videos.failures) | "PerturbFailures" >> beam.Flatten()
-        records = videos.records
-        if self._config.table.output == NPY:
-            split = records | "SplitArrays" >> beam.FlatMap(split_array).with_outputs("arrays", main="records")
-            arrays = (split.arrays
-                      | "GroupArrays" >> beam.GroupByKey()
-                      | "GatherArrays" >> beam.Map(gather_array, self._config))
-            records = (split.records, arrays) | "AllRecords" >> beam.Flatten()
-        return EditionOutputs(records, decoded.sources, failures, videos.environments)
+        return EditionOutputs(videos.records, decoded.sources, failures, videos.environments)
 
 
-def imagenet_p_document(config: ImageNetPConfig) -> dict:
-    """Edition fields of ``release.json``: the config, the encoder settings and the TFDS configs."""
-    dataset = p_dataset(config.edition)
-    return {"edition": config.tree, "tree": config.tree, "config": config.to_json(),
-            "p_edition": config.table.to_json(),
-            "video": {"container": "mp4", "codec": "libx264", "pixel_format": PIXEL_FORMAT,
-                      "frame_rate": FRAME_RATE, "threads": ENCODER_THREADS,
-                      "rate_control": {name: " ".join(PERTURBATIONS[name].rate_control)
-                                       for name in config.perturbations},
-                      "encoder": encoder_settings(config.simd, config.preset, ENCODER_THREADS),
-                      "tfds_frames": {"source": config.tfds_frames, "meaning": TFDS_FRAMES[config.tfds_frames],
-                                      "format": "png", "compress_level": PNG_COMPRESS_LEVEL}},
-            "tfds": {"data_dir": "tfds", "name": dataset.name, "version": dataset.version,
-                     "split": dataset.split, "configs": list(config.groups)}}
+def p_tree_of(config: ImageNetPConfig, family: Optional[str] = None) -> str:
+    """The release's top folder: the edition's first tree, ``CIFAR-100-P`` for a CIFAR-100 input."""
+    trees = config.table.trees
+    return trees[1] if family == "cifar100" and len(trees) > 1 else trees[0]
+
+
+def imagenet_p_document(config: ImageNetPConfig, family: Optional[str] = None,
+                        class_names: Optional[Sequence[str]] = None) -> dict:
+    """Edition fields of ``release.json``: the config, the edition's facts, the encoder settings (MP4
+    editions) or the array layout (``.npy``), and the TFDS configs. ``edition`` is the tree's name for
+    the 224 edition (``imagenet-p``, as before) and the catalogue name otherwise."""
+    dataset = p_dataset(config.edition, family, class_names)
+    tree = p_tree_of(config, family)
+    document = {"edition": tree if config.edition == DEFAULT_EDITION else config.edition, "tree": tree,
+                "config": config.to_json(), "p_edition": config.table.to_json(),
+                "source_family": family or "imagenet",
+                "tfds": {"data_dir": "tfds", "name": dataset.name, "version": dataset.version,
+                         "split": dataset.split, "configs": list(config.groups)}}
+    if config.table.output == NPY:
+        document["arrays"] = {"path": f"{tree}/<perturbation>[_<d>].npy", "dtype": "uint8",
+                              "shape": "(N, T, H, W, 3), rows in input order (manifest order)",
+                              "tfds_frames": "the rows of the .npy (lossless)"}
+        return document
+    document["video"] = {
+        "container": "mp4", "codec": "libx264", "pixel_format": PIXEL_FORMAT,
+        "frame_rate": FRAME_RATE, "threads": ENCODER_THREADS,
+        "rate_control": {name: " ".join(PERTURBATIONS[name].rate_control) for name in config.perturbations},
+        "encoder": encoder_settings(config.simd, config.preset, ENCODER_THREADS),
+        "tfds_frames": {"source": config.tfds_frames, "meaning": TFDS_FRAMES[config.tfds_frames],
+                        "format": "png", "compress_level": PNG_COMPRESS_LEVEL}}
+    return document
+
+
+def _edition_build_options(config: ImageNetPConfig, path: Optional[str]) -> dict:
+    """``run_build`` options of a build in another edition: its inputs (Tiny ImageNet, CIFAR pickles,
+    ImageNet val; bundled samples), tree, TFDS dataset and, for ``.npy`` editions, the array sink."""
+    from .edition_c import input_family
+    from .edition_sources import list_edition_input
+    from .npy_sequences import WriteSequenceArrays
+
+    edition = get_edition(config.edition)
+    family, class_names = input_family(config, path)
+    tree = p_tree_of(config, family)
+
+    def list_input(input_path, output_dir):
+        listed = list_edition_input(edition.sources, input_path, output_dir)
+        if listed.family != family:
+            raise ValueError(f"input {input_path!r} is {listed.family}, expected {family}")
+        return listed.index
+
+    def add_sinks(outputs, index, output_dir):
+        if config.table.output != NPY:
+            return
+        size = config.table.frame_size
+        shapes = {f"{tree}/{name}.npy": (config.table.perturbations[p].frames, size, size, 3)
+                  for name, (p, _) in zip(config.groups, config.pairs)}
+        _ = outputs.records | "WriteSequenceArrays" >> WriteSequenceArrays(
+            output_dir, [e.key for e in index.entries], shapes)
+
+    return {"document": imagenet_p_document(config, family, class_names),
+            "dataset": p_dataset(config.edition, family, class_names),
+            "make_transform": lambda progress_dir: PerturbImages(config, progress_dir, tree),
+            "list_input": list_input, "add_sinks": add_sinks}
 
 
 def build_imagenet_p(output_dir: str, selection: SourceSelection = SourceSelection(),
                      config: ImageNetPConfig = ImageNetPConfig(),
                      examples_per_shard: int = DEFAULT_EXAMPLES_PER_SHARD, **options) -> BuildResult:
-    """Build an ImageNet-P release (see :func:`pipelines.build.run_build` for ``options``).
+    """Build an ImageNet-P release of ``config.edition`` (see :func:`pipelines.build.run_build` for
+    ``options``). The 224 edition reads ImageNet val (or the bundled sample); the others read their
+    edition's inputs as ImageNet-C's editions do (:mod:`pipelines.edition_sources`: ImageNet val for
+    inception and imagenet64, the Tiny-ImageNet folder, the CIFAR-10/100 test pickles).
 
     Raises
     ------
@@ -410,5 +436,9 @@ def build_imagenet_p(output_dir: str, selection: SourceSelection = SourceSelecti
         Before any work, when ffmpeg or its libx264 cannot be used.
     """
     encoder_versions()
-    return run_build(output_dir, selection, imagenet_p_document(config), p_dataset(config.edition), len(config.pairs),
-                     lambda progress_dir: PerturbImages(config, progress_dir), examples_per_shard=examples_per_shard, **options)
+    if config.edition == DEFAULT_EDITION:
+        return run_build(output_dir, selection, imagenet_p_document(config), p_dataset(config.edition),
+                         len(config.pairs), lambda progress_dir: PerturbImages(config, progress_dir),
+                         examples_per_shard=examples_per_shard, **options)
+    return run_build(output_dir, selection, outputs_per_image=len(config.pairs), examples_per_shard=examples_per_shard,
+                     **_edition_build_options(config, selection.input), **options)

@@ -123,12 +123,8 @@ class WriteOutputFiles(beam.DoFn):
         self._spill = SpillWriter(self._output_dir)
 
     def process(self, record: OutputRecord):
-        if record.example is None:  # a file without a TFDS example of its own (a CIFAR-10-P .npy)
-            yield beam.pvalue.TaggedOutput("files", storage.write_atomic(
-                self._output_dir, record.path, record.data, group=record.group))
-            return
-        if record.data is None:  # an example stored in a file shared with others (that .npy)
-            info = FileInfo(record.path, None, None, record.group)
+        if record.stacked:  # a row of a stacked .npy, written by pipelines.npy_release
+            info = FileInfo(record.path, hashlib.sha256(record.data).hexdigest(), len(record.data), record.group)
         else:
             info = storage.write_atomic(self._output_dir, record.path, record.data, group=record.group)
         index = shard_index(record.key, self._shard_count)
@@ -137,7 +133,7 @@ class WriteOutputFiles(beam.DoFn):
                "bytes": info.size, "shard": shard}
         self._progress.add(outputs_written=1)
         yield beam.pvalue.TaggedOutput("manifest", (record.group, row))
-        if record.data is not None:
+        if not record.stacked:
             yield beam.pvalue.TaggedOutput("files", info)
         yield (record.group, index), (record.key, *self._spill.append(encode_example(record.example)))
 

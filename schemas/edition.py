@@ -111,6 +111,12 @@ class Layout:
         The TFDS dataset of this layout.
     num_classes : int
         Number of classes of the labels.
+    packages : Mapping[str, tuple], optional
+        Tar name (without ``.tar``) -> the corruption categories it holds, in order; None: one
+        tar per category of :attr:`CEdition.categories` (the ImageNet-C Zenodo layout).
+    package_prefix : bool
+        Whether tar members start with the tree folder (``CIFAR-10-C/fog.npy``) or below it
+        (``fog/1/<wnid>/<file>``).
     """
 
     tree: str
@@ -118,6 +124,12 @@ class Layout:
     tfds: TfdsNames
     num_classes: int
     labels_file: Optional[str] = None
+    packages: Optional[Mapping[str, tuple]] = None
+    package_prefix: bool = False
+
+    def corruption_entry(self, corruption: str) -> str:
+        """The top-level entry of ``corruption`` below the tree: its folder or its ``.npy``."""
+        return self.path_template.split("/", 1)[0].format(corruption=corruption)
 
 
 @dataclass(frozen=True)
@@ -133,6 +145,9 @@ class CEdition:
         radii, elastic's pixel-scaled values).
     encoding : str
         :data:`JPEG` or :data:`NPY`.
+    jpeg_quality : int
+        Pillow quality of the saved JPEGs (``save(quality=q, optimize=True)``, baseline 4:2:0);
+        unused by ``npy`` editions.
     layouts : Mapping[str, Layout]
         Source family (``'imagenet'``, ``'tinyimagenet'``, ``'cifar10'``, ``'cifar100'``) -> the
         layout of its release; the first is the default.
@@ -147,6 +162,7 @@ class CEdition:
     corruptions: Mapping[str, Any]
     encoding: str
     layouts: Mapping[str, Layout]
+    jpeg_quality: int = 85
     categories: tuple = ("noise", "blur", "weather", "digital", "extra")
     examples_per_shard: int = 2048
     reference: str = ""

@@ -93,14 +93,15 @@ class OutputRecord:
         name of its manifest part.
     path : str
         Path of the file relative to the release directory (``imagenet-c/<key>`` for C).
-    data : bytes or None
-        The file's bytes (JPEG for C, mp4 for P); None for an example kept in a file shared with
-        other outputs (a CIFAR-10-P ``.npy``, written by its own record).
-    example : Mapping[str, Any] or None
-        TFDS feature values of its ``tf.train.Example`` (bytes, str, int, float or lists of them);
-        None for a file without an example of its own (that ``.npy``).
+    data : bytes
+        The file's bytes (JPEG for C, mp4 for P).
+    example : Mapping[str, Any]
+        TFDS feature values of its ``tf.train.Example`` (bytes, str, int, float or lists of them).
     metadata : Mapping[str, Any]
         JSON-serialisable fields of its manifest record (key, wnid, label, seed, ...).
+    stacked : bool
+        True when ``data`` is one row of a stacked array file (``path``, e.g.
+        ``CIFAR-10-C/fog.npy``) that the edition's own sink writes; no file is written per record.
     """
 
     key: str
@@ -109,6 +110,7 @@ class OutputRecord:
     data: bytes
     example: Mapping[str, Any] = field(default_factory=dict)
     metadata: Mapping[str, Any] = field(default_factory=dict)
+    stacked: bool = False
 
 
 @dataclass(frozen=True)

@@ -43,16 +43,21 @@ class Image:
 
 @dataclass(frozen=True)
 class ClassLabel:
-    """``tfds.features.ClassLabel``: an int64 index into ``names``."""
+    """``tfds.features.ClassLabel``: an int64 index into ``names`` (or ``num_classes`` without
+    names, as TFDS's ``cifar10_corrupted`` declares it: then no labels file is written)."""
 
-    names: tuple
+    names: tuple = ()
+    num_classes: Optional[int] = None
 
     def config(self) -> dict:
+        count = self.num_classes if self.num_classes is not None else len(self.names)
         return {"pythonClassName": _FEATURES + "class_label_feature.ClassLabel",
-                "classLabel": {"numClasses": str(len(self.names))}}
+                "classLabel": {"numClasses": str(count)}}
 
     def metadata_files(self, name: str) -> dict[str, str]:
         """``<name>.labels.txt``: one class name a line, as ``ClassLabel.save_metadata`` writes."""
+        if not self.names:
+            return {}
         return {f"{name}.labels.txt": "".join(n + "\n" for n in self.names)}
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from types import MappingProxyType
+from typing import Optional, Sequence
 
 from schemas.imagenet_c import IMAGE_SIZE
 from schemas.imagenet_p import PERTURBATIONS
@@ -132,9 +133,9 @@ def _cifar10_labels() -> tuple:
 P_TFDS_NAMES = MappingProxyType({
     "inception": PTfdsNames("imagenet_p_299", (299, 299), imagenet_wnids(), "validation",
                             "ImageNet-P at 299x299 (make_imagenet_p_inception.py)"),
-    "tinyimagenet": PTfdsNames("tiny_imagenet_p", (None, None), imagenet_wnids(), "validation",
+    "tinyimagenet": PTfdsNames("tiny_imagenet_p", (None, None), (), "validation",
                                "Tiny-ImageNet-P at 64x64 (make_tinyimagenet_p.py; motion_blur frames 64 x "
-                               "int(64 * long / short))"),
+                               "int(64 * long / short); labels: the input's wnids)"),
     "imagenet64": PTfdsNames("imagenet64x64_p", (None, None), imagenet_wnids(), "validation",
                              "ImageNet 64x64-P (make_imagenet_64_p.py; motion_blur frames 64 x int(64 * long / short))"),
     "cifar": PTfdsNames("cifar10_p", (32, 32), _cifar10_labels(), "test",
@@ -142,9 +143,12 @@ P_TFDS_NAMES = MappingProxyType({
 })
 
 
-def p_dataset(edition: str) -> TfdsDataset:
+def p_dataset(edition: str, family: Optional[str] = None, class_names: Optional[Sequence[str]] = None) -> TfdsDataset:
     """The TFDS dataset of an edition's ImageNet-P release: :data:`IMAGENET_P` for ``'imagenet'``, else
     one generated from :data:`P_TFDS_NAMES` and the edition's table (same features and config names).
+
+    ``family`` (``'cifar100'``: dataset ``cifar100_p``) and ``class_names`` (the input's classes, e.g.
+    Tiny ImageNet's 200 wnids or CIFAR-100's names) override the edition's defaults.
 
     Raises
     ------
@@ -158,12 +162,14 @@ def p_dataset(edition: str) -> TfdsDataset:
         raise ValueError(f"no ImageNet-P TFDS dataset for edition {edition!r}; valid: imagenet, "
                          f"{', '.join(P_TFDS_NAMES)}")
     names, table = P_TFDS_NAMES[edition], P_EDITIONS[edition]
+    name = "cifar100_p" if family == "cifar100" else names.name
+    labels = tuple(class_names) if class_names else names.labels
     return TfdsDataset(
-        name=names.name,
+        name=name,
         version="1.0.0",
         features=MappingProxyType({
             "video": Video(shape=(None, *names.frame_shape, 3), encoding_format="png"),
-            "label": ClassLabel(names=names.labels),
+            "label": ClassLabel(names=labels),
             "file_name": Text(),
         }),
         config_descriptions=MappingProxyType({

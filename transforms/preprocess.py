@@ -14,12 +14,13 @@ from PIL import Image
 
 from schemas.edition import DEFAULT_EDITION, Preprocessing
 from schemas.editions import get_edition
+from schemas.editions.imagenet import RESIZE_SHORT_SIDE as RESIZE_256
 from schemas.imagenet_c import IMAGE_SIZE
 
-RESIZE_SHORT_SIDE = 256
-"""Short side (pixels) of torchvision's ``Resize(256)`` used before every crop."""
+RESIZE_SHORT_SIDE = RESIZE_256
+"""Short side (pixels) of torchvision's ``Resize(256)`` used before the 224 crops (C and P)."""
 
-JPEG_QUALITY = 85
+JPEG_QUALITY = get_edition(DEFAULT_EDITION).c.jpeg_quality
 """Quality of the JPEGs the reference driver writes (``save(quality=85, optimize=True)``)."""
 
 ImageLike = Union[Image.Image, bytes, bytearray, np.ndarray]

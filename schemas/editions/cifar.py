@@ -52,6 +52,9 @@ CORRUPTIONS = (
     Corruption("saturate", "extra", rows(multiplier=[0.3, 0.1, 1.5, 2, 2.5], offset=[0, 0, 0, 0.1, 0.2])),
 )
 
+#: One tar of the whole tree, as Zenodo's ``CIFAR-10-C.tar`` / ``CIFAR-100-C.tar``.
+ALL_CATEGORIES = ("noise", "blur", "weather", "digital", "extra")
+
 #: TFDS ``cifar10_corrupted``'s names where they differ from the function names.
 TFDS_NAMES = MappingProxyType({"glass_blur": "frosted_glass_blur", "elastic_transform": "elastic"})
 
@@ -69,11 +72,13 @@ EDITION = Edition(
         layouts={
             "cifar10": Layout(
                 tree="CIFAR-10-C", path_template="{corruption}.npy", labels_file="labels.npy", num_classes=10,
+                packages={"CIFAR-10-C": ALL_CATEGORIES}, package_prefix=True,
                 tfds=TfdsNames("cifar10_corrupted", "1.0.0", "test", config_names=TFDS_NAMES, image_format="png",
                                file_name_feature=False,
                                description="CIFAR-10-C (make_cifar_c.py): the CIFAR-10 test set corrupted.")),
             "cifar100": Layout(
                 tree="CIFAR-100-C", path_template="{corruption}.npy", labels_file="labels.npy", num_classes=100,
+                packages={"CIFAR-100-C": ALL_CATEGORIES}, package_prefix=True,
                 tfds=TfdsNames("cifar100_corrupted", "1.0.0", "test", config_names=TFDS_NAMES, image_format="png",
                                file_name_feature=False,
                                description="CIFAR-100-C (make_cifar_c.py on the CIFAR-100 test set, fine labels).")),

@@ -23,6 +23,9 @@ EDITION = Edition(
         encoding=JPEG,
         layouts={"tinyimagenet": Layout(
             tree="Tiny-ImageNet-C", path_template="{corruption}/{severity}/{wnid}/{file_name}", num_classes=200,
+            # Zenodo's Tiny-ImageNet-C.tar (the 15) and its mirror's Tiny-ImageNet-C-extra.tar (the 4 extras)
+            packages={"Tiny-ImageNet-C": ("noise", "blur", "weather", "digital"), "Tiny-ImageNet-C-extra": ("extra",)},
+            package_prefix=True,
             tfds=TfdsNames("tiny_imagenet_corrupted", "1.0.0", "validation",
                            description="Tiny-ImageNet-C (make_tinyimagenet_c.py), Pillow JPEG q85."))},
         examples_per_shard=8192,

@@ -83,3 +83,25 @@ def test_preprocess_gives_the_edition_side(name):
 def test_preprocess_is_the_identity_on_the_datasets_own_images(name, side):
     image = np.random.RandomState(2).randint(0, 256, (side, side, 3)).astype(np.uint8)
     np.testing.assert_array_equal(transforms.preprocess(image, edition=name), image)
+
+
+GLASS_PAIRS = {"inception": [264627, 85849, 348100, 169362, 167042], "imagenet64": [3844, 3844, 7688, 3600, 7200],
+               "cifar": [900, 900, 900, 1800, 1800]}
+
+
+def _sizes(draws):
+    return [int(np.prod(d.kwargs.get("size", d.args[2] if len(d.args) > 2 else 1))) for d in draws]
+
+
+@pytest.mark.parametrize("name", ["inception", "imagenet64", "cifar"])
+def test_random_draws_scale_with_the_edition_side(name):
+    from transforms.draws import record_draws
+
+    side = SIDES[name]
+    x = np.random.RandomState(3).randint(0, 256, (side, side, 3)).astype(np.uint8)
+    assert [_sizes(record_draws(x, "glass_blur", s, 7, edition=name))[0] // 2 for s in SEVERITIES] == GLASS_PAIRS[name]
+    mapsize = {"inception": 512, "imagenet64": 64, "cifar": 32}[name]
+    fog = record_draws(x, "fog", 2, 7, edition=name)
+    assert len(fog) == 3 * int(np.log2(mapsize)) and sum(_sizes(fog)) == mapsize ** 2 - 1
+    elastic = record_draws(x, "elastic_transform", 1, 7, edition=name)
+    assert [d.method for d in elastic] == ["uniform"] * 3 and _sizes(elastic) == [6, side * side, side * side]
