@@ -31,7 +31,9 @@ class PSet(NamedTuple):
 
 
 def p_tree(release_dir: str) -> tuple[str, str]:
-    """``(tree folder, edition)`` of a release's ImageNet-P data (``('imagenet-p', 'imagenet')`` by default)."""
+    """``(tree folder, edition)`` of a release's ImageNet-P data: the tree ``release.json`` names, else
+    the first P tree folder present (``imagenet-p``, ``ImageNet-P-299``, ..., ``CIFAR-10-P``), else
+    ``('imagenet-p', 'imagenet')``."""
     trees = {tree: name for name, e in P_EDITIONS.items() for tree in e.trees}
     try:
         with open(os.path.join(release_dir, RELEASE_JSON), encoding="utf-8") as stream:
@@ -40,6 +42,9 @@ def p_tree(release_dir: str) -> tuple[str, str]:
             return document["tree"], document.get("config", {}).get("edition", trees[document["tree"]])
     except (OSError, ValueError):
         pass
+    for tree, name in trees.items():  # an official download without release.json: the folder it holds
+        if os.path.isdir(os.path.join(release_dir, tree)):
+            return tree, name
     return P_TREE, "imagenet"
 
 
