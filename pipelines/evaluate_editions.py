@@ -94,6 +94,18 @@ def _tree_labels(release_dir: str, layout: Layout) -> dict:
     return {w: i for i, w in enumerate(sorted(p.name for p in first.iterdir()))} if first else {}
 
 
+def tfds_configs(release_dir: str, layout: Layout) -> list:
+    """``(config, corruption, severity, version folder)`` of the edition's TFDS configs in the release."""
+    names = {layout.tfds.config(c, s): (c, s) for c in CORRUPTIONS for s in SEVERITIES}
+    configs = []
+    for info in sorted(Path(release_dir, TFDS_DIR, layout.tfds.dataset).glob(f"*/{layout.tfds.version}/dataset_info.json")):
+        name = info.parent.parent.name
+        if name in names:
+            corruption, severity = names[name]
+            configs.append((f"{corruption}_{severity}", corruption, severity, ("tfds", str(info.parent))))
+    return configs
+
+
 def list_configs(release_dir: str, edition: Edition, layout: Layout, severities) -> list:
     """``(config, corruption, severity, source)`` of every corruption and severity in the tree, sorted."""
     tree = Path(release_dir, layout.tree)
@@ -113,6 +125,19 @@ def list_configs(release_dir: str, edition: Edition, layout: Layout, severities)
 def _examples(config, labels_path: Optional[str], wnid_labels: dict):
     """Yield ``((config, key, label), image)`` of one config (a JPEG folder or an npy block)."""
     name, _, _, source = config
+    if isinstance(source, tuple) and source[0] == "tfds":
+        import tensorflow_datasets as tfds
+
+        builder = tfds.builder_from_directory(source[1])
+        split = next(iter(builder.info.splits))
+        dataset = builder.as_dataset(split=split, decoders={"image": tfds.decode.SkipDecoding()})
+        classes = builder.info.features["label"].names
+        for index, example in enumerate(tfds.as_numpy(dataset)):  # shards hold the examples in key order
+            label = int(example["label"])
+            key = (f"{classes[label]}/{os.path.basename(example['file_name'].decode())}" if "file_name" in example
+                   else f"{index:05d}")  # CIFAR: the row in the .npy block, as for the tree
+            yield (name, key, label), example["image"]
+        return
     if isinstance(source, tuple):
         path, block, blocks = source
         labels = np.load(labels_path)
@@ -210,12 +235,19 @@ def write_edition_evaluation(out_dir: str, config_errors, edition_name: str, tre
 
 
 def evaluate_edition_release(release_dir: str, found: tuple, handler, out: Path, model_name: str,
-                             clean_error=None, baseline=None, workers=None, beam_args=()) -> Path:
-    """Run ``handler``'s model over an edition release (see the module docstring)."""
+                             clean_error=None, baseline=None, workers=None, beam_args=(), source: str = "auto") -> Path:
+    """Run ``handler``'s model over an edition release (see the module docstring).
+
+    ``source``: ``'tree'`` (the JPEG tree or the ``.npy`` files), ``'tfds'`` (the TFDS records)
+    or ``'auto'`` (the tree when present)."""
     edition, layout, severities = found
-    configs = list_configs(release_dir, edition, layout, severities)
+    tree_configs = list_configs(release_dir, edition, layout, severities)
+    if source == "auto":
+        source = "tree" if tree_configs else "tfds"
+    configs = tree_configs if source == "tree" else tfds_configs(release_dir, layout)
     if not configs:
-        raise ValueError(f"{release_dir}: {layout.tree}/ holds no corruption of the {edition.name} edition")
+        where = f"{layout.tree}/" if source == "tree" else f"{TFDS_DIR}/{layout.tfds.dataset}/"
+        raise ValueError(f"{release_dir}: {where} holds no corruption of the {edition.name} edition")
     labels_path = str(Path(release_dir, layout.tree, layout.labels_file)) if layout.labels_file else None
     wnid_labels = {} if edition.c.encoding == NPY else _tree_labels(release_dir, layout)
     with make_pipeline(workers, beam_args) as pipeline:

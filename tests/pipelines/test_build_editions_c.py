@@ -169,3 +169,15 @@ def test_npy_header_is_what_np_save_writes():
     np.save(buffer, np.zeros((50, 32, 32, 3), np.uint8))
     assert buffer.getvalue()[:len(npy_header((50, 32, 32, 3)))] == npy_header((50, 32, 32, 3))
     assert len(npy_header((50000, 32, 32, 3))) == 128  # as in the official CIFAR-10-C files
+
+
+def test_preview_draws_edition_sized_cells(tmp_path):
+    from skimage import data
+
+    from pipelines.preview import contact_sheet, sheet_size
+
+    sheet = contact_sheet(data.chelsea(), ["fog", "contrast"], edition="cifar")
+    assert sheet.size == sheet_size(2, cell=128)  # 32-pixel outputs enlarged 4x
+    x = transforms.preprocess(data.chelsea(), edition="cifar")
+    cell = np.asarray(sheet)[30:30 + 128, 200:200 + 128]
+    np.testing.assert_array_equal(cell[::4, ::4], x)  # the clean column, pixel-replicated

@@ -92,3 +92,21 @@ def test_unnormalised_summary_averages_benchmark_corruptions_only():
     summary = unnormalised_summary({"fog": {"1": 0.2, "2": 0.4}, "contrast": {"1": 0.6}, "saturate": {"1": 0.9}})
     assert summary["mean_error"] == pytest.approx(0.4) and summary["extra_mean_error"] == pytest.approx(0.9)
     assert summary["corruption_error"] == {"contrast": 0.6, "fog": pytest.approx(0.3), "saturate": 0.9}
+
+
+def test_a_built_cifar_release_scores_alike_from_npy_and_from_tfds(tmp_path):
+    pytest.importorskip("tensorflow_datasets")
+    from pipelines.build import SourceSelection, build_imagenet_c
+    from pipelines.imagenet_c import ImageNetCConfig
+
+    release = tmp_path / "release"
+    build_imagenet_c(str(release), SourceSelection(), ImageNetCConfig.select(["glass_blur"], [1, 3], edition="cifar"),
+                     workers=1, progress_interval=3600)
+    write_onnx_model(tmp_path / "cifar.onnx", 32, 10, 3)
+    runs = {}
+    for source in ("tree", "tfds"):
+        out = evaluate_release(str(release), str(tmp_path / "cifar.onnx"), str(tmp_path / source), source=source,
+                               workers=1)
+        runs[source] = (json.loads((out / "metrics.json").read_text())["imagenet_c"]["errors"],
+                        (out / "predictions" / "CIFAR-10-C" / "glass_blur_3.jsonl").read_text())
+    assert runs["tree"] == runs["tfds"] and set(runs["tree"][0]["glass_blur"]) == {"1", "3"}
