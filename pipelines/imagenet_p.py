@@ -45,7 +45,8 @@ from .progress import ProgressCounter
 from .release import OutputsFn
 from .sources import inspect_image, read_entry
 from .video import (FRAME_RATE, PIXEL_FORMAT, PNG_COMPRESS_LEVEL, PRESETS, decode_video, encode_frames_lossless,
-                    encode_h264, encoder_settings, encoder_versions)
+                    encode_h264, encoder_settings, encoder_versions,
+                    x264_cpu_capabilities)
 
 EDITION = P_TREE
 """Name of the edition and of its folder tree in a release."""
@@ -322,7 +323,9 @@ class MakeVideosFn(OutputsFn):
         self._config, self._tree = config, tree
 
     def environment(self) -> dict[str, str]:
-        return {**super().environment(), **encoder_versions()}
+        # the CPU level x264 runs at on this worker (release.json's encoder record is the driver's)
+        return {**super().environment(), **encoder_versions(),
+                "x264_cpu_capabilities": x264_cpu_capabilities(self._config.simd)}
 
     def process(self, task: VideoTask):
         yield from self.report_environment()

@@ -82,7 +82,7 @@ def test_release_layout_manifest_and_release_json(p_release):
     assert encoder["x264_params"] == "cpu-independent=1" and encoder["mode"] == "simd-cpu-independent"
     assert encoder["preset"] == "ultrafast" and encoder["threads"] == 1 and encoder["cpu_capabilities"]
     assert release["video"]["rate_control"] == {"gaussian_noise": "-tune grain", "translate": "-crf 20"}
-    assert {"ffmpeg", "libx264", "imageio-ffmpeg", "zlib", "numpy"} <= set(release["library_versions"])
+    assert {"ffmpeg", "libx264", "imageio-ffmpeg", "zlib", "numpy", "x264_cpu_capabilities"} <= set(release["library_versions"])
     assert not [p for p in os.listdir(output) if p.startswith(".")]
     for config in CONFIGS:
         for row in manifest(output, config):

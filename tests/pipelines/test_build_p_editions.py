@@ -57,11 +57,12 @@ def sample(tmp_path_factory):
 @pytest.mark.parametrize("edition, tree, dataset, shape", [
     ("tinyimagenet", "Tiny-ImageNet-P", "tiny_imagenet_p", (64, 64)),  # Tiny ImageNet's own 64x64 images
     ("inception", "ImageNet-P-299", "imagenet_p_299", (299, 299)),
+    ("imagenet64", "ImageNet-64x64-P", "imagenet64x64_p", (64, 96)),  # motion_blur keeps the aspect
 ])
 def test_mp4_editions_write_the_official_tree_and_tfds_holds_the_decoded_frames(sample, edition, tree, dataset, shape):
     tfds = pytest.importorskip("tensorflow_datasets")
     release = sample / edition
-    name = "motion_blur" if edition == "tinyimagenet" else "scale"
+    name = "scale" if edition == "inception" else "motion_blur"
     result = build(release, edition, [name])
     assert result.failures == 0
     document = json.loads((release / "release.json").read_text())
