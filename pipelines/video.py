@@ -8,7 +8,7 @@ with ``<RC>`` = ``-tune grain`` (CRF 23) for the noise types and ``-crf 20`` oth
 picked ``yuv444p`` (H.264 High 4:4:4 Predictive) from the RGB input. :func:`encode_h264` runs the
 same encoder settings on the ffmpeg that the ``imageio-ffmpeg`` wheel ships, with the frames piped
 as raw ``rgb24`` (the bytes equal those of the PNG route), and adds what makes the bytes
-reproducible: a single x264 thread, no varying metadata and, by default, no SIMD.
+reproducible: a single x264 thread, no varying metadata, and SIMD only in x264's cpu-independent mode.
 
 x264's output depends on the instruction sets it uses unless told otherwise: its assembly differs
 from its C code in floating-point details (MB-tree's ``mbtree_propagate_cost`` uses the approximate
