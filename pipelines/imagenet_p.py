@@ -15,6 +15,12 @@ types, ``-crf 20`` otherwise, one thread) and decodes that MP4 back as the offic
 extension), the TFDS example of config ``<dataset>`` of ``imagenet_p`` (the PNG frames) and its
 manifest metadata.
 
+Other editions (``ImageNetPConfig.edition``): the source becomes what that edition's sequences
+receive (:func:`transforms.views_p.edition_input`), the tree is the edition's
+(``Tiny-ImageNet-P/<dataset>/<wnid>/<stem>.mp4``, ...), and the cifar edition emits each sequence
+as a stacked row of ``CIFAR-10-P/<dataset>.npy`` (:mod:`pipelines.npy_sequences`) with lossless
+TFDS frames; the inputs are the editions' own (:mod:`pipelines.edition_sources`).
+
 Two source images whose videos would share a path (``x.JPEG`` and ``x.png`` in one class folder)
 cannot both be built: the first by key is, the other is reported in ``failures.jsonl``.
 """
