@@ -10,7 +10,8 @@ HELP = ("run a model (ONNX; TorchScript or TensorFlow when installed) over a rel
 def add_arguments(parser):
     parser.add_argument("--release", required=True,
                         help="release directory (holds imagenet-c/, imagenet-p/ or tfds/, or an edition's tree: "
-                             "CIFAR-10-C/, CIFAR-100-C/, Tiny-ImageNet-C/, ImageNet-64x64-C/, imagenet-c-299/)")
+                             "CIFAR-10-C/, CIFAR-100-C/, Tiny-ImageNet-C/, ImageNet-64x64-C/, imagenet-c-299/), "
+                             "or a packaged ImageNet-A set (imagenet-a/, from package-a)")
     parser.add_argument("--model", required=True,
                         help=".onnx, TorchScript .pt/.pth, or Keras/SavedModel path")
     parser.add_argument("--framework", choices=("onnx", "pytorch", "tensorflow"),
