@@ -16,9 +16,10 @@ WORKERS ?=
 EDITION ?=
 C_OUTPUT = $(or $(OUTPUT),out/$(if $(EDITION),$(EDITION)-c,imagenet-c))
 P_OUTPUT = $(or $(OUTPUT),out/imagenet-p$(if $(EDITION),-$(EDITION)))
+V_OUTPUT = $(or $(OUTPUT),out/vcr)
 BUILD_ARGS = $(if $(INPUT),--input $(INPUT)) $(if $(WORKERS),--workers $(WORKERS))
 
-.PHONY: install system-deps test bench build-imagenet-c build-imagenet-p verify package clean
+.PHONY: install system-deps test bench build-imagenet-c build-imagenet-p build-vcr verify package clean
 
 install: $(STAMP)
 
@@ -51,6 +52,9 @@ build-imagenet-c: install
 
 build-imagenet-p: install
 	$(BIN)/imagenet-cp build-p $(BUILD_ARGS) $(if $(EDITION),--edition $(EDITION)) --output $(P_OUTPUT)
+
+build-vcr: install
+	$(BIN)/imagenet-cp build-vcr $(BUILD_ARGS) --output $(V_OUTPUT)
 
 # verify and package act on OUTPUT (default: the ImageNet-C release; OUTPUT=out/imagenet-p for P).
 verify: install

@@ -35,7 +35,7 @@ class Image:
     def config(self) -> dict:
         return {"pythonClassName": _FEATURES + "image_feature.Image",
                 "image": {"dtype": "uint8", "encodingFormat": self.encoding_format,
-                          "shape": {"dimensions": [str(d) for d in self.shape]}}}
+                          "shape": {"dimensions": [str(-1 if d is None else d) for d in self.shape]}}}
 
     def metadata_files(self, name: str) -> dict[str, str]:
         return {}
@@ -67,6 +67,20 @@ class Text:
 
     def config(self) -> dict:
         return {"pythonClassName": _FEATURES + "text_feature.Text", "text": {}}
+
+    def metadata_files(self, name: str) -> dict[str, str]:
+        return {}
+
+
+@dataclass(frozen=True)
+class Scalar:
+    """``tfds.features.Scalar``: one number of ``dtype`` (float32 values travel as a FloatList)."""
+
+    dtype: str = "float32"
+
+    def config(self) -> dict:
+        return {"pythonClassName": _FEATURES + "scalar.Scalar",
+                "tensor": {"shape": {}, "dtype": self.dtype, "encoding": "none"}}
 
     def metadata_files(self, name: str) -> dict[str, str]:
         return {}

@@ -2,6 +2,8 @@
 import argparse
 import sys
 
+from scripts import evaluate_vcr
+
 NAME = "evaluate"
 HELP = ("run a model (ONNX; TorchScript or TensorFlow when installed) over a release's ImageNet-C / "
         "ImageNet-P data with Beam RunInference; write predictions, metrics.json and report.md")
@@ -27,11 +29,15 @@ def add_arguments(parser):
                                                 "(see imagenet-cp metrics)")
     parser.add_argument("--batch-size", type=int, default=32, help="largest inference batch (default 32)")
     parser.add_argument("--workers", type=int, help="local worker processes (default: all cores)")
+    evaluate_vcr.add_arguments(parser)
     parser.add_argument("beam_args", nargs=argparse.REMAINDER,
                         help="Beam pipeline options after --, e.g. -- --runner=DataflowRunner ...")
 
 
 def run(args) -> int:
+    code = evaluate_vcr.dispatch(args)
+    if code is not None:
+        return code
     from pipelines.evaluate import evaluate_release
     from pipelines.metrics_files import load_error_baseline, load_flip_baseline
 
