@@ -110,10 +110,9 @@ def package_release(release_dir: str, output_dir: Optional[str] = None) -> list[
     tree = storage.join(release_dir, tree_name)
     output_dir = output_dir or storage.join(release_dir, PACKAGES_DIR)
     tars = {} if tree_name in TREE_CATEGORIES else write_edition_packages(release_dir, tree_name, output_dir)
-    present = set(storage.list_folders(tree))
     by_category: dict[str, list] = {}
     for folder, category in TREE_CATEGORIES.get(tree_name, {}).items():
-        if folder in present:
+        if storage.exists(storage.join(tree, folder)):  # a folder, or a CIFAR-10-P .npy
             by_category.setdefault(category, []).append(folder)
     for category, folders in by_category.items():
         destination = storage.join(output_dir, f"{category}.tar")
