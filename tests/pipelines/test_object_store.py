@@ -13,19 +13,19 @@ import tarfile
 import time
 from pathlib import Path
 
+# apache-beam[aws] and moto[server,s3] are in the test extra: a missing one is an error, not a skip
+import apache_beam.io.aws.s3io  # noqa: F401
+import boto3
+import moto  # noqa: F401
 import pytest
 
-boto3 = pytest.importorskip("boto3")
-pytest.importorskip("moto")
-pytest.importorskip("apache_beam.io.aws.s3io")
-
-from pipelines import storage  # noqa: E402
-from pipelines.evaluate import evaluate_release  # noqa: E402
-from pipelines.package import package_release  # noqa: E402
-from pipelines.sources import index_source, read_entry  # noqa: E402
-from pipelines.verify import verify_release  # noqa: E402
-from schemas.release import CHECKSUMS, SCRATCH_DIRS  # noqa: E402
-from scripts.cli import main as cli  # noqa: E402
+from pipelines import storage
+from pipelines.evaluate import evaluate_release
+from pipelines.package import package_release
+from pipelines.sources import index_source, read_entry
+from pipelines.verify import verify_release
+from schemas.release import CHECKSUMS, SCRATCH_DIRS
+from scripts.cli import main as cli
 
 BUCKET = "imagenet-cp-test"
 KEYS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}
