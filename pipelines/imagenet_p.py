@@ -325,4 +325,5 @@ def build_imagenet_p(output_dir: str, selection: SourceSelection = SourceSelecti
     """
     encoder_versions()
     return run_build(output_dir, selection, imagenet_p_document(config), IMAGENET_P, len(config.pairs),
-                     lambda progress_dir: PerturbImages(config, progress_dir), examples_per_shard=examples_per_shard, **options)
+                     lambda progress_dir: PerturbImages(config, progress_dir), examples_per_shard=examples_per_shard,
+                     related=lambda entry: video_name(entry).casefold(), **options)

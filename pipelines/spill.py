@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import itertools
 import uuid
-from typing import Iterable, NamedTuple
+import collections
+from typing import Iterable, NamedTuple, Optional
 
 from schemas.release import SPILL_DIR
 
@@ -39,11 +40,13 @@ class SpillWriter:
     Parameters
     ----------
     output_dir : str
-        The release directory (local, or any Beam file system); the file is ``DIR/.spill/<random>``.
+        The release directory (local, or any Beam file system); the file is ``DIR/.spill/<name>``.
+    name : str, optional
+        A fresh, unique file name (default: a random one).
     """
 
-    def __init__(self, output_dir: str):
-        self._path = storage.join(output_dir, f"{SPILL_DIR}/{uuid.uuid4().hex}")
+    def __init__(self, output_dir: str, name: Optional[str] = None):
+        self._path = storage.join(output_dir, f"{SPILL_DIR}/{name or uuid.uuid4().hex}")
         self._stream = None
         self._size = 0
 
@@ -85,3 +88,44 @@ def read_spilled(refs: Iterable[SpillRef]) -> list[bytes]:
                     raise OSError(f"{path}: expected {refs[i].length} bytes at offset {refs[i].offset}, "
                                   f"got {len(values[i])}")
     return values
+
+
+class SpillReader:
+    """Reads single values from spill files, keeping a few files open (the least recently used
+    is closed first), for readers that go through many files in an order of their own.
+
+    Parameters
+    ----------
+    output_dir : str
+        The release directory; names are relative to ``DIR/.spill/``.
+    open_files : int
+        Files kept open at most.
+    """
+
+    def __init__(self, output_dir: str, open_files: int = 16):
+        self._output_dir, self._limit = output_dir, open_files
+        self._streams: collections.OrderedDict = collections.OrderedDict()
+
+    def read(self, name: str, offset: int, length: int) -> bytes:
+        """``length`` bytes at ``offset`` of spill file ``name``.
+
+        Raises
+        ------
+        OSError
+            If the file cannot be opened or holds fewer bytes than asked for.
+        """
+        stream = self._streams.pop(name, None)
+        if stream is None:
+            stream = storage.open_stream(storage.join(self._output_dir, f"{SPILL_DIR}/{name}"))
+            while len(self._streams) >= self._limit:
+                self._streams.popitem(last=False)[1].close()
+        self._streams[name] = stream
+        stream.seek(offset)
+        data = stream.read(length)
+        if len(data) != length:
+            raise OSError(f"{SPILL_DIR}/{name}: expected {length} bytes at offset {offset}, got {len(data)}")
+        return data
+
+    def close(self) -> None:
+        while self._streams:
+            self._streams.popitem()[1].close()
