@@ -244,9 +244,9 @@ def _locked_build(output_dir, selection, document, dataset, outputs_per_image, m
     images = pipeline | "ReadImageNet" >> ReadImageNet(write_entry_lists(output_dir, pending), progress_dir)
     outputs = images.images | make_transform(progress_dir)
     listed = pipeline | "ListingFailures" >> beam.Create(index.failures)
-    failures = (listed, images.failures, outputs.failures) | "AllFailures" >> beam.Flatten()
-    _ = ({"records": outputs.records, "sources": outputs.sources,
-          "failures": failures | "FailureRecords" >> beam.Map(lambda f: f.to_json()),
+    failures = {f"failures_{name}": pcoll | f"FailureRecords_{name}" >> beam.Map(lambda f: f.to_json())
+                for name, pcoll in (("listing", listed), ("read", images.failures), ("outputs", outputs.failures))}
+    _ = ({"records": outputs.records, "sources": outputs.sources, **failures,
           "environments": outputs.environments}
          | "WriteRelease" >> WriteRelease(output_dir, dataset, shard_count, progress_dir, committed_names(ledger),
                                           part_records, part_seconds))

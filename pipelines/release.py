@@ -187,6 +187,10 @@ class WriteListParts(beam.DoFn):
         return _windowed(self._committed())
 
 
+def _tagged(record, table: str) -> tuple:
+    return table, record
+
+
 def _checksum_lines(infos: Iterable[FileInfo]) -> list:
     return [(i.path, checksum_line(i.sha256, i.path)) for i in sorted(infos, key=lambda i: i.path)]
 
@@ -286,7 +290,8 @@ def committed_names(ledger: Iterable[Mapping[str, Any]]) -> list:
 
 class WriteRelease(beam.PTransform):
     """``{'records', 'sources', 'failures', 'environments'}`` -> every file of a release but
-    ``release.json`` and ``SHA256SUMS`` (see :func:`seal_release`).
+    ``release.json`` and ``SHA256SUMS`` (see :func:`seal_release`). Failure records (JSON-ready
+    dicts) may come in several PCollections, under keys that start with ``failures``.
 
     Workers write the outputs' files and commit parts (:mod:`pipelines.parts`); only the parts'
     names are shuffled, grouped by TFDS config, and each group's runs are merged into its
@@ -322,14 +327,18 @@ class WriteRelease(beam.PTransform):
         pipeline = inputs["records"].pipeline
         output_parts = inputs["records"] | "WriteOutputFiles" >> beam.ParDo(
             WriteOutputFiles(*args, self._progress_dir, *self._part_limits))
-        listed = ((inputs["sources"] | "TagSources" >> beam.Map(lambda r: (SOURCES_TABLE, r)),
-                   inputs["failures"] | "TagFailures" >> beam.Map(lambda r: (FAILURES_TABLE, r)))
-                  | "Lists" >> beam.Flatten())
-        list_parts = listed | "WriteListParts" >> beam.ParDo(WriteListParts(out, self._progress_dir, *self._part_limits))
+        # One sink per input, fused with the stage that makes it (a Flatten would be materialized
+        # by a local runner, in the driver's memory, until its last input is done).
+        failures = [inputs[name] for name in sorted(inputs) if name.startswith("failures")]
+        lists = [("Sources", SOURCES_TABLE, inputs["sources"])] + [
+            (f"Failures{i}", FAILURES_TABLE, pcoll) for i, pcoll in enumerate(failures)]
+        list_parts = [pcoll | f"Tag{name}" >> beam.Map(_tagged, table)
+                      | f"Write{name}Parts" >> beam.ParDo(WriteListParts(out, self._progress_dir, *self._part_limits))
+                      for name, table, pcoll in lists]
         earlier = pipeline | "CommittedParts" >> beam.Create(
             self._committed + [(RELEASE_WIDE_GROUP, None)], reshuffle=False)
         environments = self._write_environments(inputs["environments"])
-        return ((output_parts, list_parts, earlier) | "AllParts" >> beam.Flatten()
+        return ((output_parts, *list_parts, earlier) | "AllParts" >> beam.Flatten()
                 | "GroupPartsByConfig" >> beam.GroupByKey()
                 | "WriteTables" >> beam.ParDo(WriteTables(*args)), environments)
 

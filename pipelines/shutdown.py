@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import logging
 import os
 import shutil
 import signal
@@ -116,6 +117,21 @@ def explain_failure(err: BaseException, folder: str, space_needed: Callable[[], 
     return None
 
 
+BEAM_LOGGERS = ("apache_beam.runners.worker.data_plane", "apache_beam.runners.portability.fn_api_runner.worker_handlers",
+                "apache_beam.runners.portability.fn_api_runner.fn_runner")
+"""Loggers of the local runner whose errors, when a worker or the driver stops, repeat as tracebacks
+what the build reports in one line."""
+BEAM_THREADS = ("run_worker", "beam_control_read", "read_state", "read_grpc_client_inputs")
+"""Threads of the local runner whose errors repeat, as tracebacks, what the build reports in one line."""
+
+
+def _quiet_beam_threads(fallback):
+    def hook(args):
+        if not args.thread or not args.thread.name.startswith(BEAM_THREADS):
+            fallback(args)
+    return hook
+
+
 @contextlib.contextmanager
 def stopping_cleanly(folder: str, space_needed: Callable[[], int] = lambda: 0):
     """Run a local pipeline inside this: see the module documentation.
@@ -128,10 +144,17 @@ def stopping_cleanly(folder: str, space_needed: Callable[[], int] = lambda: 0):
         When a worker died or the disk is full.
     """
     installed = {}
+    quiet_hook, previous_hook = _quiet_beam_threads(threading.excepthook), threading.excepthook
 
     def handler(signum, frame):
         stop_workers()
         raise BuildInterrupted(signum)
+
+    threading.excepthook = quiet_hook
+    loggers = [logging.getLogger(name) for name in BEAM_LOGGERS]
+    levels = [logger.level for logger in loggers]
+    for logger in loggers:
+        logger.setLevel(logging.CRITICAL)
 
     if threading.current_thread() is threading.main_thread():
         for sig in (signal.SIGINT, signal.SIGTERM):
@@ -152,3 +175,6 @@ def stopping_cleanly(folder: str, space_needed: Callable[[], int] = lambda: 0):
     finally:
         for sig, previous in installed.items():
             signal.signal(sig, previous)
+        threading.excepthook = previous_hook
+        for logger, level in zip(loggers, levels):
+            logger.setLevel(level)
