@@ -117,7 +117,7 @@ def explain_failure(err: BaseException, folder: str, space_needed: Callable[[], 
     return None
 
 
-BEAM_LOGGERS = ("apache_beam.runners.worker.data_plane", "apache_beam.runners.portability.fn_api_runner.worker_handlers",
+BEAM_LOGGERS = ("apache_beam.runners.worker.data_plane", "apache_beam.runners.portability.local_job_service", "apache_beam.runners.portability.fn_api_runner.worker_handlers",
                 "apache_beam.runners.portability.fn_api_runner.fn_runner")
 """Loggers of the local runner whose errors, when a worker or the driver stops, repeat as tracebacks
 what the build reports in one line."""
