@@ -191,9 +191,10 @@ def run_build(output_dir: str, selection: SourceSelection, document: Mapping[str
             print(f"note: took over the lock of a build that is gone ({lock.took_over.get('pid')} on "
                   f"{lock.took_over.get('host')})", file=stream)
         wait_for_orphan_workers(output_dir)
-        return _locked_build(output_dir, selection, dict(document, config=config), dataset, outputs_per_image,
-                             make_transform, ids, workers, beam_args, examples_per_shard, progress_interval,
-                             stream, force, related, part_records, part_seconds)
+        with stopping_cleanly(output_dir, signals=False):  # a full disk in the driver: one line too
+                return _locked_build(output_dir, selection, dict(document, config=config), dataset,
+                                 outputs_per_image, make_transform, ids, workers, beam_args, examples_per_shard,
+                                 progress_interval, stream, force, related, part_records, part_seconds)
 
 
 def _locked_build(output_dir, selection, document, dataset, outputs_per_image, make_transform, ids, workers,
@@ -234,7 +235,7 @@ def _locked_build(output_dir, selection, document, dataset, outputs_per_image, m
     ledger = read_ledger(output_dir)
     done = completed_images(output_dir, ledger, index.entries, outputs_per_image, related) if ledger else set()
     pending = [entry for entry in index.entries if entry.key not in done]
-    if done:
+    if ledger:
         print(f"resuming: {len(done)} of {len(index.entries)} images are built already", file=stream)
     shard_count = max(1, math.ceil(len(index.entries) / examples_per_shard))
 

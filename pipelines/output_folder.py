@@ -65,6 +65,8 @@ class FolderLock:
         The output folder (made when missing).
     command : str
         What holds the lock (``build-c``, ``package``), for the other side's message.
+    create : bool
+        Make the folder when it is missing (else :meth:`acquire` raises ``FileNotFoundError``).
 
     Raises
     ------
@@ -72,8 +74,8 @@ class FolderLock:
         From :meth:`acquire`, when another live process holds the lock.
     """
 
-    def __init__(self, folder: str, command: str = "build"):
-        self.folder, self.command = folder, command
+    def __init__(self, folder: str, command: str = "build", create: bool = True):
+        self.folder, self.command, self._create = folder, command, create
         self._fd: Optional[int] = None
         self.took_over: Optional[dict] = None
         """The previous holder's record when the lock was left by a process that died."""
@@ -81,7 +83,10 @@ class FolderLock:
     def acquire(self) -> "FolderLock":
         if not storage.is_local(self.folder):
             return self
-        os.makedirs(self.folder, exist_ok=True)
+        if self._create:
+            os.makedirs(self.folder, exist_ok=True)
+        elif not os.path.isdir(self.folder):
+            raise FileNotFoundError(f"{self.folder}: no such folder")
         path = os.path.join(self.folder, LOCK_FILE)
         while True:
             fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)

@@ -110,8 +110,9 @@ def explain_failure(err: BaseException, folder: str, space_needed: Callable[[], 
         except OSError:
             free = 0
         need = max(0, space_needed() - free)
-        return BuildStopped(f"disk full: {folder} has {free / 2**20:.0f} MiB free and the build needs about "
-                            f"{need / 2**20:.0f} MiB more; free space, then {RESUME_HINT}")
+        needed = f" and the build needs about {max(1, round(need / 2**20))} MiB more" if need else ""
+        return BuildStopped(f"disk full: {folder} has {free / 2**20:.0f} MiB free{needed}; free space, then "
+                            f"{RESUME_HINT}")
     if any(m in text for m in WORKER_DIED_MARKERS):
         return BuildStopped(f"a worker process died (killed, or out of memory); {RESUME_HINT}")
     return None
@@ -133,8 +134,9 @@ def _quiet_beam_threads(fallback):
 
 
 @contextlib.contextmanager
-def stopping_cleanly(folder: str, space_needed: Callable[[], int] = lambda: 0):
-    """Run a local pipeline inside this: see the module documentation.
+def stopping_cleanly(folder: str, space_needed: Callable[[], int] = lambda: 0, signals: bool = True):
+    """Run a local pipeline inside this: see the module documentation. ``signals=False``: only
+    translate errors (for the driver's own work around a pipeline).
 
     Raises
     ------
@@ -156,18 +158,19 @@ def stopping_cleanly(folder: str, space_needed: Callable[[], int] = lambda: 0):
     for logger in loggers:
         logger.setLevel(logging.CRITICAL)
 
-    if threading.current_thread() is threading.main_thread():
+    if signals and threading.current_thread() is threading.main_thread():
         for sig in (signal.SIGINT, signal.SIGTERM):
             installed[sig] = signal.signal(sig, handler)
     try:
         yield
-    except BuildInterrupted:
+    except (BuildInterrupted, BuildStopped):
         raise
     except KeyboardInterrupt:
         stop_workers()
         raise BuildInterrupted(signal.SIGINT) from None
     except Exception as err:
-        stop_workers()
+        if signals:
+            stop_workers()
         stopped = explain_failure(err, folder, space_needed)
         if stopped is None:
             raise
