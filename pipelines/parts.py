@@ -44,9 +44,9 @@ SOURCES_TABLE = "_sources"
 FAILURES_TABLE = "_failures"
 """Run names of the release-wide lists (groups are TFDS config names, which never start with ``_``)."""
 
-PART_RECORDS = 5000
+PART_RECORDS = 2000
 """Records after which a worker commits a part (memory of a part: its run lines, ~0.5 KiB each)."""
-PART_SECONDS = 300.0
+PART_SECONDS = 120.0
 """Seconds after which a worker commits a part: the most work one worker loses to an interruption."""
 READ_CHUNK = 1 << 18
 """Bytes a run reader holds at a time (one per run being merged)."""
