@@ -39,7 +39,7 @@ from schemas.tfds import TfdsDataset
 from . import storage
 from .output_folder import WorkerLock
 from .parts import (FAILURES_TABLE, PART_RECORDS, PART_SECONDS, SOURCES_TABLE, PartWriter, iter_file_chunks,
-                    merge_runs)
+                    ledger_runs, merge_runs)
 from .progress import ProgressCounter
 from .spill import SpillReader
 from .tfrecord import encode_example, frame_record
@@ -124,7 +124,7 @@ def _windowed(values):
 class WriteOutputFiles(beam.DoFn):
     """OutputRecord -> its file in the tree; its run line (manifest line, checksum, shard) and its
     serialized example go to this worker's current part (:class:`pipelines.parts.PartWriter`).
-    Emits ``(group, (table, part))`` of each part it commits, nothing per output."""
+    Emits ``(group, (group, part, offset, length))`` of each run it commits, nothing per output."""
 
     def __init__(self, output_dir: str, dataset: TfdsDataset, shard_count: int, progress_dir: Optional[str],
                  part_records: int = PART_RECORDS, part_seconds: float = PART_SECONDS):
@@ -139,7 +139,7 @@ class WriteOutputFiles(beam.DoFn):
         self._parts = PartWriter(self._output_dir, *self._part_limits)
 
     def _committed(self):
-        return [(table, (table, part)) for table, part in self._parts.commit()]
+        return [(run[0], run) for run in self._parts.commit()]
 
     def process(self, record: OutputRecord):
         info = storage.write_atomic(self._output_dir, record.path, record.data, group=record.group)
@@ -162,7 +162,7 @@ class WriteOutputFiles(beam.DoFn):
 
 class WriteListParts(beam.DoFn):
     """``(table, record)`` of ``sources.jsonl`` or ``failures.jsonl`` -> its line in this worker's
-    current part. Emits ``(RELEASE_WIDE_GROUP, (table, part))`` of each part it commits."""
+    current part. Emits ``(RELEASE_WIDE_GROUP, (table, part, offset, length))`` of each run it commits."""
 
     def __init__(self, output_dir: str, progress_dir: Optional[str] = None, part_records: int = PART_RECORDS,
                  part_seconds: float = PART_SECONDS):
@@ -172,10 +172,10 @@ class WriteListParts(beam.DoFn):
         self._lock = WorkerLock(self._progress_dir)
 
     def start_bundle(self):
-        self._parts = PartWriter(self._output_dir, *self._part_limits)
+        self._parts = PartWriter(self._output_dir, *self._part_limits, follow=True)
 
     def _committed(self):
-        return [(RELEASE_WIDE_GROUP, name) for name in self._parts.commit()]
+        return [(RELEASE_WIDE_GROUP, run) for run in self._parts.commit()]
 
     def process(self, element):
         table, record = element
@@ -209,7 +209,7 @@ def _merged_checksums(records: Iterable[tuple], others: Iterable[FileInfo]) -> I
         yield line.encode("utf-8")
 
 
-def write_group(output_dir: str, dataset: TfdsDataset, shard_count: int, group: str, parts: Iterable[str]) -> None:
+def write_group(output_dir: str, dataset: TfdsDataset, shard_count: int, group: str, runs: Iterable[tuple]) -> None:
     """Merge the committed runs of one group into its files: ``manifest/<group>.jsonl``, the
     TFRecord shards (examples sorted by key; a shard that received none is written empty),
     ``dataset_info.json``, ``features.json``, the label files, and the group's checksum part
@@ -218,11 +218,11 @@ def write_group(output_dir: str, dataset: TfdsDataset, shard_count: int, group: 
     Memory: one chunk per run being merged, and one ``(part, offset, length)`` per output of the
     group (the shards' references, about 100 bytes each).
     """
-    parts = sorted(set(parts))
+    runs = sorted(set(map(tuple, runs)))
     refs: list = [[] for _ in range(shard_count)]
 
     def manifest_lines():
-        for _, shard, offset, length, _, _, line, part in merge_runs(output_dir, group, parts):
+        for _, shard, offset, length, _, _, line, part in merge_runs(output_dir, group, runs):
             refs[shard].append((part, offset, length))
             yield line.encode("utf-8")
 
@@ -248,25 +248,26 @@ def write_group(output_dir: str, dataset: TfdsDataset, shard_count: int, group: 
              "features.json": dataset.features_json(), **dataset.metadata_files()}
     for name, text in sorted(files.items()):
         infos.append(storage.write_atomic(output_dir, f"{folder}/{name}", text.encode("utf-8"), group=group))
-    records = ((fields[5], checksum_line(fields[4], fields[5])) for fields in merge_runs(output_dir, group, parts))
+    records = ((fields[5], checksum_line(fields[4], fields[5])) for fields in merge_runs(output_dir, group, runs))
     storage.write_atomic(output_dir, f"{CHECKSUM_PARTS}/{group}.txt", _merged_checksums(records, infos))
 
 
-def write_lists(output_dir: str, names: Iterable[Tuple[str, str]]) -> None:
-    """Merge the committed list runs into ``sources.jsonl`` and ``failures.jsonl`` (sorted by key,
-    then text; written empty when there is nothing) and their checksum part."""
+def write_lists(output_dir: str, names: Iterable[tuple]) -> None:
+    """Merge the committed list runs ``(table, part, offset, length)`` into ``sources.jsonl`` and
+    ``failures.jsonl`` (sorted by key, then text; written empty when there is nothing) and their
+    checksum part."""
     names = list(names)
     infos = []
     for table, relative in ((SOURCES_TABLE, SOURCES), (FAILURES_TABLE, FAILURES)):
-        parts = [part for t, part in names if t == table]
-        lines = (line.encode("utf-8") for _, line, _ in merge_runs(output_dir, table, parts))
+        runs = [run[1:] for run in names if run[0] == table]
+        lines = (line.encode("utf-8") for _, line, _ in merge_runs(output_dir, table, runs))
         infos.append(storage.write_atomic(output_dir, relative, lines, group=RELEASE_WIDE_GROUP))
     text = "".join(line for _, line in _checksum_lines(infos))
     storage.write_atomic(output_dir, f"{CHECKSUM_PARTS}/{RELEASE_WIDE_GROUP}.txt", text.encode("utf-8"))
 
 
 class WriteTables(beam.DoFn):
-    """``(group, [(table, part)])`` -> the merged files of a group (:func:`write_group`), or, for
+    """``(group, [(table, part, offset, length)])`` -> the merged files of a group (:func:`write_group`), or, for
     :data:`RELEASE_WIDE_GROUP`, ``sources.jsonl`` and ``failures.jsonl`` (:func:`write_lists`)."""
 
     def __init__(self, output_dir: str, dataset: TfdsDataset, shard_count: int):
@@ -278,14 +279,15 @@ class WriteTables(beam.DoFn):
         if group == RELEASE_WIDE_GROUP:
             write_lists(self._output_dir, names)
         elif names:
-            write_group(self._output_dir, self._dataset, self._shard_count, group, [part for _, part in names])
+            write_group(self._output_dir, self._dataset, self._shard_count, group, [run[1:] for run in names])
         return []
 
 
 def committed_names(ledger: Iterable[Mapping[str, Any]]) -> list:
-    """``(group, (table, part))`` of every table of every committed part (see :func:`pipelines.parts.read_ledger`)."""
-    return [(table if not table.startswith("_") else RELEASE_WIDE_GROUP, (table, entry["part"]))
-            for entry in ledger for table in entry["tables"]]
+    """``(group, (table, part, offset, length))`` of every run of every committed part (see
+    :func:`pipelines.parts.read_ledger`)."""
+    return [(table if not table.startswith("_") else RELEASE_WIDE_GROUP, (table, *run))
+            for table, runs in ledger_runs(ledger).items() for run in runs]
 
 
 class WriteRelease(beam.PTransform):

@@ -80,10 +80,10 @@ def test_output_writer_emits_part_names_not_outputs(tmp_path):
     dofn.setup()
     records = [record(i) for i in range(7)]
     names = run_writer(dofn, records)
-    assert len(names) == 3 and all(group == GROUP and table == GROUP for group, (table, _) in names)
+    assert len(names) == 3 and all(group == GROUP and run[0] == GROUP for group, run in names)
     assert max(len(pickle.dumps(name)) for name in names) < 200  # the examples are >= 1000 bytes
     ledger = read_ledger(str(tmp_path))
-    assert sorted(e["part"] for e in ledger) == sorted(part for _, (_, part) in names)
+    assert sorted(e["part"] for e in ledger) == sorted(run[1] for _, run in names)
     assert sum(e["records"] for e in ledger) == 7
     assert (tmp_path / records[0].path).read_bytes() == records[0].data
 
@@ -98,7 +98,7 @@ def test_group_writer_merges_parts_in_key_order(tmp_path):
     writer.setup()
     records = [record(i) for i in range(6)]
     names = run_writer(writer, records[3:]) + run_writer(writer, records[:3])
-    write_group(str(tmp_path), IMAGENET2012_CORRUPTED, 1, GROUP, [part for _, (_, part) in names])
+    write_group(str(tmp_path), IMAGENET2012_CORRUPTED, 1, GROUP, [run[1:] for _, run in names])
     examples = [encode_example(r.example) for r in sorted(records, key=lambda r: r.key)]
     assert shard_bytes(tmp_path) == b"".join(frame_record(e) for e in examples)
     keys = [line.split('"key":"')[1].split('"')[0] for line in (tmp_path / "manifest" / f"{GROUP}.jsonl").read_text().splitlines()]
@@ -110,7 +110,7 @@ def test_a_record_in_two_parts_is_written_once(tmp_path):
     writer.setup()
     records = [record(i) for i in range(3)]
     first, again = run_writer(writer, records), run_writer(writer, records[1:])  # a rerun built two again
-    write_group(str(tmp_path), IMAGENET2012_CORRUPTED, 1, GROUP, [part for _, (_, part) in first + again])
+    write_group(str(tmp_path), IMAGENET2012_CORRUPTED, 1, GROUP, [run[1:] for _, run in first + again])
     assert shard_bytes(tmp_path) == b"".join(frame_record(encode_example(r.example)) for r in records)
     assert len((tmp_path / "manifest" / f"{GROUP}.jsonl").read_text().splitlines()) == 3
 
