@@ -1,22 +1,22 @@
-"""Spill files: large values a worker parks in the release's scratch folder, so that a shuffle
-carries a small reference (path, offset, length) instead of the bytes.
+"""Spill files: large values a worker parks in the release's scratch folder, so that what crosses
+a shuffle is at most a small reference (path, offset, length), never the bytes.
 
 A local FnApiRunner holds every shuffled element in the driver's memory, and a distributed
-runner moves it through its shuffle service. A worker therefore appends each large value to one
-spill file per bundle, ``DIR/.spill/<random>``, and emits a :class:`SpillRef`; after the shuffle,
-:func:`read_spilled` fetches the ranges it is handed.
+runner moves it through its shuffle service. A worker therefore appends each large value (a
+serialized TFRecord example) to a spill file, ``DIR/.spill/<name>`` (one per part of
+:mod:`pipelines.parts`, which records where each value lies); :class:`SpillReader` (and
+:func:`read_spilled`) fetch the ranges back.
 
-Retries and reruns are safe: a retried bundle writes a new file under a new random name, a
-runner commits a bundle's outputs only after its ``finish_bundle`` (which closes the file), and
-only ranges that committed outputs point to are ever read. :func:`pipelines.release.seal_release`
+Retries and reruns are safe: a retried bundle writes a new file under a new name, and only
+ranges that committed parts point to are ever read. :func:`pipelines.release.seal_release`
 removes the folder with the other scratch folders. Scratch space: the spilled values once more
 (for ImageNet-C, about the size of the TFRecord shards) until the release is sealed.
 """
 from __future__ import annotations
 
+import collections
 import itertools
 import uuid
-import collections
 from typing import Iterable, NamedTuple, Optional
 
 from schemas.release import SPILL_DIR
