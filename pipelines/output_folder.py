@@ -199,7 +199,7 @@ def entry_size(entry) -> Optional[int]:
     loc = entry.locator
     if loc.length is not None and loc.container != "tfrecord":
         return loc.length
-    if loc.container is None and storage.is_local(loc.path):
+    if loc.container in (None, "file") and storage.is_local(loc.path):
         try:
             return os.stat(loc.path).st_size
         except OSError:

@@ -93,9 +93,10 @@ class PartWriter:
         self._started = time.monotonic()
         self._leaders_seen = _leader_commits[0]
 
-    def add_output(self, group: str, key: str, shard: int, manifest_line: str, sha256: str, path: str,
+    def add_output(self, group: str, key: str, shard: int, manifest_line: str, sha256: str, path: Optional[str],
                    size: int, example: bytes) -> None:
-        """One output: its file is written already; its example goes to the part's spill file."""
+        """One output: its file is written already; its example goes to the part's spill file.
+        ``path`` is where its ``SHA256SUMS`` line points (None: no line of its own)."""
         ref = self._spill.append(example)
         self._runs[group].append((key, json.dumps(
             [key, shard, ref.offset, ref.length, sha256, path, manifest_line], ensure_ascii=False)))

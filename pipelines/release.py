@@ -142,13 +142,16 @@ class WriteOutputFiles(beam.DoFn):
         return [(run[0], run) for run in self._parts.commit()]
 
     def process(self, record: OutputRecord):
-        info = storage.write_atomic(self._output_dir, record.path, record.data, group=record.group)
+        if record.stacked:  # a row of a stacked .npy, written by pipelines.npy_release
+            info = FileInfo(record.path, hashlib.sha256(record.data).hexdigest(), len(record.data), record.group)
+        else:
+            info = storage.write_atomic(self._output_dir, record.path, record.data, group=record.group)
         index = shard_index(record.key, self._shard_count)
         shard = f"{self._dataset.config_dir(record.group)}/{self._dataset.shard_name(index, self._shard_count)}"
         row = {**record.metadata, "key": record.key, "path": record.path, "sha256": info.sha256,
                "bytes": info.size, "shard": shard}
-        self._parts.add_output(record.group, record.key, index, json_line(row), info.sha256, info.path, info.size,
-                               encode_example(record.example))
+        self._parts.add_output(record.group, record.key, index, json_line(row), info.sha256,
+                               None if record.stacked else info.path, info.size, encode_example(record.example))
         self._progress.add(outputs_written=1)
         if self._parts.due():
             yield from self._committed()
@@ -248,7 +251,8 @@ def write_group(output_dir: str, dataset: TfdsDataset, shard_count: int, group: 
              "features.json": dataset.features_json(), **dataset.metadata_files()}
     for name, text in sorted(files.items()):
         infos.append(storage.write_atomic(output_dir, f"{folder}/{name}", text.encode("utf-8"), group=group))
-    records = ((fields[5], checksum_line(fields[4], fields[5])) for fields in merge_runs(output_dir, group, runs))
+    records = ((fields[5], checksum_line(fields[4], fields[5])) for fields in merge_runs(output_dir, group, runs)
+               if fields[5] is not None)  # None: a row of a stacked array, checksummed by its own sink
     storage.write_atomic(output_dir, f"{CHECKSUM_PARTS}/{group}.txt", _merged_checksums(records, infos))
 
 
@@ -281,6 +285,13 @@ class WriteTables(beam.DoFn):
         elif names:
             write_group(self._output_dir, self._dataset, self._shard_count, group, [run[1:] for run in names])
         return []
+
+
+def write_checksum_part(output_dir: str, element) -> None:
+    """``(group, [FileInfo])`` -> ``.parts/sha256/<group>.txt`` (``sha256sum`` lines sorted by path)."""
+    group, infos = element
+    text = "".join(line for _, line in _checksum_lines(infos))
+    storage.write_atomic(output_dir, f"{CHECKSUM_PARTS}/{group}.txt", text.encode("utf-8"))
 
 
 def committed_names(ledger: Iterable[Mapping[str, Any]]) -> list:

@@ -16,8 +16,14 @@ COMMAND_MODULES = (
     "scripts.evaluate",
     "scripts.build_c",
     "scripts.build_p",
+    "scripts.build_vcr",
     "scripts.verify",
     "scripts.package",
+    "scripts.fetch_model",
+    "scripts.filter_a",
+    "scripts.filter_o",
+    "scripts.package_a",
+    "scripts.package_o",
 )
 
 

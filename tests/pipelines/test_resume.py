@@ -24,7 +24,7 @@ from pipelines.parts import LEDGER_DIR
 from pipelines.shutdown import RESUME_HINT, worker_pids
 
 REPO = Path(__file__).resolve().parents[2]
-CONFIG = ImageNetCConfig.select(["glass_blur"], [1, 2, 3])
+CONFIG = ImageNetCConfig.select(["glass_blur", "zoom_blur"], [3, 5])
 DRIVER = """
 import sys
 from pipelines.build import build_imagenet_c
@@ -38,7 +38,7 @@ def build(output, selection, config, **options):
 
 args = argparse.Namespace(output=sys.argv[1], input=None, image_ids=None, limit=None, workers=2, beam_args=[],
                           examples_per_shard=4, force=False)
-sys.exit(run_build(args, build, lambda a: ImageNetCConfig.select(["glass_blur"], [1, 2, 3]), 4))
+sys.exit(run_build(args, build, lambda a: ImageNetCConfig.select(["glass_blur", "zoom_blur"], [3, 5]), 4))
 """
 
 
