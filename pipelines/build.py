@@ -198,7 +198,7 @@ def run_build(output_dir: str, selection: SourceSelection, document: Mapping[str
     check_not_inside(selection.input, output_dir)
     with FolderLock(output_dir, document["edition"]) as lock:
         if lock.took_over:
-            print(f"note: took over the lock of a build that is gone ({lock.took_over.get('pid')} on "
+            print(f"note: took over the lock of a build that is gone (pid {lock.took_over.get('pid')} on "
                   f"{lock.took_over.get('host')})", file=stream)
         wait_for_orphan_workers(output_dir)
         with stopping_cleanly(output_dir, signals=False):  # a full disk in the driver: one line too
