@@ -89,10 +89,22 @@ def _check_folder(output_dir: str, edition: str, config: Mapping[str, Any], forc
             remove_release(output_dir)
             return "empty", None
         what = "release" if kind == "release" else "build in progress"
-        other = record.get("config") if record.get("edition") == edition else f"edition {record.get('edition')}"
+        if record.get("edition") != edition:
+            other = f"edition {record.get('edition')} there, {edition} here"
+        else:
+            existing = record.get("config") or {}
+            other = "; ".join(f"{key} {_shown(existing.get(key))} there, {_shown(config.get(key))} here"
+                              for key in sorted(set(existing) | set(config)) if existing.get(key) != config.get(key))
         raise OutputFolderError(f"{output_dir} holds a {what} of another config ({other}); use another --output, "
                                 "or --force to remove it")
     return kind, record
+
+
+def _shown(value) -> str:
+    """A config value as a person reads it: lists comma-separated, None as 'none'."""
+    if isinstance(value, (list, tuple)):
+        return ",".join(map(str, value)) or "none"
+    return "none" if value is None else str(value)
 
 
 def _release_input_matches(output_dir: str, index, record: Mapping[str, Any]) -> bool:
