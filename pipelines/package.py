@@ -17,6 +17,7 @@ from typing import Iterator, Mapping, Optional
 from schemas.release import CHECKSUMS, PACKAGES_DIR, RELEASE_JSON, TMP_DIR, TREE_CATEGORIES, checksum_line
 
 from . import storage
+from .output_folder import FolderLock
 
 
 def _members(files: Mapping[str, int], relative: str) -> Iterator[tuple[str, Optional[int]]]:
@@ -98,7 +99,20 @@ def package_release(release_dir: str, output_dir: Optional[str] = None) -> list[
     ------
     ValueError
         If the release has no ``release.json`` or its tree has no category table.
+    pipelines.output_folder.FolderBusy
+        If a build or another ``package`` holds the release folder.
     """
+    try:
+        lock = FolderLock(release_dir, "package", create=False).acquire()
+    except FileNotFoundError as err:
+        raise ValueError(f"{release_dir} is not a built release: {err}") from err
+    try:
+        return _package(release_dir, output_dir)
+    finally:
+        lock.release()
+
+
+def _package(release_dir: str, output_dir: Optional[str]) -> list[str]:
     try:
         tree_name = json.loads(storage.read_bytes(storage.join(release_dir, RELEASE_JSON)))["tree"]
     except (OSError, ValueError, KeyError) as err:
