@@ -23,8 +23,8 @@ def add_arguments(parser):
 
 
 def run(args) -> int:
-    from pipelines.build import DEFAULT_EXAMPLES_PER_SHARD, build_imagenet_c
-    from pipelines.imagenet_c import ImageNetCConfig
+    from pipelines.beam.build import DEFAULT_EXAMPLES_PER_SHARD, build_imagenet_c
+    from pipelines.beam.imagenet_c import ImageNetCConfig
 
     from schemas.editions import EDITIONS
 

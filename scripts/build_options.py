@@ -41,8 +41,8 @@ def add_output_arguments(parser, shard_help: str):
 
 def run_build(args, build, config_from_args, default_examples_per_shard: int, errors=(ValueError,)) -> int:
     """Run ``build(output, selection, config, ...)``; exit 2 on a bad option, 1 if any input failed."""
-    from pipelines.build import SourceSelection
-    from pipelines.shutdown import BuildInterrupted, BuildStopped
+    from pipelines.beam.build import SourceSelection
+    from pipelines.beam.shutdown import BuildInterrupted, BuildStopped
 
     try:
         result = build(args.output, SourceSelection(args.input, args.image_ids, args.limit), config_from_args(args),

@@ -29,8 +29,8 @@ def add_arguments(parser):
 
 
 def run(args) -> int:
-    from pipelines.imagenet_p import DEFAULT_EXAMPLES_PER_SHARD, ImageNetPConfig, build_imagenet_p
-    from pipelines.video import VideoEncoderError
+    from pipelines.beam.imagenet_p import DEFAULT_EXAMPLES_PER_SHARD, ImageNetPConfig, build_imagenet_p
+    from pipelines.formats.video import VideoEncoderError
 
     def config(a):
         return ImageNetPConfig.select(a.perturbations, a.difficulties, a.preset, a.simd, a.seed, a.tfds_frames, a.edition)

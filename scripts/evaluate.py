@@ -38,8 +38,8 @@ def run(args) -> int:
     code = evaluate_vcr.dispatch(args)
     if code is not None:
         return code
-    from pipelines.evaluate import evaluate_release
-    from pipelines.metrics_files import load_error_baseline, load_flip_baseline
+    from pipelines.beam.evaluate import evaluate_release
+    from pipelines.evaluation.metrics_files import load_error_baseline, load_flip_baseline
 
     try:
         out = evaluate_release(

@@ -23,7 +23,7 @@ def add_arguments(parser):
 
 
 def run(args) -> int:
-    from pipelines import metrics_files
+    from pipelines.evaluation import metrics_files
     from schemas.release import dumps
 
     try:

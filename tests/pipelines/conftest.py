@@ -22,10 +22,10 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from pipelines.build import SourceSelection, build_imagenet_c
-from pipelines.imagenet_c import ImageNetCConfig
-from pipelines.sample import write_sample
-from pipelines.tfrecord import encode_example, frame_record
+from pipelines.beam.build import SourceSelection, build_imagenet_c
+from pipelines.beam.imagenet_c import ImageNetCConfig
+from pipelines.install.sample import write_sample
+from pipelines.formats.tfrecord import encode_example, frame_record
 from schemas.wnids import wnid_to_label
 
 FAST = ImageNetCConfig.select(["gaussian_noise", "contrast"], [1, 2])

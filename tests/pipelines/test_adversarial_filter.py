@@ -8,8 +8,8 @@ import pytest
 import skimage.data
 from PIL import Image
 
-from pipelines.adversarial_filter import index_candidates
-from pipelines.filtration import judge_candidate, rank_confusion
+from pipelines.beam.adversarial_filter import index_candidates
+from pipelines.evaluation.filtration import judge_candidate, rank_confusion
 from schemas.adversarial import FilterConfig
 from schemas.class_subsets import subset_wnids
 from schemas.wnids import imagenet_wnids

@@ -3,7 +3,7 @@ import shutil
 
 import pytest
 
-from pipelines.assets import fetch_frost
+from pipelines.install.assets import fetch_frost
 from schemas.assets import FROST_DIR_ENV, FROST_FILES
 from transforms import assets
 

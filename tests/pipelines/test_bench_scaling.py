@@ -7,8 +7,8 @@ import sys
 import numpy as np
 import pytest
 
-from pipelines import bench_scaling
-from pipelines.sources import index_source
+from pipelines.bench import scaling as bench_scaling
+from pipelines.beam.sources import index_source
 from schemas.imagenet_val import validation_wnid
 from scripts.cli import main
 

@@ -1,10 +1,10 @@
-"""pipelines.bench_video: preset / size / fidelity figures on a real ImageNet-P sequence."""
+"""pipelines.bench.video: preset / size / fidelity figures on a real ImageNet-P sequence."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from pipelines.bench_video import bench_sequence, format_video_table, psnr_db, run_video_bench
+from pipelines.bench.video import bench_sequence, format_video_table, psnr_db, run_video_bench
 
 
 def test_psnr_db_of_known_errors():

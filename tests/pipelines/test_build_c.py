@@ -9,10 +9,10 @@ import tarfile
 
 import pytest
 
-from pipelines.build import SourceSelection
-from pipelines.imagenet_c import ImageNetCConfig
-from pipelines.package import package_release
-from pipelines.verify import verify_release
+from pipelines.beam.build import SourceSelection
+from pipelines.beam.imagenet_c import ImageNetCConfig
+from pipelines.release.package import package_release
+from pipelines.release.verify import verify_release
 from schemas.imagenet_c import CORRUPTIONS, SEVERITIES
 from schemas.release import CHECKSUMS, FAILURES, SOURCES, parse_checksum_lines
 from schemas.wnids import wnid_to_label
@@ -93,7 +93,7 @@ def test_one_and_two_workers_give_identical_releases(sample_release, tmp_path, f
 def test_output_of_another_config_is_refused(sample_release):
     output, _ = sample_release
     with pytest.raises(ValueError, match="holds a release of another config"):
-        from pipelines.build import build_imagenet_c
+        from pipelines.beam.build import build_imagenet_c
         build_imagenet_c(str(output), config=ImageNetCConfig.select(["contrast"], [1]))
 
 
@@ -185,7 +185,7 @@ def test_image_ids_and_limit_select_a_subset(sample_folder, tmp_path, fast_build
 
 
 def test_progress_lines_are_printed(sample_folder, tmp_path):
-    from pipelines.build import build_imagenet_c
+    from pipelines.beam.build import build_imagenet_c
     stream = io.StringIO()
     build_imagenet_c(str(tmp_path / "p"), SourceSelection(str(sample_folder)),
                      ImageNetCConfig.select(["contrast"], [1]), workers=1, progress_interval=0.2, stream=stream)

@@ -12,12 +12,12 @@ import pytest
 from PIL import Image
 
 import transforms
-from pipelines.build import SourceSelection, build_imagenet_c
-from pipelines.edition_sources import read_cifar, write_cifar_sample, write_tinyimagenet_sample
-from pipelines.imagenet_c import ImageNetCConfig
-from pipelines.npy_release import npy_header
-from pipelines.package import package_release
-from pipelines.verify import verify_release
+from pipelines.beam.build import SourceSelection, build_imagenet_c
+from pipelines.formats.edition_sources import read_cifar, write_cifar_sample, write_tinyimagenet_sample
+from pipelines.beam.imagenet_c import ImageNetCConfig
+from pipelines.beam.npy_release import npy_header
+from pipelines.release.package import package_release
+from pipelines.release.verify import verify_release
 from scripts.cli import main as cli
 
 
@@ -174,7 +174,7 @@ def test_npy_header_is_what_np_save_writes():
 def test_preview_draws_edition_sized_cells(tmp_path):
     from skimage import data
 
-    from pipelines.preview import contact_sheet, sheet_size
+    from pipelines.bench.preview import contact_sheet, sheet_size
 
     sheet = contact_sheet(data.chelsea(), ["fog", "contrast"], edition="cifar")
     assert sheet.size == sheet_size(2, cell=128)  # 32-pixel outputs enlarged 4x

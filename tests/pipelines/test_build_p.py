@@ -12,12 +12,12 @@ import cv2
 import numpy as np
 import pytest
 
-from pipelines.build import SourceSelection
-from pipelines.imagenet_p import ImageNetPConfig, build_imagenet_p
-from pipelines.package import package_release
-from pipelines.sample import write_sample
-from pipelines.video import encode_h264
-from pipelines.verify import verify_release
+from pipelines.beam.build import SourceSelection
+from pipelines.beam.imagenet_p import ImageNetPConfig, build_imagenet_p
+from pipelines.release.package import package_release
+from pipelines.install.sample import write_sample
+from pipelines.formats.video import encode_h264
+from pipelines.release.verify import verify_release
 from schemas.release import CHECKSUMS, FAILURES, SOURCES
 from schemas.tfds_p import DATASETS, imagenet_p_config
 from schemas.wnids import wnid_to_label

@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 from skimage import data
 
-from pipelines.imagenet_p import (ImageNetPConfig, SequenceTask, imagenet_p_document, make_video,
+from pipelines.beam.imagenet_p import (ImageNetPConfig, SequenceTask, imagenet_p_document, make_video,
                                   one_image_per_video_name, video_name)
-from pipelines.video import decode_frames_lossless, decode_video
+from pipelines.formats.video import decode_frames_lossless, decode_video
 from schemas.records import Failure, Locator, OutputRecord, SourceEntry, SourceImage
 from transforms import example_rng, example_seed, perturb_sequence, preprocess_uncropped
 

@@ -8,13 +8,13 @@ import cv2
 import numpy as np
 import pytest
 
-from pipelines.build import SourceSelection
-from pipelines.imagenet_p import ImageNetPConfig, build_imagenet_p
-from pipelines.package import package_release
-from pipelines.verify import verify_release
+from pipelines.beam.build import SourceSelection
+from pipelines.beam.imagenet_p import ImageNetPConfig, build_imagenet_p
+from pipelines.release.package import package_release
+from pipelines.release.verify import verify_release
 from scripts.cli import main as cli
-from pipelines.edition_sources import list_edition_input
-from pipelines.sources import read_entry
+from pipelines.formats.edition_sources import list_edition_input
+from pipelines.beam.sources import read_entry
 from transforms import example_rng, perturb_sequence
 from transforms.views_p import edition_input
 from schemas.editions import get_edition

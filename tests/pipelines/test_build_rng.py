@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from pipelines.imagenet_c import ImageNetCConfig
+from pipelines.beam.imagenet_c import ImageNetCConfig
 from scripts.cli import main as cli
 from transforms import corrupt, example_rng, preprocess
 

@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from pipelines.package import package_release
-from pipelines.vcr import VcrConfig, _select, build_vcr, read_manifest, short_bins
-from pipelines.verify import verify_release
+from pipelines.release.package import package_release
+from pipelines.beam.vcr import VcrConfig, _select, build_vcr, read_manifest, short_bins
+from pipelines.release.verify import verify_release
 from schemas.vcr import CLEAN
 from transforms.vif import delta_v, vif
 

@@ -11,8 +11,8 @@ pytest.importorskip("onnxruntime")
 
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
-from pipelines.evaluate import evaluate_release  # noqa: E402
-from pipelines.evaluate_editions import model_input, unnormalised_summary  # noqa: E402
+from pipelines.beam.evaluate import evaluate_release  # noqa: E402
+from pipelines.beam.evaluate_editions import model_input, unnormalised_summary  # noqa: E402
 from schemas.editions import EDITIONS  # noqa: E402
 
 
@@ -96,8 +96,8 @@ def test_unnormalised_summary_averages_benchmark_corruptions_only():
 
 def test_a_built_cifar_release_scores_alike_from_npy_and_from_tfds(tmp_path):
     pytest.importorskip("tensorflow_datasets")
-    from pipelines.build import SourceSelection, build_imagenet_c
-    from pipelines.imagenet_c import ImageNetCConfig
+    from pipelines.beam.build import SourceSelection, build_imagenet_c
+    from pipelines.beam.imagenet_c import ImageNetCConfig
 
     release = tmp_path / "release"
     build_imagenet_c(str(release), SourceSelection(), ImageNetCConfig.select(["glass_blur"], [1, 3], edition="cifar"),

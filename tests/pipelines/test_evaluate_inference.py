@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from pipelines.inference import infer_framework, model_handler, model_input
+from pipelines.beam.inference import infer_framework, model_handler, model_input
 from transforms.preprocess import encode_jpeg
 
 

@@ -12,10 +12,10 @@ pytest.importorskip("onnxruntime")
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
 from metrics.imagenet_p import top_k_classes  # noqa: E402
-from pipelines.build import SourceSelection  # noqa: E402
-from pipelines.evaluate import evaluate_release  # noqa: E402
-from pipelines.evaluate_p import edition_model_input, p_sets  # noqa: E402
-from pipelines.imagenet_p import ImageNetPConfig, build_imagenet_p  # noqa: E402
+from pipelines.beam.build import SourceSelection  # noqa: E402
+from pipelines.beam.evaluate import evaluate_release  # noqa: E402
+from pipelines.evaluation.p_sequences import edition_model_input, p_sets  # noqa: E402
+from pipelines.beam.imagenet_p import ImageNetPConfig, build_imagenet_p  # noqa: E402
 
 W = (0.5 * np.cos(np.arange(3)[:, None] * 1.7 + np.arange(1000)[None, :] * 0.37)).astype(np.float32)
 

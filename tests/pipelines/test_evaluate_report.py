@@ -1,8 +1,8 @@
 """The report: AlexNet's own errors read as 100 everywhere; every plot is a PNG."""
 import numpy as np
 
-from pipelines.evaluate import imagenet_c_section, imagenet_p_section
-from pipelines.report import write_report
+from pipelines.beam.evaluate import imagenet_c_section, imagenet_p_section
+from pipelines.evaluation.report import write_report
 from schemas.baselines import ALEXNET_IMAGENET_C
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"

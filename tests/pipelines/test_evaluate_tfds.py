@@ -9,7 +9,7 @@ import pytest
 tfds = pytest.importorskip("tensorflow_datasets")
 pytest.importorskip("onnxruntime")
 
-from pipelines.evaluate import evaluate_release, tfds_configs  # noqa: E402
+from pipelines.beam.evaluate import evaluate_release, tfds_configs  # noqa: E402
 from schemas.wnids import imagenet_wnids  # noqa: E402
 
 CONFIGS = ("fog_2", "saturate_5")

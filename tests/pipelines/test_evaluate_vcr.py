@@ -13,12 +13,12 @@ pytest.importorskip("onnxruntime")
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
 from metrics.vcr import compare_curves, performance_curve  # noqa: E402
-from pipelines.inference import model_input  # noqa: E402
-from pipelines.vcr import read_manifest  # noqa: E402
-from pipelines.vcr_evaluate import REFUSED, analyse, analysis_settings, evaluate_vcr  # noqa: E402
-from pipelines.vcr_human import HumanFileError, load_human  # noqa: E402
+from pipelines.beam.inference import model_input  # noqa: E402
+from pipelines.beam.vcr import read_manifest  # noqa: E402
+from pipelines.beam.vcr_evaluate import REFUSED, analyse, analysis_settings, evaluate_vcr  # noqa: E402
+from pipelines.evaluation.vcr_human import HumanFileError, load_human  # noqa: E402
 import transforms  # noqa: E402
-from pipelines.sample import sample_arrays  # noqa: E402
+from pipelines.install.sample import sample_arrays  # noqa: E402
 from schemas.wnids import wnid_to_label  # noqa: E402
 from scripts.cli import main  # noqa: E402
 

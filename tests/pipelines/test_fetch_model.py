@@ -8,7 +8,7 @@ import pytest
 import skimage.data
 from PIL import Image
 
-from pipelines.fetch_model import PROVENANCE_SUFFIX, load_torch_model, model_metadata
+from pipelines.install.fetch_model import PROVENANCE_SUFFIX, load_torch_model, model_metadata
 from schemas.filter_models import FILTER_MODELS, IMAGENET_MEAN, IMAGENET_STD
 from transforms.ten_crop import normalise, ten_crops
 

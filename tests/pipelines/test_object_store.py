@@ -19,11 +19,11 @@ import boto3
 import moto  # noqa: F401
 import pytest
 
-from pipelines import storage
-from pipelines.evaluate import evaluate_release
-from pipelines.package import package_release
-from pipelines.sources import index_source, read_entry
-from pipelines.verify import verify_release
+from pipelines.formats import storage
+from pipelines.beam.evaluate import evaluate_release
+from pipelines.release.package import package_release
+from pipelines.beam.sources import index_source, read_entry
+from pipelines.release.verify import verify_release
 from schemas.release import CHECKSUMS, SCRATCH_DIRS
 from scripts.cli import main as cli
 

@@ -1,5 +1,5 @@
 """Progress counters: the driver's progress line sees a worker's first count at once."""
-from pipelines.progress import ProgressCounter, read_progress
+from pipelines.beam.progress import ProgressCounter, read_progress
 
 
 def test_first_count_is_written_at_once_then_every_interval(tmp_path):

@@ -16,19 +16,19 @@ from pathlib import Path
 
 import pytest
 
-from pipelines.build import SourceSelection
-from pipelines.imagenet_c import ImageNetCConfig
-from pipelines.output_folder import FolderBusy, FolderLock, OutputFolderError
-from pipelines.package import package_release
-from pipelines.parts import LEDGER_DIR
-from pipelines.shutdown import RESUME_HINT, worker_pids
+from pipelines.beam.build import SourceSelection
+from pipelines.beam.imagenet_c import ImageNetCConfig
+from pipelines.release.output_folder import FolderBusy, FolderLock, OutputFolderError
+from pipelines.release.package import package_release
+from pipelines.formats.parts import LEDGER_DIR
+from pipelines.beam.shutdown import RESUME_HINT, worker_pids
 
 REPO = Path(__file__).resolve().parents[2]
 CONFIG = ImageNetCConfig.select(["glass_blur", "zoom_blur"], [3, 5])
 DRIVER = """
 import sys
-from pipelines.build import build_imagenet_c
-from pipelines.imagenet_c import ImageNetCConfig
+from pipelines.beam.build import build_imagenet_c
+from pipelines.beam.imagenet_c import ImageNetCConfig
 from scripts.build_options import run_build
 import argparse
 

@@ -5,11 +5,11 @@ import random
 
 import pytest
 
-from pipelines.imagenet_p import DecodeImagesFn, ImageNetPConfig, VideoTask
-from pipelines.parts import read_ledger
-from pipelines.release import WriteOutputFiles, write_group
-from pipelines.spill import SpillRef, SpillWriter, read_spilled
-from pipelines.tfrecord import encode_example, frame_record
+from pipelines.beam.imagenet_p import DecodeImagesFn, ImageNetPConfig, VideoTask
+from pipelines.formats.parts import read_ledger
+from pipelines.beam.write_release import WriteOutputFiles, write_group
+from pipelines.formats.spill import SpillRef, SpillWriter, read_spilled
+from pipelines.formats.tfrecord import encode_example, frame_record
 from schemas.records import Locator, OutputRecord, SourceEntry, SourceImage
 from schemas.release import SPILL_DIR
 from schemas.tfds import IMAGENET2012_CORRUPTED

@@ -3,7 +3,7 @@ import io
 
 import pytest
 
-from pipelines.tfrecord import (FRAMING_BYTES, TFRecordError, decode_example, encode_example, frame_record,
+from pipelines.formats.tfrecord import (FRAMING_BYTES, TFRecordError, decode_example, encode_example, frame_record,
                                 iter_records, masked_crc32c)
 
 FEATURES = {"image": b"\xff\xd8jpeg bytes\x00", "label": 281, "file_name": "ILSVRC2012_val_00001341.JPEG",

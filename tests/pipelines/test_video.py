@@ -1,4 +1,4 @@
-"""pipelines.video: reproducible H.264 encodes with the reference's settings, cv2 decoding, PNG frames."""
+"""pipelines.formats.video: reproducible H.264 encodes with the reference's settings, cv2 decoding, PNG frames."""
 from __future__ import annotations
 
 import hashlib
@@ -13,7 +13,7 @@ import pytest
 from PIL import Image
 from skimage import data
 
-from pipelines.video import (FRAME_RATE, PIXEL_FORMAT, VideoEncoderError, decode_frames_lossless,
+from pipelines.formats.video import (FRAME_RATE, PIXEL_FORMAT, VideoEncoderError, decode_frames_lossless,
                              decode_video, encode_frames_lossless, encode_h264, encoder_versions,
                              ffmpeg_command, ffmpeg_executable)
 from transforms import preprocess
@@ -67,7 +67,7 @@ def test_two_encodes_are_byte_identical(panning):
 
 def test_another_process_gives_the_same_bytes(noisy, tmp_path):
     np.save(tmp_path / "frames.npy", noisy)
-    code = ("import sys, numpy as np; from pipelines.video import encode_h264; "
+    code = ("import sys, numpy as np; from pipelines.formats.video import encode_h264; "
             "sys.stdout.buffer.write(encode_h264(np.load(sys.argv[1]), noise=True, preset='ultrafast'))")
     other = subprocess.run([sys.executable, "-c", code, str(tmp_path / "frames.npy")], cwd=REPO,
                            capture_output=True, check=True).stdout

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from skimage import data
 
-from pipelines.video import encode_h264, host_cpu_levels, x264_cpu_capabilities
+from pipelines.formats.video import encode_h264, host_cpu_levels, x264_cpu_capabilities
 from schemas.imagenet_p import GRAIN_RATE_CONTROL, PERTURBATIONS
 from transforms import perturb_sequence, preprocess_uncropped
 
