@@ -171,6 +171,17 @@ def sample_release(tmp_path_factory):
     return output, build(output)
 
 
+BEAM_FIXTURES = {"sample_release", "worker_pool"}
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items):
+    """A test that asks for a Beam build fixture is marked ``beam`` wherever it lives."""
+    for item in items:
+        if BEAM_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.beam)
+
+
 # --- a Beam worker pool, as Flink and Spark job servers use (EXTERNAL environment) -------------
 
 def _free_port() -> int:

@@ -23,7 +23,9 @@ from pipelines.release.package import package_release
 from pipelines.formats.parts import LEDGER_DIR
 from pipelines.beam.shutdown import RESUME_HINT, worker_pids
 
-REPO = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.beam  # runs Beam builds: `pytest -m "not beam"` leaves it out
+
+REPO = Path(__file__).resolve().parents[3]
 CONFIG = ImageNetCConfig.select(["glass_blur", "zoom_blur"], [3, 5])
 DRIVER = """
 import sys

@@ -13,6 +13,8 @@ from pipelines.release.verify import verify_release
 from schemas.vcr import CLEAN
 from transforms.vif import delta_v, vif
 
+pytestmark = pytest.mark.beam  # runs Beam builds: `pytest -m "not beam"` leaves it out
+
 CONFIG = VcrConfig.select(["contrast", "gaussian_blur"], levels=3, seed=5, per_bin=1)
 
 

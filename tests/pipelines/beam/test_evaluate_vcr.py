@@ -7,6 +7,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
+pytestmark = pytest.mark.beam  # runs Beam builds: `pytest -m "not beam"` leaves it out
+
 onnx = pytest.importorskip("onnx")
 pytest.importorskip("onnxruntime")
 

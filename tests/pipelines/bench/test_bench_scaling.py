@@ -12,6 +12,8 @@ from pipelines.beam.sources import index_source
 from schemas.imagenet_val import validation_wnid
 from scripts.cli import main
 
+pytestmark = pytest.mark.beam  # runs Beam builds: `pytest -m "not beam"` leaves it out
+
 
 def test_synthetic_images_are_deterministic_imagenet_sized_and_varied():
     first = bench_scaling.synthetic_image(1)

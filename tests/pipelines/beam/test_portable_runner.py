@@ -7,7 +7,11 @@ processes. The release must be byte-identical to the local FnApiRunner's.
 """
 from pathlib import Path
 
+import pytest
+
 from scripts.cli import main as cli
+
+pytestmark = pytest.mark.beam  # runs Beam builds: `pytest -m "not beam"` leaves it out
 
 
 def portable_args(port: int) -> list[str]:

@@ -15,6 +15,8 @@ from schemas.class_subsets import subset_wnids
 from schemas.wnids import imagenet_wnids
 from scripts.cli import main
 
+pytestmark = pytest.mark.beam  # runs Beam builds: `pytest -m "not beam"` leaves it out
+
 PERSIAN_CAT, LYNX, TABBY = "n02123394", "n02127052", "n02123045"
 
 

@@ -27,6 +27,8 @@ from pipelines.release.verify import verify_release
 from schemas.release import CHECKSUMS, SCRATCH_DIRS
 from scripts.cli import main as cli
 
+pytestmark = pytest.mark.beam  # runs Beam builds: `pytest -m "not beam"` leaves it out
+
 BUCKET = "imagenet-cp-test"
 KEYS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}
 CORRUPTIONS, SEVERITIES = "gaussian_noise,contrast", "1,2"

@@ -8,6 +8,8 @@ from pipelines.beam.imagenet_c import ImageNetCConfig
 from scripts.cli import main as cli
 from transforms import corrupt, example_rng, preprocess
 
+pytestmark = pytest.mark.beam  # runs Beam builds: `pytest -m "not beam"` leaves it out
+
 CONFIG = "gaussian_noise_1"
 
 

@@ -18,6 +18,8 @@ from schemas.release import CHECKSUMS, FAILURES, SOURCES, parse_checksum_lines
 from schemas.wnids import wnid_to_label
 from scripts.cli import main as cli
 
+pytestmark = pytest.mark.beam  # runs Beam builds: `pytest -m "not beam"` leaves it out
+
 CONFIGS = ("gaussian_noise_1", "gaussian_noise_2", "contrast_1", "contrast_2")
 
 

@@ -18,7 +18,7 @@ from pipelines.formats.video import (FRAME_RATE, PIXEL_FORMAT, VideoEncoderError
                              ffmpeg_command, ffmpeg_executable)
 from transforms import preprocess
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 FRAMES = 5
 
 

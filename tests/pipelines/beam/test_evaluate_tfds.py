@@ -6,6 +6,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+pytestmark = pytest.mark.beam  # runs Beam builds: `pytest -m "not beam"` leaves it out
+
 tfds = pytest.importorskip("tensorflow_datasets")
 pytest.importorskip("onnxruntime")
 

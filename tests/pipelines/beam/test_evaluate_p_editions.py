@@ -6,6 +6,8 @@ import json
 import numpy as np
 import pytest
 
+pytestmark = pytest.mark.beam  # runs Beam builds: `pytest -m "not beam"` leaves it out
+
 onnx = pytest.importorskip("onnx")
 pytest.importorskip("onnxruntime")
 

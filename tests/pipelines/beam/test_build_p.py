@@ -24,6 +24,8 @@ from schemas.wnids import wnid_to_label
 from scripts.cli import main as cli
 from transforms import example_rng, example_seed, perturb_sequence, preprocess_uncropped
 
+pytestmark = pytest.mark.beam  # runs Beam builds: `pytest -m "not beam"` leaves it out
+
 FAST = ImageNetPConfig.select(["gaussian_noise", "translate"], [1, 2], preset="ultrafast")
 CONFIGS = ("gaussian_noise", "gaussian_noise_2", "translate")
 IMAGES = 2

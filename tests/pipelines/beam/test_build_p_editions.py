@@ -19,6 +19,8 @@ from transforms import example_rng, perturb_sequence
 from transforms.views_p import edition_input
 from schemas.editions import get_edition
 
+pytestmark = pytest.mark.beam  # runs Beam builds: `pytest -m "not beam"` leaves it out
+
 
 def build(output, edition, perturbations, limit=1, difficulties=(1,)):
     config = ImageNetPConfig.select(perturbations, list(difficulties), preset="ultrafast", edition=edition)

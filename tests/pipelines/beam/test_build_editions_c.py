@@ -20,6 +20,8 @@ from pipelines.release.package import package_release
 from pipelines.release.verify import verify_release
 from scripts.cli import main as cli
 
+pytestmark = pytest.mark.beam  # runs Beam builds: `pytest -m "not beam"` leaves it out
+
 
 def build(output, edition, corruptions, severities, selection=SourceSelection()):
     config = ImageNetCConfig.select(corruptions, severities, edition=edition)
