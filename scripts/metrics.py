@@ -3,7 +3,7 @@ import sys
 
 NAME = "metrics"
 HELP = ("print ImageNet-C (--errors), ImageNet-P (--flips), ImageNet-A or ImageNet-O metrics as JSON; "
-        "file formats: docs/metrics.md")
+        "file formats: docs/reference/metrics.md")
 
 
 def add_arguments(parser):

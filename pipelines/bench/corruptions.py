@@ -43,7 +43,7 @@ BENCH_RELEASE_SEED = 0
 
 REFERENCE_ESTIMATE_MS = 9500.0
 """The reference code's time for one source image through the 75 benchmark conditions (decode,
-corrupt, encode), 9.5 s, as quoted in issue 6 for this class of 2-core machine. A quoted figure:
+corrupt, encode), 9.5 s, as quoted for the reference code on this class of 2-core machine. A quoted figure:
 the bench does not run the reference code."""
 
 #: Distributions whose versions are reported with the figures.
@@ -210,8 +210,8 @@ def run_bench(corruptions: Optional[Sequence[str]] = None, images: int = len(BEN
         **_totals(timings[modes[0]], decode),
         "rng": modes[0],
         "modes": summaries,
-        "reference_estimate": {"ms": REFERENCE_ESTIMATE_MS, "source": "quoted from issue 6 (reference code, "
-                               "this class of 2-core machine); not measured by this bench"},
+        "reference_estimate": {"ms": REFERENCE_ESTIMATE_MS, "source": "quoted for the reference code on "
+                               "this class of 2-core machine; not measured by this bench"},
         "images": list(BENCH_IMAGES)[:images],
         "repeats": repeats,
         "machine": machine_info(),
