@@ -249,7 +249,7 @@ def _write_jsonl(out_dir: str, relative: str, rows) -> None:
     storage.write_atomic(out_dir, relative, text.encode("utf-8"))
 
 
-class WriteConfigPredictions(beam.DoFn):
+class _WriteConfigPredictionsFn(beam.DoFn):
     """Sink: one sorted JSON-lines file per C config; emits ``(config, top-1 error)``."""
 
     def __init__(self, out_dir: str):
@@ -263,7 +263,7 @@ class WriteConfigPredictions(beam.DoFn):
         yield name, wrong / len(rows)
 
 
-class WriteSetPredictions(beam.DoFn):
+class _WriteSetPredictionsFn(beam.DoFn):
     """Sink: one sorted JSON-lines file per P set; emits ``(set, (V, T, 5) int array)``."""
 
     def __init__(self, out_dir: str):
@@ -398,10 +398,10 @@ def evaluate_release(release_dir: str, model_path: str, out_dir: str | None = No
     handler = model_handler(model_path, framework, batch_size)
     with make_pipeline(workers, beam_args) as pipeline:
         errors = (pipeline | "ImageNetC" >> PredictImageNetC(configs, source, handler)
-                  | "WriteCPredictions" >> beam.ParDo(WriteConfigPredictions(str(out)))
+                  | "WriteCPredictions" >> beam.ParDo(_WriteConfigPredictionsFn(str(out)))
                   | "CollectErrors" >> beam.combiners.ToList()) if configs else None
         flips = (pipeline | "ImageNetP" >> PredictImageNetP(sets, handler, release_dir)
-                 | "WritePPredictions" >> beam.ParDo(WriteSetPredictions(str(out)))
+                 | "WritePPredictions" >> beam.ParDo(_WriteSetPredictionsFn(str(out)))
                  | "CollectSets" >> beam.combiners.ToList()) if sets else None
         (pipeline
          | "Output" >> beam.Create([str(out)])

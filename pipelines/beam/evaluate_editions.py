@@ -176,7 +176,7 @@ class PredictEditionTop5(beam.PTransform):
                     lambda key, result: (key, top_k_classes(np.asarray(result.inference)).tolist())))
 
 
-class _WritePredictions(beam.DoFn):
+class _WritePredictionsFn(beam.DoFn):
     """Sink: one sorted JSON-lines file per config; emits ``(config, top-1 error)``."""
 
     def __init__(self, out_dir: str, tree: str):
@@ -259,7 +259,7 @@ def evaluate_edition_release(release_dir: str, found: tuple, handler, out: Path,
                   | "Predict" >> PredictEditionTop5(handler, edition)
                   | "ByConfig" >> beam.MapTuple(lambda key, top5: (key[0], (key[1], key[2], top5)))
                   | "GroupConfigs" >> beam.GroupByKey()
-                  | "WritePredictions" >> beam.ParDo(_WritePredictions(str(out), layout.tree))
+                  | "WritePredictions" >> beam.ParDo(_WritePredictionsFn(str(out), layout.tree))
                   | "CollectErrors" >> beam.combiners.ToList())
         (pipeline
          | "Output" >> beam.Create([str(out)])

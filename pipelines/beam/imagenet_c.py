@@ -171,7 +171,7 @@ def source_record(image: SourceImage, info: dict) -> dict:
             "note": source_note(info, entry.file_name)}
 
 
-class CorruptImagesFn(OutputsFn):
+class _CorruptImagesFn(OutputsFn):
     """SourceImage -> OutputRecords; tagged ``sources`` (one record per decoded image),
     ``failures`` and ``environments`` (this worker's library versions, as JSON)."""
 
@@ -203,7 +203,7 @@ class CorruptImages(beam.PTransform):
 
     def expand(self, images):
         return images | "Corrupt" >> beam.ParDo(
-            CorruptImagesFn(self._config, self._progress_dir, self._family)).with_outputs(
+            _CorruptImagesFn(self._config, self._progress_dir, self._family)).with_outputs(
             "sources", "failures", "environments", main="records")
 
 

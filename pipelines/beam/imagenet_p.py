@@ -289,7 +289,7 @@ def one_image_per_video_name(name: str, images) -> list:
         f"{video_name(first.entry)}; {first.entry.key} is used")) for image in others]
 
 
-class DecodeImagesFn(beam.DoFn):
+class _DecodeImagesFn(beam.DoFn):
     """SourceImage -> one VideoTask per selected dataset once the image decodes; tagged ``sources``
     (one record per decoded image) and ``failures`` (images that do not decode)."""
 
@@ -319,7 +319,7 @@ class DecodeImagesFn(beam.DoFn):
         self._progress.flush()
 
 
-class MakeVideosFn(OutputsFn):
+class _MakeVideosFn(OutputsFn):
     """VideoTask -> OutputRecord (the source is read and preprocessed again); tagged ``failures``
     and ``environments`` (this worker's library and encoder versions, as JSON). Setup fails when
     ffmpeg or its libx264 is unusable."""
@@ -356,11 +356,11 @@ class PerturbImages(beam.PTransform):
                   | "GroupByVideoName" >> beam.GroupByKey()
                   | "OneImagePerVideoName" >> beam.FlatMapTuple(one_image_per_video_name).with_outputs(
                       "failures", main="images"))
-        decoded = unique.images | "Decode" >> beam.ParDo(DecodeImagesFn(self._config, self._progress_dir)).with_outputs(
+        decoded = unique.images | "Decode" >> beam.ParDo(_DecodeImagesFn(self._config, self._progress_dir)).with_outputs(
             "sources", "failures", main="tasks")
         videos = (decoded.tasks
                   | "SpreadSequences" >> beam.Reshuffle()
-                  | "PerturbAndEncode" >> beam.ParDo(MakeVideosFn(self._config, self._progress_dir, self._tree)).with_outputs(
+                  | "PerturbAndEncode" >> beam.ParDo(_MakeVideosFn(self._config, self._progress_dir, self._tree)).with_outputs(
                       "failures", "environments", main="records"))
         failures = (unique.failures, decoded.failures, videos.failures) | "PerturbFailures" >> beam.Flatten()
         return EditionOutputs(videos.records, decoded.sources, failures, videos.environments)

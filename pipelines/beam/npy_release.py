@@ -48,7 +48,7 @@ def _stream(header: bytes, scratch, size: int):
         yield chunk
 
 
-class _WriteCorruptionArray(beam.DoFn):
+class _WriteCorruptionArrayFn(beam.DoFn):
     """``(path, [(severity, image key, row bytes)])`` -> the stacked ``.npy`` at ``path``; a FileInfo."""
 
     def __init__(self, output_dir: str, keys: Sequence[str], severities: Sequence[int], row_shape: tuple):
@@ -114,7 +114,7 @@ class WriteStackedArrays(beam.PTransform):
                   | "StackedRows" >> beam.Filter(lambda r: r.stacked)
                   | "KeyByArray" >> beam.Map(_row)
                   | "GroupArrays" >> beam.GroupByKey()
-                  | "WriteArrays" >> beam.ParDo(_WriteCorruptionArray(out, self._keys, self._severities,
+                  | "WriteArrays" >> beam.ParDo(_WriteCorruptionArrayFn(out, self._keys, self._severities,
                                                                       self._row_shape)))
         labels = labels_array(self._labels, len(self._severities))
         labels_file = (records.pipeline

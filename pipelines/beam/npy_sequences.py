@@ -38,7 +38,7 @@ def _chunks(header: bytes, scratch, size: int):
         yield chunk
 
 
-class _WriteSequenceArray(beam.DoFn):
+class _WriteSequenceArrayFn(beam.DoFn):
     """``(path, [(image key, row bytes)])`` -> the ``.npy`` at ``path``; a FileInfo."""
 
     def __init__(self, output_dir: str, keys: Sequence[str], row_shapes: Mapping[str, tuple]):
@@ -86,7 +86,7 @@ class WriteSequenceArrays(beam.PTransform):
                 | "StackedSequences" >> beam.Filter(lambda r: r.stacked)
                 | "KeyByArray" >> beam.Map(lambda r: (r.path, (r.metadata["image_key"], r.data)))
                 | "GroupArrays" >> beam.GroupByKey()
-                | "WriteArrays" >> beam.ParDo(_WriteSequenceArray(out, self._keys, self._row_shapes))
+                | "WriteArrays" >> beam.ParDo(_WriteSequenceArrayFn(out, self._keys, self._row_shapes))
                 | "CollectArrayFiles" >> beam.combiners.ToList()
                 | "WriteArrayChecksums" >> beam.Map(
                     lambda infos: write_checksum_part(out, (SEQUENCE_ARRAYS_GROUP, infos))))

@@ -335,7 +335,7 @@ def source_note(info: dict, file_name: str) -> str:
     return "; ".join(notes)
 
 
-class ReadImages(beam.DoFn):
+class _ReadImagesFn(beam.DoFn):
     """SourceEntry -> SourceImage (its bytes); unreadable entries go to the ``failures`` output."""
 
     def __init__(self, progress_dir: Optional[str]):
@@ -397,4 +397,4 @@ class ReadImageNet(beam.PTransform):
                 | "EntryLists" >> beam.Create(self._entry_lists)
                 | "ListedImages" >> beam.FlatMap(read_entry_list)
                 | "Spread" >> beam.Reshuffle()
-                | "ReadBytes" >> beam.ParDo(ReadImages(self._progress_dir)).with_outputs("failures", main="images"))
+                | "ReadBytes" >> beam.ParDo(_ReadImagesFn(self._progress_dir)).with_outputs("failures", main="images"))

@@ -68,7 +68,7 @@ def analysis_settings(bins: int = BINS, smoothing: float = SMOOTHING, empty_bin:
     return {"bins": bins, "smoothing": float(smoothing), "empty_bin": empty_bin, "knots": knots}
 
 
-class _WriteGroupPredictions(beam.DoFn):
+class _WriteGroupPredictionsFn(beam.DoFn):
     """Sink: ``(group, [(key, label, top5)])`` -> ``predictions/vcr/<group>.jsonl`` sorted by key."""
 
     def __init__(self, out_dir: str):
@@ -104,7 +104,7 @@ class PredictVcr(beam.PTransform):
                 | "Predict" >> PredictTop5(self._handler)
                 | "ByGroup" >> beam.MapTuple(lambda key, top5: (key[0], (key[1], key[2], top5)))
                 | "GroupPredictions" >> beam.GroupByKey()
-                | "WritePredictions" >> beam.ParDo(_WriteGroupPredictions(self._out_dir)))
+                | "WritePredictions" >> beam.ParDo(_WriteGroupPredictionsFn(self._out_dir)))
 
 
 def _read_predictions(out: Path, groups) -> dict:

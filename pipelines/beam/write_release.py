@@ -121,7 +121,7 @@ def _windowed(values):
     return [beam.transforms.window.GlobalWindows.windowed_value(v) for v in values]
 
 
-class WriteOutputFiles(beam.DoFn):
+class _WriteOutputFilesFn(beam.DoFn):
     """OutputRecord -> its file in the tree; its run line (manifest line, checksum, shard) and its
     serialized example go to this worker's current part (:class:`pipelines.formats.parts.PartWriter`).
     Emits ``(group, (group, part, offset, length))`` of each run it commits, nothing per output."""
@@ -163,7 +163,7 @@ class WriteOutputFiles(beam.DoFn):
         self._progress.flush()
 
 
-class WriteListParts(beam.DoFn):
+class _WriteListPartsFn(beam.DoFn):
     """``(table, record)`` of ``sources.jsonl`` or ``failures.jsonl`` -> its line in this worker's
     current part. Emits ``(RELEASE_WIDE_GROUP, (table, part, offset, length))`` of each run it commits."""
 
@@ -270,7 +270,7 @@ def write_lists(output_dir: str, names: Iterable[tuple]) -> None:
     storage.write_atomic(output_dir, f"{CHECKSUM_PARTS}/{RELEASE_WIDE_GROUP}.txt", text.encode("utf-8"))
 
 
-class WriteTables(beam.DoFn):
+class _WriteTablesFn(beam.DoFn):
     """``(group, [(table, part, offset, length)])`` -> the merged files of a group (:func:`write_group`), or, for
     :data:`RELEASE_WIDE_GROUP`, ``sources.jsonl`` and ``failures.jsonl`` (:func:`write_lists`)."""
 
@@ -339,21 +339,21 @@ class WriteRelease(beam.PTransform):
         out, args = self._output_dir, (self._output_dir, self._dataset, self._shard_count)
         pipeline = inputs["records"].pipeline
         output_parts = inputs["records"] | "WriteOutputFiles" >> beam.ParDo(
-            WriteOutputFiles(*args, self._progress_dir, *self._part_limits))
+            _WriteOutputFilesFn(*args, self._progress_dir, *self._part_limits))
         # One sink per input, fused with the stage that makes it (a Flatten would be materialized
         # by a local runner, in the driver's memory, until its last input is done).
         failures = [inputs[name] for name in sorted(inputs) if name.startswith("failures")]
         lists = [("Sources", SOURCES_TABLE, inputs["sources"])] + [
             (f"Failures{i}", FAILURES_TABLE, pcoll) for i, pcoll in enumerate(failures)]
         list_parts = [pcoll | f"Tag{name}" >> beam.Map(_tagged, table)
-                      | f"Write{name}Parts" >> beam.ParDo(WriteListParts(out, self._progress_dir, *self._part_limits))
+                      | f"Write{name}Parts" >> beam.ParDo(_WriteListPartsFn(out, self._progress_dir, *self._part_limits))
                       for name, table, pcoll in lists]
         earlier = pipeline | "CommittedParts" >> beam.Create(
             self._committed + [(RELEASE_WIDE_GROUP, None)], reshuffle=False)
         environments = self._write_environments(inputs["environments"])
         return ((output_parts, *list_parts, earlier) | "AllParts" >> beam.Flatten()
                 | "GroupPartsByConfig" >> beam.GroupByKey()
-                | "WriteTables" >> beam.ParDo(WriteTables(*args)), environments)
+                | "WriteTables" >> beam.ParDo(_WriteTablesFn(*args)), environments)
 
     def _write_environments(self, environments):
         relative = f"{ENVIRONMENTS_DIR}/{uuid.uuid4().hex}.json"

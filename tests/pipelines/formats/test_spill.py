@@ -5,9 +5,9 @@ import random
 
 import pytest
 
-from pipelines.beam.imagenet_p import DecodeImagesFn, ImageNetPConfig, VideoTask
+from pipelines.beam.imagenet_p import _DecodeImagesFn, ImageNetPConfig, VideoTask
 from pipelines.formats.parts import read_ledger
-from pipelines.beam.write_release import WriteOutputFiles, write_group
+from pipelines.beam.write_release import _WriteOutputFilesFn, write_group
 from pipelines.formats.spill import SpillRef, SpillWriter, read_spilled
 from pipelines.formats.tfrecord import encode_example, frame_record
 from schemas.records import Locator, OutputRecord, SourceEntry, SourceImage
@@ -76,7 +76,7 @@ def run_writer(dofn, elements):
 
 
 def test_output_writer_emits_part_names_not_outputs(tmp_path):
-    dofn = WriteOutputFiles(str(tmp_path), IMAGENET2012_CORRUPTED, SHARDS, None, part_records=3)
+    dofn = _WriteOutputFilesFn(str(tmp_path), IMAGENET2012_CORRUPTED, SHARDS, None, part_records=3)
     dofn.setup()
     records = [record(i) for i in range(7)]
     names = run_writer(dofn, records)
@@ -94,7 +94,7 @@ def shard_bytes(tmp_path, index=0, count=1):
 
 
 def test_group_writer_merges_parts_in_key_order(tmp_path):
-    writer = WriteOutputFiles(str(tmp_path), IMAGENET2012_CORRUPTED, 1, None, part_records=2)
+    writer = _WriteOutputFilesFn(str(tmp_path), IMAGENET2012_CORRUPTED, 1, None, part_records=2)
     writer.setup()
     records = [record(i) for i in range(6)]
     names = run_writer(writer, records[3:]) + run_writer(writer, records[:3])
@@ -106,7 +106,7 @@ def test_group_writer_merges_parts_in_key_order(tmp_path):
 
 
 def test_a_record_in_two_parts_is_written_once(tmp_path):
-    writer = WriteOutputFiles(str(tmp_path), IMAGENET2012_CORRUPTED, 1, None, part_records=2)
+    writer = _WriteOutputFilesFn(str(tmp_path), IMAGENET2012_CORRUPTED, 1, None, part_records=2)
     writer.setup()
     records = [record(i) for i in range(3)]
     first, again = run_writer(writer, records), run_writer(writer, records[1:])  # a rerun built two again
@@ -119,7 +119,7 @@ def test_video_tasks_carry_no_pixels(sample_folder):
     path = next(sample_folder.glob("*/*.JPEG"))
     key = f"{path.parent.name}/{path.name}"
     image = SourceImage(SourceEntry(key, path.parent.name, 0, Locator(str(path)), key), path.read_bytes())
-    dofn = DecodeImagesFn(ImageNetPConfig.select(["gaussian_noise", "rotate"]), None)
+    dofn = _DecodeImagesFn(ImageNetPConfig.select(["gaussian_noise", "rotate"]), None)
     dofn.setup()
     tasks = main_outputs(run_bundle(dofn, [image]))
     assert [(t.perturbation, t.difficulty) for t in tasks] == [
