@@ -7,6 +7,11 @@ the faster PCG64 stream in mode ``'fast'``) and encode with ``transforms.encode_
 optimize). Each result is an :class:`OutputRecord` for ``WriteRelease``: the file
 ``imagenet-c/<corruption>/<severity>/<wnid>/<file>``, the TFDS example of config
 ``<corruption>_<severity>`` of ``imagenet2012_corrupted``, and its manifest metadata.
+
+The fan-out is the table :func:`schemas.conditions.fan_out`: by default its first row is the
+clean config, the preprocessed crop itself encoded the same way (``imagenet-c/clean/<wnid>/<file>``,
+TFDS config ``clean``), so that a model's clean error is measured on exactly the images that were
+corrupted.
 """
 from __future__ import annotations
 
@@ -17,10 +22,11 @@ from typing import Iterator, Optional, Sequence, Union
 import apache_beam as beam
 import numpy as np
 
+from schemas.conditions import Condition, fan_out
 from schemas.imagenet_c import CORRUPTIONS, SEVERITIES, select_corruptions
 from schemas.records import Failure, OutputRecord, SourceImage
 from schemas.release import C_TREE
-from schemas.tfds import IMAGENET2012_CORRUPTED, imagenet_c_config
+from schemas.tfds import IMAGENET2012_CORRUPTED
 from transforms import RNG_MODES, corrupt, encode_jpeg, example_rng, example_seed, preprocess
 from transforms.preprocess import JPEG_QUALITY
 
@@ -46,23 +52,26 @@ class ImageNetCConfig:
     rng : str
         Random mode of the per-example streams, one of :data:`transforms.RNG_MODES`:
         ``'reference'`` (the reference's legacy ``RandomState``) or ``'fast'``.
+    clean : bool
+        Also write the clean config (``--no-clean`` leaves it out).
     """
 
     corruptions: tuple = tuple(CORRUPTIONS)
     severities: tuple = SEVERITIES
     seed: int = 0
     rng: str = "reference"
+    clean: bool = True
 
     @classmethod
     def select(cls, corruptions: Optional[Sequence[str]] = None, severities: Optional[Sequence[int]] = None,
-               seed: int = 0, rng: str = "reference") -> "ImageNetCConfig":
+               seed: int = 0, rng: str = "reference", clean: bool = True) -> "ImageNetCConfig":
         """Validate a selection and put it in table order.
 
         Raises
         ------
         ValueError
-            On an unknown corruption, a severity outside 1..5, a negative seed or an unknown
-            random mode.
+            On an unknown corruption, a severity outside 1..5, a negative seed, an unknown
+            random mode or a non-bool ``clean``.
         """
         chosen = SEVERITIES if severities is None else tuple(sorted(set(severities)))
         if not chosen or any(s not in SEVERITIES for s in chosen):
@@ -71,7 +80,9 @@ class ImageNetCConfig:
             raise ValueError(f"seed must be an int >= 0, got {seed!r}")
         if rng not in RNG_MODES:
             raise ValueError(f"rng mode must be one of {', '.join(RNG_MODES)}; got {rng!r}")
-        return cls(select_corruptions(corruptions), chosen, seed, rng)
+        if not isinstance(clean, bool):
+            raise ValueError(f"clean must be True or False, got {clean!r}")
+        return cls(select_corruptions(corruptions), chosen, seed, rng, clean)
 
     @property
     def pairs(self) -> tuple:
@@ -79,18 +90,38 @@ class ImageNetCConfig:
         return tuple((c, s) for c in self.corruptions for s in self.severities)
 
     @property
+    def conditions(self) -> tuple:
+        """Every output config of an image, in release order (:func:`schemas.conditions.fan_out`)."""
+        return fan_out(self.corruptions, self.severities, self.clean)
+
+    @property
     def groups(self) -> tuple:
-        """TFDS config names, e.g. ``('gaussian_noise_1', ...)``."""
-        return tuple(imagenet_c_config(c, s) for c, s in self.pairs)
+        """TFDS config names, e.g. ``('clean', 'gaussian_noise_1', ...)``."""
+        return tuple(c.config for c in self.conditions)
 
     def to_json(self) -> dict:
         return {"corruptions": list(self.corruptions), "severities": list(self.severities), "seed": self.seed,
-                "rng": self.rng}
+                "rng": self.rng, "clean": self.clean}
+
+
+def condition_array(crop: np.ndarray, condition: Condition, key: str, config: ImageNetCConfig
+                    ) -> tuple[np.ndarray, Optional[int]]:
+    """The image of one fan-out row before encoding, and its per-example seed (None: no draw).
+
+    The clean row is the crop itself; a corruption row is ``transforms.corrupt`` of it with the
+    example's own random stream.
+    """
+    if condition.is_clean:
+        return crop, None
+    name, severity = condition.corruption, condition.severity
+    rng = example_rng(config.seed, key, name, severity, config.rng)
+    return corrupt(crop, name, severity, rng), example_seed(config.seed, key, name, severity)
 
 
 def corrupted_outputs(image: SourceImage, crop: np.ndarray, config: ImageNetCConfig
                       ) -> Iterator[Union[OutputRecord, Failure]]:
-    """Every output of one preprocessed image; a corruption that raises becomes a Failure.
+    """Every output of one preprocessed image (one per row of ``config.conditions``); a
+    corruption that raises becomes a Failure.
 
     Parameters
     ----------
@@ -102,20 +133,19 @@ def corrupted_outputs(image: SourceImage, crop: np.ndarray, config: ImageNetCCon
         The selection, the release seed and the random mode.
     """
     entry = image.entry
-    for name, severity in config.pairs:
-        key = f"{name}/{severity}/{entry.key}"
-        seed = example_seed(config.seed, entry.key, name, severity)
+    for condition in config.conditions:
+        key = f"{condition.folder}/{entry.key}"
         try:
-            array = corrupt(crop, name, severity, example_rng(config.seed, entry.key, name, severity, config.rng))
+            array, seed = condition_array(crop, condition, entry.key, config)
             jpeg = encode_jpeg(array)
         except Exception as err:  # one bad output must not stop the build: it is reported
             yield Failure(key, entry.source, "corrupt", f"{type(err).__name__}: {err}")
             continue
         yield OutputRecord(
-            key=key, group=imagenet_c_config(name, severity), path=f"{EDITION}/{key}", data=jpeg,
+            key=key, group=condition.config, path=f"{EDITION}/{key}", data=jpeg,
             example={"image": jpeg, "label": entry.label, "file_name": entry.file_name},
-            metadata={"image_key": entry.key, "wnid": entry.wnid, "label": entry.label, "corruption": name,
-                      "severity": severity, "seed": seed,
+            metadata={"image_key": entry.key, "wnid": entry.wnid, "label": entry.label,
+                      **condition.manifest_fields(), "seed": seed,
                       "array_sha256": hashlib.sha256(array.tobytes()).hexdigest()})
 
 

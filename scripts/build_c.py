@@ -13,6 +13,9 @@ def add_arguments(parser):
                         help="random streams: 'reference' (legacy RandomState, seed-comparable with the reference "
                              "code) or 'fast' (NumPy Generator on PCG64, same distributions, other samples); "
                              "recorded in release.json (default: reference)")
+    parser.add_argument("--no-clean", dest="clean", action="store_false",
+                        help="leave out the clean config (imagenet-c/clean/, TFDS config clean): the images "
+                             "exactly as the corruptions received them, for the clean error of Relative mCE")
     add_output_arguments(parser, "average examples per TFRecord shard (default 2048)")
 
 
@@ -21,6 +24,6 @@ def run(args) -> int:
     from pipelines.imagenet_c import ImageNetCConfig
 
     def config(a):
-        return ImageNetCConfig.select(a.corruptions, a.severities, a.seed, a.rng)
+        return ImageNetCConfig.select(a.corruptions, a.severities, a.seed, a.rng, a.clean)
 
     return run_build(args, build_imagenet_c, config, DEFAULT_EXAMPLES_PER_SHARD)
