@@ -70,13 +70,16 @@ def test_verify_and_package_cover_the_clean_config(sample_release, tmp_path):
     assert names == sorted(r["key"] for r in rows(output, "clean"))
 
 
-def test_no_clean_leaves_the_clean_config_out(sample_folder, tmp_path):
+def test_no_clean_leaves_the_clean_config_out_and_the_rest_unchanged(sample_release, tmp_path):
     output = tmp_path / "noclean"
-    assert cli(["build-c", "--input", str(sample_folder), "--output", str(output), "--workers", "1",
-                "--corruptions", "contrast", "--severities", "1", "--limit", "2", "--no-clean"]) == 0
+    assert cli(["build-c", "--output", str(output), "--workers", "2", "--corruptions", "gaussian_noise,contrast",
+                "--severities", "1,2", "--no-clean"]) == 0
     release = json.loads((output / "release.json").read_text())
-    assert release["config"]["clean"] is False and release["tfds"]["configs"] == ["contrast_1"]
-    assert release["counts"]["outputs_per_config"] == {"contrast_1": 2}
+    configs = ["gaussian_noise_1", "gaussian_noise_2", "contrast_1", "contrast_2"]
+    assert release["config"]["clean"] is False and release["tfds"]["configs"] == configs
+    assert release["counts"]["outputs_per_config"] == dict.fromkeys(sorted(configs), 8)
+    for config in configs:  # the clean row changes nothing in the corrupted outputs
+        assert rows(output, config) == rows(sample_release[0], config)
     assert not (output / "imagenet-c" / "clean").exists()
     assert not (output / "tfds" / "imagenet2012_corrupted" / "clean").exists()
     assert verify_release(str(output)).ok
