@@ -163,7 +163,8 @@ CLEAN_SOURCE_TEXT = {
 
 def clean_error_text(clean: dict) -> str:
     """``'23.9 % (measured on the release's clean config)'``; the measured value too when overridden."""
-    text = f"{_percent(None if clean['error'] is None else 100 * clean['error'])} % ({CLEAN_SOURCE_TEXT[clean['source']]})"
+    error = None if clean["error"] is None else 100 * clean["error"]
+    text = f"{_percent(error)} % ({CLEAN_SOURCE_TEXT[clean['source']]})"
     if clean["source"] == "given" and clean["measured"] is not None:
         text += f"; measured on the clean config: {100 * clean['measured']:.1f} %"
     return text
