@@ -23,8 +23,10 @@ def add_source_arguments(parser):
     parser.add_argument("--output", required=True, help="release directory")
     parser.add_argument("--workers", type=int, help="local worker processes (default: all cores)")
     parser.add_argument("--limit", type=int, help="only the first N images in key order")
-    parser.add_argument("--image-ids", help="file of <wnid>/<file> or <file> lines to keep, or a bundled list: "
-                        "robustbench-5000 (RobustBench's 5,000 ImageNet-C test images)")
+    from schemas.image_ids import ID_LISTS
+
+    parser.add_argument("--image-ids", help="file of <wnid>/<file> or <file> lines to keep, or the name of a bundled "
+                        f"list: {', '.join(ID_LISTS)} (robustbench-5000: RobustBench's 5,000 ImageNet-C test images)")
     parser.add_argument("--seed", "--release-seed", dest="seed", type=int, default=0,
                         help="release seed of the per-example seeds (default 0)")
 
