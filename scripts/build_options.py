@@ -26,7 +26,7 @@ def add_source_arguments(parser):
     from schemas.image_ids import ID_LISTS
 
     parser.add_argument("--image-ids", help="file of <wnid>/<file> or <file> lines to keep, or the name of a bundled "
-                        f"list: {', '.join(ID_LISTS)} (robustbench-5000: RobustBench's 5,000 ImageNet-C test images)")
+                        f"list ({', '.join(ID_LISTS)}; robustbench-5000 is RobustBench's 5,000 ImageNet-C test images)")
     parser.add_argument("--seed", "--release-seed", dest="seed", type=int, default=0,
                         help="release seed of the per-example seeds (default 0)")
 
