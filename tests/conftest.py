@@ -34,3 +34,13 @@ def reference_p():
     npz = np.load(_need(REFERENCE / "reference_p_dev.npz"))
     meta = json.loads(_need(REFERENCE / "reference_p_dev.json").read_text())
     return npz, meta
+
+
+@pytest.fixture(scope="session")
+def lite0_onnx(tmp_path_factory) -> Path:
+    """EfficientNet-Lite0 as ONNX, exported once per test session by ``imagenet-cp fetch-model``."""
+    from scripts.cli import main
+
+    path = tmp_path_factory.mktemp("models") / "efficientnet-lite0.onnx"
+    assert main(["fetch-model", "efficientnet-lite0", "--output", str(path)]) == 0
+    return path
