@@ -2,11 +2,17 @@
 from scripts.build_options import add_output_arguments, add_source_arguments, ints, names, run_build
 
 NAME = "build-c"
-HELP = "build an ImageNet-C release: imagenet-c/ JPEG tree, TFDS imagenet2012_corrupted shards, manifests"
+HELP = ("build an ImageNet-C release of any edition: the official tree (imagenet-c/ JPEGs, CIFAR-10-C/ .npy, ...), "
+        "TFDS shards, manifests")
+
+EDITION_HELP = ("edition: imagenet (224, default; ImageNet val), inception (299; ImageNet val), imagenet64 (64x64; "
+                "ImageNet val), tinyimagenet (64; the tiny-imagenet-200 folder), cifar (32; cifar-10-batches-py or "
+                "cifar-100-python); without --input each builds its bundled sample")
 
 
 def add_arguments(parser):
     add_source_arguments(parser)
+    parser.add_argument("--edition", default="imagenet", help=EDITION_HELP)
     parser.add_argument("--corruptions", type=names, help="comma-separated corruption names (default: all 19)")
     parser.add_argument("--severities", type=ints, help="comma-separated severities 1..5 (default: all)")
     parser.add_argument("--rng", default="reference",
@@ -16,14 +22,18 @@ def add_arguments(parser):
     parser.add_argument("--no-clean", dest="clean", action="store_false",
                         help="leave out the clean config (imagenet-c/clean/, TFDS config clean): the images "
                              "exactly as the corruptions received them, for the clean error of Relative mCE")
-    add_output_arguments(parser, "average examples per TFRecord shard (default 2048)")
+    add_output_arguments(parser, "average examples per TFRecord shard (default: the edition's; 2048 for imagenet)")
 
 
 def run(args) -> int:
     from pipelines.build import DEFAULT_EXAMPLES_PER_SHARD, build_imagenet_c
     from pipelines.imagenet_c import ImageNetCConfig
 
-    def config(a):
-        return ImageNetCConfig.select(a.corruptions, a.severities, a.seed, a.rng, a.clean)
+    from schemas.editions import EDITIONS
 
-    return run_build(args, build_imagenet_c, config, DEFAULT_EXAMPLES_PER_SHARD)
+    def config(a):
+        return ImageNetCConfig.select(a.corruptions, a.severities, a.seed, a.rng, a.edition, a.clean)
+
+    edition = EDITIONS.get(args.edition)
+    default_per_shard = edition.c.examples_per_shard if edition else DEFAULT_EXAMPLES_PER_SHARD
+    return run_build(args, build_imagenet_c, config, default_per_shard)
