@@ -186,8 +186,11 @@ def summary_lines(document: dict) -> list[str]:
     section = document.get("imagenet_c")
     if section is not None:
         lines.append(f"ImageNet-C clean error: {clean_error_text(section['clean'])}")
-        summary = section["summary"]
-        if summary is not None:
+        summary = section.get("normalised_summary", section["summary"])  # editions: unnormalised summary
+        if summary is not None and "mean_error" in summary:
+            lines.append(f"ImageNet-C mean corruption error (unnormalised): {_percent(100 * summary['mean_error'])} %"
+                         if summary["mean_error"] is not None else "ImageNet-C: no benchmark corruption evaluated")
+        elif summary is not None:
             lines.append(f"ImageNet-C mCE: {_percent(summary['mCE'])} %, Relative mCE: "
                          f"{_percent(summary['relative_mCE'])} % (normalised by {summary['baseline']}; "
                          + ", ".join(f"{r.model} {r.mCE:.1f} / {r.relative_mCE:.1f}" for r in REFERENCE_RESULTS)

@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Mapping, Optional
 
+from schemas.release import CLEAN
+
 DEFAULT_EDITION = "imagenet"
 """The edition every API and command uses when none is named: ImageNet-C/P at 224."""
 
@@ -25,6 +27,9 @@ JPEG = "jpeg"
 NPY = "npy"
 """Output encoding: raw uint8 arrays, stacked per corruption into one ``.npy`` (CIFAR-10-C layout)."""
 ENCODINGS = (JPEG, NPY)
+
+CLEAN_TEMPLATE = f"{CLEAN}/{{wnid}}/{{file_name}}"
+"""Where a JPEG layout puts its clean config below the tree: ``clean/<wnid>/<file>``."""
 
 
 @dataclass(frozen=True)

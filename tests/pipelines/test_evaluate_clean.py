@@ -163,3 +163,33 @@ def test_an_explicit_clean_error_overrides_the_measured_one_and_the_report_says_
     assert "12.5 % (given by the caller (--clean-error)); measured on the clean config: 25.0 %" in text
     none, _ = imagenet_c_section(config_errors[1:], None, ALEXNET_IMAGENET_C)
     assert none["clean"]["source"] is None and none["summary"]["relative_mCE"] is None
+
+
+def test_an_edition_release_carries_its_clean_config_and_evaluate_measures_it(tmp_path, capsys):
+    """Tiny-ImageNet-C (64 pixels, 200 classes) from its bundled sample: the clean tree, and the
+    clean error measured on it by the edition evaluator, checked against the model's NumPy twin."""
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.spec_from_file_location(
+        "evaluate_editions_helpers", Path(__file__).with_name("test_evaluate_editions.py"))
+    helpers = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(helpers)
+    release, model, out = tmp_path / "tiny", tmp_path / "tiny.onnx", tmp_path / "eval"
+    assert cli(["build-c", "--edition", "tinyimagenet", "--output", str(release), "--corruptions", "contrast",
+                "--severities", "1", "--workers", "1"]) == 0
+    clean_files = sorted((release / "Tiny-ImageNet-C" / "clean").glob("*/*"))
+    assert clean_files and json.loads((release / "release.json").read_text())["tfds"]["configs"][0] == "clean"
+    weights = helpers.write_onnx_model(model, 64, 200, 3)
+    capsys.readouterr()
+    assert cli(["evaluate", "--release", str(release), "--model", str(model), "--output", str(out),
+                "--workers", "1"]) == 0
+    rows = [json.loads(line) for line in (out / "predictions" / "Tiny-ImageNet-C" / "clean.jsonl").read_text().splitlines()]
+    assert [r["key"] for r in rows] == [f"{p.parent.name}/{p.name}" for p in clean_files]
+    for row, path in zip(rows, clean_files):
+        assert row["top5"][0] == helpers.top1(path.read_bytes(), "tinyimagenet", weights)
+    measured = sum(r["top5"][0] != r["label"] for r in rows) / len(rows)
+    section = json.loads((out / "metrics.json").read_text())["imagenet_c"]
+    assert section["clean"] == {"error": measured, "source": "clean_config", "measured": measured}
+    assert set(section["errors"]) == {"contrast"}
+    assert "measured on the release's clean config" in (out / "report.md").read_text()
