@@ -87,7 +87,7 @@ def package_release(release_dir: str, output_dir: Optional[str] = None) -> list[
     written = [] if tree_name in TREE_CATEGORIES else write_edition_packages(release_dir, tree_name, output_dir)
     by_category: dict[str, list] = {}
     for folder, category in TREE_CATEGORIES.get(tree_name, {}).items():
-        if os.path.isdir(os.path.join(tree, folder)):
+        if os.path.exists(os.path.join(tree, folder)):  # a folder, or a CIFAR-10-P .npy
             by_category.setdefault(category, []).append(folder)
     for category, folders in by_category.items():
         destination = os.path.join(output_dir, f"{category}.tar")

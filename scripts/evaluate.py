@@ -54,7 +54,8 @@ def run(args) -> int:
     except (OSError, ValueError, ImportError) as err:
         print(f"imagenet-cp evaluate: {err}", file=sys.stderr)
         return 2
-    for line in summary_lines(json.loads((out / METRICS_FILE).read_text())):
-        print(line)
+    if (out / METRICS_FILE).is_file():
+        for line in summary_lines(json.loads((out / METRICS_FILE).read_text())):
+            print(line)
     print(f"wrote {out}/metrics.json and {out}/report.md")
     return 0
