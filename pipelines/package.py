@@ -14,6 +14,7 @@ from typing import Iterator, Optional
 
 from schemas.release import CHECKSUMS, PACKAGES_DIR, RELEASE_JSON, TREE_CATEGORIES, checksum_line
 
+from .output_folder import FolderLock
 from .verify import file_sha256
 
 
@@ -71,7 +72,20 @@ def package_release(release_dir: str, output_dir: Optional[str] = None) -> list[
     ------
     ValueError
         If the release has no ``release.json`` or its tree has no category table.
+    pipelines.output_folder.FolderBusy
+        If a build or another ``package`` holds the release folder.
     """
+    try:
+        lock = FolderLock(release_dir, "package", create=False).acquire()
+    except FileNotFoundError as err:
+        raise ValueError(f"{release_dir} is not a built release: {err}") from err
+    try:
+        return _package(release_dir, output_dir)
+    finally:
+        lock.release()
+
+
+def _package(release_dir: str, output_dir: Optional[str]) -> list[str]:
     try:
         with open(os.path.join(release_dir, RELEASE_JSON), encoding="utf-8") as stream:
             tree_name = json.load(stream)["tree"]

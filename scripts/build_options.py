@@ -27,6 +27,9 @@ def add_source_arguments(parser):
 
     parser.add_argument("--image-ids", help="file of <wnid>/<file> or <file> lines to keep, or the name of a bundled "
                         f"list ({', '.join(ID_LISTS)}; robustbench-5000 is RobustBench's 5,000 ImageNet-C test images)")
+    parser.add_argument("--force", action="store_true",
+                        help="replace a release or unfinished build of another config or input in --output (only "
+                             "the release's own files and folders are removed)")
     parser.add_argument("--seed", "--release-seed", dest="seed", type=int, default=0,
                         help="release seed of the per-example seeds (default 0)")
 
@@ -42,13 +45,20 @@ def add_output_arguments(parser, shard_help: str):
 def run_build(args, build, config_from_args, default_examples_per_shard: int, errors=(ValueError,)) -> int:
     """Run ``build(output, selection, config, ...)``; exit 2 on a bad option, 1 if any input failed."""
     from pipelines.build import SourceSelection
+    from pipelines.shutdown import BuildInterrupted, BuildStopped
 
     try:
         result = build(args.output, SourceSelection(args.input, args.image_ids, args.limit), config_from_args(args),
                        workers=args.workers, beam_args=[a for a in args.beam_args if a != "--"],
-                       examples_per_shard=args.examples_per_shard or default_examples_per_shard)
+                       examples_per_shard=args.examples_per_shard or default_examples_per_shard, force=args.force)
     except errors as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
+    except BuildInterrupted as err:  # exit 130 (SIGINT) or 143 (SIGTERM)
+        print(err, file=sys.stderr)
+        return err.exit_code
+    except BuildStopped as err:
+        print(f"error: {err}", file=sys.stderr)
+        return err.exit_code
     print(result.summary(args.output))
     return 1 if result.failures else 0
