@@ -3,7 +3,8 @@
 Every file listed is hashed again (in parallel threads: ``hashlib`` releases the GIL); files on
 disk that are not listed are extra. ``release.json``'s manifest digest and input checksum are
 recomputed from the manifest parts and ``sources.jsonl``. A ``packages/`` folder, when present,
-is checked against its own ``SHA256SUMS``.
+is checked against its own ``SHA256SUMS``. The release may lie on any file system
+:mod:`pipelines.storage` reaches (a local disk, ``s3://``, ``gs://``).
 """
 from __future__ import annotations
 
@@ -16,13 +17,15 @@ from typing import Optional
 
 from schemas.release import CHECKSUMS, PACKAGES_DIR, RELEASE_JSON, SOURCES, parse_checksum_lines
 
+from . import storage
+
 CHUNK_BYTES = 1 << 20
 
 
 def file_sha256(path: str) -> str:
     """Hex SHA-256 of a file, read in 1 MiB chunks."""
     digest = hashlib.sha256()
-    with open(path, "rb") as stream:
+    with storage.open_stream(path) as stream:
         for chunk in iter(lambda: stream.read(CHUNK_BYTES), b""):
             digest.update(chunk)
     return digest.hexdigest()
@@ -31,13 +34,7 @@ def file_sha256(path: str) -> str:
 def relative_files(root: str, skip: tuple = ()) -> set[str]:
     """Relative ``/``-separated paths of every file below ``root``, leaving out ``skip`` paths
     (files or whole folders, relative to ``root``)."""
-    found = set()
-    for folder, subfolders, files in os.walk(root):
-        relative = os.path.relpath(folder, root).replace(os.sep, "/")
-        prefix = "" if relative == "." else relative + "/"
-        subfolders[:] = [d for d in subfolders if prefix + d not in skip]
-        found.update(prefix + f for f in files if prefix + f not in skip)
-    return found
+    return set(storage.list_tree(root, skip))
 
 
 @dataclass
@@ -72,23 +69,22 @@ class VerifyReport:
 def verify_checksums(root: str, skip: tuple = (), threads: Optional[int] = None) -> VerifyReport:
     """Compare the files below ``root`` with ``root/SHA256SUMS``."""
     report = VerifyReport()
-    listing = os.path.join(root, CHECKSUMS)
-    if not os.path.isfile(listing):
+    listing = storage.join(root, CHECKSUMS)
+    if not storage.exists(listing) or storage.is_folder(listing):
         report.problems.append(f"{CHECKSUMS} not found in {root}")
         return report
-    with open(listing, encoding="utf-8") as stream:
-        try:
-            expected = parse_checksum_lines(stream)
-        except ValueError as err:
-            report.problems.append(str(err))
-            return report
+    try:
+        expected = parse_checksum_lines(storage.read_bytes(listing).decode("utf-8").splitlines())
+    except ValueError as err:
+        report.problems.append(str(err))
+        return report
     present = relative_files(root, skip + (CHECKSUMS,))
     report.checked = len(expected)
     report.missing = sorted(set(expected) - present)
     report.extra = sorted(present - set(expected))
     common = sorted(set(expected) & present)
     with ThreadPoolExecutor(max_workers=threads or os.cpu_count()) as pool:
-        digests = pool.map(lambda p: file_sha256(os.path.join(root, p)), common)
+        digests = pool.map(lambda p: file_sha256(storage.join(root, p)), common)
         report.changed = [p for p, digest in zip(common, digests) if digest != expected[p]]
     return report
 
@@ -96,15 +92,13 @@ def verify_checksums(root: str, skip: tuple = (), threads: Optional[int] = None)
 def _check_release_json(root: str, report: VerifyReport) -> None:
     """Recompute the manifest digest and the input checksum that ``release.json`` records."""
     try:
-        with open(os.path.join(root, RELEASE_JSON), encoding="utf-8") as stream:
-            release = json.load(stream)
+        release = json.loads(storage.read_bytes(storage.join(root, RELEASE_JSON)))
         digest = hashlib.sha256()
         for part in release["manifest"]["parts"]:
-            with open(os.path.join(root, part), "rb") as stream:
-                digest.update(stream.read())
+            digest.update(storage.read_bytes(storage.join(root, part)))
         if digest.hexdigest() != release["manifest"]["sha256"]:
             report.problems.append(f"manifest digest differs from {RELEASE_JSON}")
-        if file_sha256(os.path.join(root, SOURCES)) != release["input"]["sha256"]:
+        if file_sha256(storage.join(root, SOURCES)) != release["input"]["sha256"]:
             report.problems.append(f"{SOURCES} differs from the input checksum in {RELEASE_JSON}")
     except (OSError, ValueError, KeyError) as err:
         report.problems.append(f"cannot check {RELEASE_JSON}: {type(err).__name__}: {err}")
@@ -116,14 +110,14 @@ def verify_release(root: str, threads: Optional[int] = None) -> VerifyReport:
     Parameters
     ----------
     root : str
-        The release directory (local).
+        The release directory (a local folder or an object-store URL).
     threads : int, optional
         Hashing threads (default: one per core).
     """
     report = verify_checksums(root, (PACKAGES_DIR,), threads)
     if not report.problems:
         _check_release_json(root, report)
-    packages = os.path.join(root, PACKAGES_DIR)
-    if os.path.isdir(packages):
+    packages = storage.join(root, PACKAGES_DIR)
+    if storage.is_folder(packages):
         report.merge(verify_checksums(packages, (), threads), f"{PACKAGES_DIR}/")
     return report

@@ -54,8 +54,11 @@ def run(args) -> int:
     except (OSError, ValueError, ImportError) as err:
         print(f"imagenet-cp evaluate: {err}", file=sys.stderr)
         return 2
-    if (out / METRICS_FILE).is_file():
-        for line in summary_lines(json.loads((out / METRICS_FILE).read_text())):
+    from pipelines import storage
+
+    metrics = storage.join(str(out), METRICS_FILE)
+    if storage.exists(metrics):  # a local folder or an object store
+        for line in summary_lines(json.loads(storage.read_bytes(metrics))):
             print(line)
     print(f"wrote {out}/metrics.json and {out}/report.md")
     return 0
