@@ -25,7 +25,7 @@ from .progress import COUNTERS, NAMESPACE, ProgressLine
 from .release import WriteRelease, seal_release
 from .runner import is_local, make_pipeline
 from .sample import write_sample
-from .sources import ReadImageNet, index_source, select_entries, write_entry_lists
+from .sources import ReadImageNet, index_source, require_entries, select_entries, write_entry_lists
 
 DEFAULT_EXAMPLES_PER_SHARD = 2048
 """Examples per TFRecord shard on average (about 50 MB of ImageNet-C JPEGs)."""
@@ -139,7 +139,7 @@ def run_build(output_dir: str, selection: SourceSelection, document: Mapping[str
             raise ValueError("the bundled sample is written next to a local release: give --input for "
                              f"a release in {output_dir}")
         path, kind = write_sample(storage.join(output_dir, f"{SAMPLE_DIR}/val")), "sample"
-    index = select_entries(index_source(path, kind), ids, selection.limit)
+    index = require_entries(select_entries(index_source(path, kind), ids, selection.limit), path)
     shard_count = max(1, math.ceil(len(index.entries) / examples_per_shard))
     document = dict(document, config=config, input={"kind": index.kind})
 

@@ -16,11 +16,22 @@ def add_arguments(parser):
     add_output_arguments(parser, "average examples per TFRecord shard (default 2048)")
 
 
+def check(args) -> None:
+    """The selection's names, before Beam is imported (ImageNetCConfig.select checks the rest)."""
+    from schemas.imagenet_c import SEVERITIES, select_corruptions
+
+    select_corruptions(args.corruptions)
+    if args.severities is not None and (not args.severities or any(s not in SEVERITIES for s in args.severities)):
+        raise ValueError(f"severities must be a non-empty subset of {list(SEVERITIES)}, got {args.severities}")
+
+
 def run(args) -> int:
-    from pipelines.build import DEFAULT_EXAMPLES_PER_SHARD, build_imagenet_c
-    from pipelines.imagenet_c import ImageNetCConfig
+    def build(*a, **k):
+        from pipelines.build import build_imagenet_c
+        return build_imagenet_c(*a, **k)
 
     def config(a):
+        from pipelines.imagenet_c import ImageNetCConfig
         return ImageNetCConfig.select(a.corruptions, a.severities, a.seed, a.rng)
 
-    return run_build(args, build_imagenet_c, config, DEFAULT_EXAMPLES_PER_SHARD)
+    return run_build(args, build, config, check=check)
