@@ -4,24 +4,40 @@ ImageNet-C: ``noise.tar``, ``blur.tar``, ``weather.tar``, ``digital.tar``, ``ext
 members ``<corruption>/<severity>/<wnid>/<file>``, as the Zenodo release. The tars are
 reproducible: members in sorted depth-first order, folders included, mtime 0, owner 0/0 without
 names, modes 0755/0644, GNU format.
+
+A release is packed only once :func:`pipelines.verify.verify_release` finds it intact, so every
+member is a file its ``SHA256SUMS`` and manifests list; links are never followed (a link anywhere
+in the tree is refused, by verify and again while packing).
 """
 from __future__ import annotations
 
 import json
 import os
+import stat
 import tarfile
 from typing import Iterator, Optional
 
 from schemas.release import CHECKSUMS, PACKAGES_DIR, RELEASE_JSON, TREE_CATEGORIES, checksum_line
 
-from .verify import file_sha256
+from .verify import file_sha256, verify_release
+
+
+class PackageError(ValueError):
+    """A release that must not be packed (it fails verification, or its tree holds a link)."""
+
+
+def _lstat_mode(path: str) -> int:
+    return os.lstat(path).st_mode
 
 
 def _members(tree: str, relative: str) -> Iterator[str]:
     """``relative`` and everything below it (relative to ``tree``), folders before their contents."""
     yield relative
     path = os.path.join(tree, relative)
-    if os.path.isdir(path):
+    mode = _lstat_mode(path)
+    if not (stat.S_ISDIR(mode) or stat.S_ISREG(mode)):
+        raise PackageError(f"{path}: not a regular file or folder (links are never packed)")
+    if stat.S_ISDIR(mode):
         for name in sorted(os.listdir(path)):
             yield from _members(tree, f"{relative}/{name}")
 
@@ -30,10 +46,13 @@ def _tar_info(tree: str, relative: str) -> tarfile.TarInfo:
     path = os.path.join(tree, relative)
     info = tarfile.TarInfo(relative)
     info.mtime, info.uid, info.gid, info.uname, info.gname = 0, 0, 0, "", ""
-    if os.path.isdir(path):
+    status = os.lstat(path)
+    if stat.S_ISDIR(status.st_mode):
         info.type, info.mode = tarfile.DIRTYPE, 0o755
+    elif stat.S_ISREG(status.st_mode):
+        info.size, info.mode = status.st_size, 0o644
     else:
-        info.size, info.mode = os.path.getsize(path), 0o644
+        raise PackageError(f"{path}: not a regular file or folder (links are never packed)")
     return info
 
 
@@ -47,7 +66,8 @@ def write_tar(tree: str, folders: list, destination: str) -> None:
                 if info.isdir():
                     archive.addfile(info)
                 else:
-                    with open(os.path.join(tree, relative), "rb") as stream:
+                    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0)
+                    with os.fdopen(os.open(os.path.join(tree, relative), flags), "rb") as stream:
                         archive.addfile(info, stream)
     os.replace(partial, destination)
 
@@ -70,8 +90,17 @@ def package_release(release_dir: str, output_dir: Optional[str] = None) -> list[
     Raises
     ------
     ValueError
-        If the release has no ``release.json`` or its tree has no category table.
+        If the release fails verification (:class:`PackageError`, naming the first problems), has
+        no ``release.json`` or its tree has no category table.
     """
+    if os.path.islink(release_dir) or not os.path.isdir(release_dir):
+        raise PackageError(f"{release_dir} is not a release folder (a folder, not a link)")
+    report = verify_release(release_dir, include_packages=False)
+    if not report.ok:
+        lines = report.text().splitlines()
+        shown = "; ".join(lines[:3]) + ("; ..." if len(lines) > 4 else "")
+        raise PackageError(f"{release_dir} fails verification, not packed: {lines[-1]} ({shown}); "
+                           f"run imagenet-cp verify {release_dir} for the full list")
     try:
         with open(os.path.join(release_dir, RELEASE_JSON), encoding="utf-8") as stream:
             tree_name = json.load(stream)["tree"]
@@ -81,10 +110,13 @@ def package_release(release_dir: str, output_dir: Optional[str] = None) -> list[
         raise ValueError(f"no tar categories for tree {tree_name!r}; known trees: {', '.join(TREE_CATEGORIES)}")
     tree = os.path.join(release_dir, tree_name)
     output_dir = output_dir or os.path.join(release_dir, PACKAGES_DIR)
+    if os.path.islink(output_dir):
+        raise PackageError(f"{output_dir} is a link: give a real folder for the tars")
     os.makedirs(output_dir, exist_ok=True)
     by_category: dict[str, list] = {}
     for folder, category in TREE_CATEGORIES[tree_name].items():
-        if os.path.isdir(os.path.join(tree, folder)):
+        path = os.path.join(tree, folder)
+        if os.path.lexists(path) and stat.S_ISDIR(_lstat_mode(path)):
             by_category.setdefault(category, []).append(folder)
     written = []
     for category, folders in by_category.items():
