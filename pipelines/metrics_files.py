@@ -112,6 +112,9 @@ def check_baseline_covers(baseline: ErrorBaseline, corruptions, clean) -> None:
 def load_npz(path) -> dict:
     """Every array of an ``.npz`` file; an unreadable or invalid file is a ValueError naming it."""
     try:
+        with open(path, "rb") as stream:
+            if stream.read(4) != b"PK\x03\x04":
+                raise ValueError("not an .npz archive (a zip of .npy arrays, as numpy.savez writes)")
         with np.load(path, allow_pickle=False) as archive:
             if not hasattr(archive, "files"):
                 raise ValueError("a single .npy array, not an .npz archive")
