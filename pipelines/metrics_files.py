@@ -113,8 +113,12 @@ def load_npz(path) -> dict:
     """Every array of an ``.npz`` file; an unreadable or invalid file is a ValueError naming it."""
     try:
         with open(path, "rb") as stream:
-            if stream.read(4) != b"PK\x03\x04":
-                raise ValueError("not an .npz archive (a zip of .npy arrays, as numpy.savez writes)")
+            zipped = stream.read(2) == b"PK"
+    except OSError as err:
+        raise ValueError(f"{path}: cannot read: {(err.strerror or type(err).__name__).lower()}") from err
+    if not zipped:
+        raise ValueError(f"{path}: not a readable .npz archive (not a zip of .npy arrays, as numpy.savez writes)")
+    try:
         with np.load(path, allow_pickle=False) as archive:
             if not hasattr(archive, "files"):
                 raise ValueError("a single .npy array, not an .npz archive")
