@@ -105,7 +105,8 @@ def package_release(release_dir: str, output_dir: Optional[str] = None) -> list[
         with open(os.path.join(release_dir, RELEASE_JSON), encoding="utf-8") as stream:
             tree_name = json.load(stream)["tree"]
     except (OSError, ValueError, KeyError) as err:
-        raise ValueError(f"{release_dir} is not a built release: {err!r}") from err
+        raise ValueError(f"{release_dir} is not a built release: {RELEASE_JSON} unreadable or without a "
+                         f"'tree' ({type(err).__name__})") from err
     if tree_name not in TREE_CATEGORIES:
         raise ValueError(f"no tar categories for tree {tree_name!r}; known trees: {', '.join(TREE_CATEGORIES)}")
     tree = os.path.join(release_dir, tree_name)

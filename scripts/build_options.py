@@ -110,8 +110,13 @@ def run_build(args, build, config_from_args, default_examples_per_shard=None, er
         print(f"error: {describe(err)}", file=sys.stderr)
         return 2
     except Exception as err:
-        where = f" (worker log: {log.path})" if quiet and os.path.exists(log.path) else ""
-        print(f"error: {describe(err)}{where}", file=sys.stderr)
+        if logging_verbose():  # --debug: the traceback
+            raise
+        logged = quiet and os.path.exists(log.path) and os.path.getsize(log.path) > 0
+        if quiet and os.path.exists(log.path) and not logged:
+            os.remove(log.path)
+        where = f" (worker log: {log.path})" if logged else ""
+        print(f"error: building {args.output}: {describe(err)}{where}", file=sys.stderr)
         return 1
     print(result.summary(args.output))
     return 1 if result.failures else 0
