@@ -58,7 +58,8 @@ class NoUsableImages(ValueError):
 
     def __init__(self, path: str, failures: Sequence[Failure]):
         self.failures = tuple(failures)
-        super().__init__(f"no usable image in {path}: {len(self.failures)} files found, none can be built")
+        count = len(self.failures)
+        super().__init__(f"no usable image in {path}: {count} file{'' if count == 1 else 's'} found, none can be built")
 
 
 def require_entries(index: "SourceIndex", path: str) -> "SourceIndex":
@@ -292,12 +293,20 @@ def walk_tfds(version_dir: str) -> Iterable:
     ValueError
         If the folder has no validation split in TFRecord format.
     """
-    info = json.loads(storage.read_bytes(storage.join(version_dir, "dataset_info.json")))
-    splits = {s["name"]: s for s in info.get("splits", [])}
+    info_path = storage.join(version_dir, "dataset_info.json")
+    try:
+        info = json.loads(storage.read_bytes(info_path))
+        splits = {s["name"]: s for s in info.get("splits", [])}
+        info["name"] + ""
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as err:
+        raise ValueError(f"{info_path}: not a TFDS dataset_info.json ({type(err).__name__}: {err})") from err
     if TFDS_SPLIT not in splits or info.get("fileFormat", "tfrecord") != "tfrecord":
         raise ValueError(f"{version_dir}: no '{TFDS_SPLIT}' split in TFRecord format "
                          f"(splits: {', '.join(splits) or 'none'})")
-    lengths = [int(n) for n in splits[TFDS_SPLIT].get("shardLengths", [])]
+    try:
+        lengths = [int(n) for n in splits[TFDS_SPLIT].get("shardLengths", [])]
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"{info_path}: shardLengths of '{TFDS_SPLIT}' are not integers") from err
     count = len(lengths)
     wnids = imagenet_wnids()
     for index, expected in enumerate(lengths):

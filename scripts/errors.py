@@ -45,6 +45,8 @@ def describe(err: BaseException) -> str:
     A Beam ``RuntimeError`` that carries a worker's traceback as text is reduced to the worker's
     own exception (its errno meaning for an OSError).
     """
+    if isinstance(err, ValueError) and str(err).strip() and "Traceback" not in str(err):
+        return str(err).strip().splitlines()[0]  # our own checks say what is wrong
     for cause in _chain(err):
         if isinstance(cause, OSError) and cause.errno is not None:
             return describe_os_error(cause)
