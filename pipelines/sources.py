@@ -43,6 +43,10 @@ SOURCE_KINDS = ("sample", "folder", "tar", "tfds")
 TFDS_IMAGENET = "imagenet2012"
 TFDS_SPLIT = "validation"
 
+MAX_INPUT_BYTES = 512 << 20
+"""Largest input file read (512 MiB, more than an uncompressed RGB image at Pillow's pixel limit);
+a larger one is rejected when listed, before its bytes are read."""
+
 
 @dataclass(frozen=True)
 class SourceIndex:
@@ -71,6 +75,10 @@ def require_entries(index: "SourceIndex", path: str) -> "SourceIndex":
 
 # --- classification ---------------------------------------------------------------------------
 
+def _too_large(size: Optional[int]) -> bool:
+    return size is not None and size > MAX_INPUT_BYTES
+
+
 def classify(relative: str, locator: Locator, source: Optional[str] = None):
     """Turn a file's path relative to the input root into a :class:`SourceEntry`, or a
     :class:`Failure` saying why it cannot be one.
@@ -91,6 +99,8 @@ def classify(relative: str, locator: Locator, source: Optional[str] = None):
         return failure("unsupported name: hidden, or with a control character or backslash")
     if os.path.splitext(name)[1].lower() not in IMAGE_EXTENSIONS:
         return failure(f"not an image file: the extension must be one of {', '.join(IMAGE_EXTENSIONS)}")
+    if _too_large(locator.length):
+        return failure(f"file of {locator.length:,} bytes: above the limit of {MAX_INPUT_BYTES:,} bytes per image")
     if len(parts) == 1:
         wnid = validation_wnid(name)
         if wnid is None:
@@ -187,7 +197,16 @@ def walk_folder(root: str) -> Iterable:
                 else:
                     pending.append((child.path, rel))
             elif is_file:
-                yield rel, Locator(child.path)
+                try:
+                    size = child.stat().st_size
+                except OSError as err:
+                    yield Failure(rel, rel, "list", f"cannot read: {_os_reason(err)}")
+                    continue
+                if _too_large(size):
+                    yield Failure(rel, rel, "list", f"file of {size:,} bytes: above the limit of "
+                                  f"{MAX_INPUT_BYTES:,} bytes per image")
+                else:
+                    yield rel, Locator(child.path)
             else:
                 yield Failure(rel, rel, "list", "not a regular file (broken symlink, socket, device ...)")
 

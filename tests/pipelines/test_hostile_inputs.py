@@ -129,6 +129,8 @@ def hostile_folder(tmp_path, sample_folder, monkeypatch):
     }
     for relative, data in files.items():
         (root / relative).write_bytes(data)
+    with open(root / "n01440764" / "ILSVRC2012_val_00000010.JPEG", "wb") as stream:  # sparse: no disk used
+        stream.truncate((512 << 20) + 1)
     yield root
     locked.chmod(0o755)
 
@@ -140,6 +142,7 @@ HOSTILE_FAILURES = {
     "n01440764/caf\\xe9.JPEG": ("list", "not UTF-8"),
     "n0\\xff/ILSVRC2012_val_00000004.JPEG": ("list", "not UTF-8"),
     "n01484850": ("list", "cannot list this folder: permission denied"),
+    "n01440764/ILSVRC2012_val_00000010.JPEG": ("list", "above the limit of 536,870,912 bytes per image"),
     "n01440764/ILSVRC2012_val_00000006.JPEG": ("decode", "NotImplementedError"),
     "n01440764/ILSVRC2012_val_00000007.JPEG": ("decode", "aspect ratio above the limit"),
 }
