@@ -498,7 +498,8 @@ class ReadImages(beam.DoFn):
             data = read_entry(entry)
         except (OSError, ValueError) as err:
             self._progress.add(failures=1)
-            yield beam.pvalue.TaggedOutput("failures", Failure(entry.key, entry.source, "read", f"cannot read: {err}"))
+            reason = _os_reason(err) if isinstance(err, OSError) and err.errno is not None else str(err)
+            yield beam.pvalue.TaggedOutput("failures", Failure(entry.key, entry.source, "read", f"cannot read: {reason}"))
             return
         self._progress.add(images_read=1)
         yield SourceImage(entry, data)
