@@ -93,8 +93,8 @@ def package_release(release_dir: str, output_dir: Optional[str] = None) -> list[
         If the release fails verification (:class:`PackageError`, naming the first problems), has
         no ``release.json`` or its tree has no category table.
     """
-    if os.path.islink(release_dir) or not os.path.isdir(release_dir):
-        raise PackageError(f"{release_dir} is not a release folder (a folder, not a link)")
+    if not os.path.isdir(release_dir):
+        raise PackageError(f"{release_dir} is not a release folder")
     report = verify_release(release_dir, include_packages=False)
     if not report.ok:
         lines = report.text().splitlines()

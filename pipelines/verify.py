@@ -259,8 +259,9 @@ def verify_release(root: str, threads: Optional[int] = None, include_packages: b
     include_packages : bool
         Also check ``packages/`` against its own ``SHA256SUMS`` when it exists.
     """
-    if os.path.islink(root) or not os.path.isdir(root):
-        return VerifyReport(problems=[f"{root} is not a release folder (a folder, not a link)"])
+    if not os.path.isdir(root):
+        return VerifyReport(problems=[f"{root} is not a release folder"])
+    root = os.path.realpath(root)  # the folder the user named; nothing inside it is followed
     report = verify_checksums(root, (PACKAGES_DIR,), threads)
     if os.path.isfile(os.path.join(root, CHECKSUMS)):
         with open(os.path.join(root, CHECKSUMS), encoding="utf-8") as stream:

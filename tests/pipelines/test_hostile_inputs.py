@@ -179,6 +179,18 @@ def test_hostile_folder_builds_to_the_end(hostile_folder, tmp_path, capsys):
     assert verify_release(str(output)).ok
 
 
+def test_hostile_folder_builds_imagenet_p_to_the_end(hostile_folder, tmp_path, capsys):
+    output = tmp_path / "release-p"
+    code = cli(["build-p", "--input", str(hostile_folder), "--output", str(output), "--workers", "1",
+                "--perturbations", "brightness", "--preset", "ultrafast"])
+    captured = capsys.readouterr()
+    assert code == 1 and "Traceback" not in captured.err, captured
+    failures = {f["key"] for f in map(json.loads, (output / FAILURES).read_text(encoding="utf-8").splitlines())}
+    assert failures == set(HOSTILE_FAILURES)
+    assert len((output / SOURCES).read_text().splitlines()) == 4
+    assert verify_release(str(output)).ok
+
+
 # --- tars ---------------------------------------------------------------------------------------
 
 def _tar(path: Path, sample_folder: Path, count: int = 3) -> Path:

@@ -143,8 +143,8 @@ def test_an_intact_release_packs_only_listed_files(sample_release, tmp_path):
     os.symlink(tmp_path / "elsewhere", tmp_path / "linked-packages")
     with pytest.raises(PackageError, match="is a link"):
         package_release(str(release), str(tmp_path / "linked-packages"))
-    os.symlink(release, tmp_path / "linked-release")
-    with pytest.raises(PackageError, match="not a link"):
-        package_release(str(tmp_path / "linked-release"))
-    assert package_release(str(release))
-    assert verify_release(str(release)).ok
+    os.symlink(release, tmp_path / "linked-release")  # the folder named by the user may be a link
+    assert package_release(str(tmp_path / "linked-release"))
+    assert verify_release(str(release)).ok and verify_release(str(tmp_path / "linked-release")).ok
+    with pytest.raises(PackageError, match="not a release folder"):
+        package_release(str(tmp_path / "missing"))

@@ -79,7 +79,7 @@ def test_output_under_a_file_is_one_line(tmp_path, capsys):
     assert main(["verify", str(tmp_path / "file")]) == 1
     assert main(["package", str(tmp_path / "missing")]) == 2
     err = capsys.readouterr().err
-    assert "Traceback" not in err and "not a release folder" in err
+    assert "Traceback" not in err and "is not a release folder" in err
 
 
 def _mount_tmpfs(path: Path, options: str) -> bool:
