@@ -226,8 +226,8 @@ def _check_end_of_archive(stream, end: int, path: str) -> None:
 
 def _check_official_tar(path: str, stream, members: int) -> None:
     """Raise ValueError when ``ILSVRC2012_img_val.tar`` differs from the official archive."""
-    advice = (f"an incomplete download or another archive under the official name: download it again, "
-              f"or rename the file to build from it anyway")
+    advice = ("an incomplete download or another archive under the official name: download it again, "
+              "or rename the file to build from it anyway")
     stream.seek(0, os.SEEK_END)
     size = stream.tell()
     if size != OFFICIAL_VAL_TAR_BYTES:

@@ -77,6 +77,7 @@ def run_build(args, build, config_from_args, default_examples_per_shard=None, er
     :func:`check_source_arguments` run before ``pipelines`` (and so Beam) is imported.
     ``default_examples_per_shard`` may be None: the edition's default then applies.
     """
+    import contextlib
     import os
     import tempfile
 
@@ -98,7 +99,7 @@ def run_build(args, build, config_from_args, default_examples_per_shard=None, er
     log = WorkerStderr(os.path.join(tempfile.gettempdir(), f"imagenet-cp-workers-{os.getpid()}.log"))
     try:
         config = config_from_args(args)
-        with log if quiet else _nothing():
+        with log if quiet else contextlib.nullcontext():
             result = build(args.output, SourceSelection(args.input, args.image_ids, args.limit), config,
                            workers=args.workers, beam_args=[a for a in args.beam_args if a != "--"],
                            stream=log.terminal or sys.stderr, **options)
@@ -128,10 +129,3 @@ def logging_verbose() -> bool:
 
     return logging.getLogger().getEffectiveLevel() <= logging.INFO
 
-
-class _nothing:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return None

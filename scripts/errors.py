@@ -26,6 +26,7 @@ OS_ERRORS = {
 }
 
 _WRAPPED_OS_ERROR = re.compile(r"(?:\w+Error): \[Errno (\d+)\] [^:\n]*(?:: '([^'\n]*)')?")
+_WHILE_RUNNING = re.compile(r"\s*\[while running '[^\]]*'\]\s*$")
 _WRAPPED_ERROR = re.compile(r"^\s*(?:[\w.]+\.)?(\w*(?:Error|Exception)): (.+)$", re.MULTILINE)
 
 QUIET_LOGGERS = ("apache_beam", "absl", "tensorflow", "h5py", "numba", "urllib3", "botocore", "grpc")
@@ -60,7 +61,7 @@ def describe(err: BaseException) -> str:
         found = _WRAPPED_ERROR.findall(text)
         if found:
             kind, message = found[-1]
-            return f"{kind}: {message.strip()}"
+            return f"{kind}: {_WHILE_RUNNING.sub('', message).strip()}"
     first = text.strip().splitlines()[0] if text.strip() else type(err).__name__
     return first if isinstance(err, ValueError) else f"{type(err).__name__}: {first}"
 
