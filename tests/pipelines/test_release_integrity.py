@@ -148,3 +148,14 @@ def test_an_intact_release_packs_only_listed_files(sample_release, tmp_path):
     assert verify_release(str(release)).ok and verify_release(str(tmp_path / "linked-release")).ok
     with pytest.raises(PackageError, match="not a release folder"):
         package_release(str(tmp_path / "missing"))
+
+
+def test_debug_shows_the_traceback(sample_release, tmp_path, capsys):
+    (tmp_path / "tars").write_text("a file where the tars' folder should be")
+    argv = ["package", str(sample_release[0]), "--output", str(tmp_path / "tars")]
+    assert cli(argv) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("imagenet-cp package: error: ") and len(err.strip().splitlines()) == 1
+    assert "Traceback" not in err and str(tmp_path / "tars") in err
+    with pytest.raises(OSError):
+        cli(["--debug", *argv])

@@ -103,3 +103,4 @@ def test_full_disk_and_read_only_output_are_one_line(tmp_path):
     finally:
         for folder in (full, read_only):
             subprocess.run(["umount", str(folder)], capture_output=True)
+
