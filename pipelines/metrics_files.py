@@ -61,15 +61,13 @@ def load_errors(path) -> tuple[dict, float | None]:
     Raises
     ------
     ValueError
-        If the file cannot be read, is not JSON, lacks ``corruptions`` (or it is empty), or holds
+        If the file cannot be read, is not JSON, lacks ``corruptions``, or holds
         values that are not 5 finite numbers in [0, 1] (booleans, NaN and infinities included).
     """
     document = read_json(path)
     if not isinstance(document, dict) or not isinstance(document.get("corruptions"), dict):
         raise ValueError(f"{path}: expected {{\"clean\": <error or null>, \"corruptions\": "
                          "{\"<name>\": [e1, e2, e3, e4, e5], ...}}")
-    if not document["corruptions"]:
-        raise ValueError(f"{path}: \"corruptions\" is empty")
     clean = document.get("clean")
     if clean is not None and not (_number(clean) and 0 <= clean <= 1):
         raise ValueError(f"{path}: \"clean\" must be a number in [0, 1] or null, got {json.dumps(clean)}")
@@ -88,12 +86,18 @@ def write_errors(path, corruptions, clean) -> None:
 def load_error_baseline(path) -> ErrorBaseline:
     """An ImageNet-C baseline from an errors file (e.g. of an AlexNet run), named after the file."""
     corruptions, clean = load_errors(path)
+    _require_corruptions(path, corruptions)
     zero = [c for c, errors in corruptions.items() if sum(errors) <= 0]
     if zero:
         raise ValueError(f"{path}: a baseline must have errors above 0 (CE divides by their sum); "
                          f"all zero for {', '.join(zero)}")
     return ErrorBaseline(name=Path(path).stem, clean=clean,
                          corruptions={c: tuple(e) for c, e in corruptions.items()})
+
+
+def _require_corruptions(path, corruptions) -> None:
+    if not corruptions:
+        raise ValueError(f"{path}: \"corruptions\" is empty")
 
 
 def check_baseline_covers(baseline: ErrorBaseline, corruptions, clean) -> None:
@@ -203,6 +207,7 @@ def _arrays(path, names) -> list:
 def imagenet_c_metrics(errors_path, baseline_path=None) -> dict:
     """``summarize_imagenet_c`` of an errors file; the baseline is AlexNet unless a file is given."""
     corruptions, clean = load_errors(errors_path)
+    _require_corruptions(errors_path, corruptions)
     baseline = load_error_baseline(baseline_path) if baseline_path else ALEXNET_IMAGENET_C
     check_baseline_covers(baseline, corruptions, clean)
     return summarize_imagenet_c(corruptions, clean, baseline)
