@@ -104,3 +104,9 @@ def test_full_disk_and_read_only_output_are_one_line(tmp_path):
         for folder in (full, read_only):
             subprocess.run(["umount", str(folder)], capture_output=True)
 
+
+
+def test_evaluate_argument_errors_before_beam(tmp_path):
+    result = _cli("evaluate", "--release", str(tmp_path / "missing"), "--model", str(tmp_path / "m.onnx"))
+    assert result.returncode == 2 and "--release" in result.stderr and "no such file or folder" in result.stderr
+    assert result.stdout.strip() == "beam not imported"
