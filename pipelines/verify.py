@@ -158,15 +158,17 @@ def _lines(root: str, relative: str):
 def _check_manifests(root: str, release: dict, listed: dict, report: VerifyReport) -> None:
     """Cross-check SHA256SUMS, the manifest parts and release.json's counts (see the module doc)."""
     problems = report.problems
-    for required in (RELEASE_JSON, SOURCES, FAILURES):
-        if required not in listed:
-            problems.append(f"{CHECKSUMS} does not list {required}")
+    counts = release["counts"]
+    required = (RELEASE_JSON, SOURCES) + ((FAILURES,) if counts.get("failures") else ())
+    for name in required:
+        if name not in listed:
+            problems.append(f"{CHECKSUMS} does not list {name}")
     parts = list(release["manifest"]["parts"])
     listed_parts = sorted(p for p in listed if p.startswith(f"{MANIFEST_DIR}/"))
     if sorted(parts) != listed_parts:
         problems.append(f"manifest parts in {RELEASE_JSON} ({len(parts)}) differ from those in {CHECKSUMS} "
                         f"({len(listed_parts)}): {', '.join(sorted(set(parts) ^ set(listed_parts))[:5])}")
-    counts = release["counts"]
+    per_config = counts.get("outputs_per_config")
     tree = release.get("tree")
     rows_total, shard_rows = 0, {}
     for part in parts:
@@ -193,27 +195,28 @@ def _check_manifests(root: str, release: dict, listed: dict, report: VerifyRepor
                     problems.append(f"{where}: shard {row['shard']} is not listed in {CHECKSUMS}")
                 shard_rows[os.path.dirname(row["shard"])] = shard_rows.get(os.path.dirname(row["shard"]), 0) + 1
         rows_total += rows
-        if counts.get("outputs_per_config", {}).get(config) != rows:
-            problems.append(f"{part}: {rows} records, {RELEASE_JSON} counts "
-                            f"{counts.get('outputs_per_config', {}).get(config)}")
-    extra_configs = set(counts.get("outputs_per_config", {})) - {p.rsplit("/", 1)[-1][:-len(".jsonl")] for p in parts}
+        if per_config is not None and per_config.get(config) != rows:
+            problems.append(f"{part}: {rows} records, {RELEASE_JSON} counts {per_config.get(config)}")
+    extra_configs = set(per_config or {}) - {p.rsplit("/", 1)[-1][:-len(".jsonl")] for p in parts}
     if extra_configs:
         problems.append(f"{RELEASE_JSON} counts outputs of configs without a manifest: {', '.join(sorted(extra_configs))}")
     for name, value in (("counts.outputs", counts.get("outputs")), ("manifest.records", release["manifest"].get("records"))):
         if value != rows_total:
             problems.append(f"{RELEASE_JSON} {name} is {value}, the manifests hold {rows_total} records")
-    if tree is not None:
-        in_tree = sum(1 for p in listed if p.startswith(f"{tree}/"))
+    if tree is not None:  # outputs live in the tree's folders; a file at its top (README.txt) is documentation
+        in_tree = sum(1 for p in listed if p.startswith(f"{tree}/") and "/" in p[len(tree) + 1:])
         if in_tree != rows_total:
-            problems.append(f"{CHECKSUMS} lists {in_tree} files in {tree}/, the manifests {rows_total}")
-    for relative, names in ((SOURCES, ("images",)), (FAILURES, ("failures",))):
-        if relative in listed and os.path.isfile(os.path.join(root, relative)):
+            problems.append(f"{CHECKSUMS} lists {in_tree} files in the {tree}/ folders, the manifests {rows_total}")
+    for relative, name, key in ((SOURCES, "input.images", ("input", "images")), (FAILURES, "counts.failures",
+                                                                                 ("counts", "failures"))):
+        expected = release.get(key[0], {}).get(key[1])
+        if expected is not None and relative in listed and os.path.isfile(os.path.join(root, relative)):
             lines = sum(1 for _ in _lines(root, relative))
-            for name in names:
-                if counts.get(name) != lines:
-                    problems.append(f"{relative}: {lines} records, {RELEASE_JSON} counts {counts.get(name)}")
-    if release.get("input", {}).get("images", counts.get("images")) != counts.get("images"):
-        problems.append(f"{RELEASE_JSON}: input.images and counts.images differ")
+            if expected != lines:
+                problems.append(f"{relative}: {lines} records, {RELEASE_JSON} {name} is {expected}")
+    images = (release.get("input", {}).get("images"), counts.get("images"))
+    if None not in images and images[0] != images[1]:
+        problems.append(f"{RELEASE_JSON}: input.images is {images[0]}, counts.images {images[1]}")
     split = release.get("tfds", {}).get("split")
     for folder, rows in sorted(shard_rows.items()):
         info_path = f"{folder}/dataset_info.json"

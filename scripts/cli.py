@@ -19,6 +19,11 @@ COMMAND_MODULES = (
     "scripts.build_p",
     "scripts.verify",
     "scripts.package",
+    "scripts.fetch_model",
+    "scripts.filter_a",
+    "scripts.filter_o",
+    "scripts.package_a",
+    "scripts.package_o",
 )
 
 

@@ -9,7 +9,8 @@ HELP = ("run a model (ONNX; TorchScript or TensorFlow when installed) over a rel
 
 def add_arguments(parser):
     parser.add_argument("--release", required=True,
-                        help="release directory (holds imagenet-c/, imagenet-p/ or tfds/)")
+                        help="release directory (holds imagenet-c/, imagenet-p/ or tfds/), or a packaged "
+                             "ImageNet-A set (imagenet-a/, from package-a)")
     parser.add_argument("--model", required=True,
                         help=".onnx, TorchScript .pt/.pth, or Keras/SavedModel path")
     parser.add_argument("--framework", choices=("onnx", "pytorch", "tensorflow"),

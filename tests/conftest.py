@@ -67,3 +67,13 @@ def golden_p():
 def reference_dir() -> Path:
     """``../shared/reference`` (or ``$IMAGENET_CP_SHARED/reference``); it may not exist."""
     return REFERENCE
+
+
+@pytest.fixture(scope="session")
+def lite0_onnx(tmp_path_factory) -> Path:
+    """EfficientNet-Lite0 as ONNX, exported once per test session by ``imagenet-cp fetch-model``."""
+    from scripts.cli import main
+
+    path = tmp_path_factory.mktemp("models") / "efficientnet-lite0.onnx"
+    assert main(["fetch-model", "efficientnet-lite0", "--output", str(path)]) == 0
+    return path

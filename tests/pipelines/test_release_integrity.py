@@ -100,7 +100,7 @@ TAMPERINGS = {
     delete_checksums: "SHA256SUMS not found",
     outputs_of_a_previous_input: "extra: imagenet-c/contrast/1/",
     fifo_in_the_tree: "not a regular file (device, socket or fifo): imagenet-c/pipe",
-    counts_edited_consistently: "release.json counts",
+    counts_edited_consistently: "release.json: input.images is 8, counts.images 9",
     manifest_row_deleted_with_its_file: "manifest digest differs",
     checksum_line_escaping_the_release: "lists a path outside the release",
     sources_line_dropped: "input checksum",

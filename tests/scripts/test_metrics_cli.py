@@ -75,6 +75,6 @@ def test_imagenet_a_and_o(tmp_path, capsys):
     confident[:, o[0]] = 10
     np.savez(tmp_path / "o.npz", logits_o=np.zeros((2, 1000)), logits_val=confident)
     code, result, _ = run_cli(capsys, "--imagenet-o", str(tmp_path / "o.npz"))
-    assert code == 0 and result == {"AUPR": 100.0, "AUROC": 100.0, "FPR95": 0.0}
+    assert code == 0 and result == {"AUPR": 100.0, "AUROC": 100.0, "FPR95": 0.0, "FPR95_first_reaching": 0.0}
     code, _, err = run_cli(capsys, "--imagenet-o", str(tmp_path / "a.npz"))
     assert code == 2 and "missing array(s) logits_o, logits_val" in err
