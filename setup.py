@@ -40,6 +40,7 @@ setup(
         "imageio-ffmpeg>=0.5",
         "matplotlib>=3.8",
         "google-crc32c>=1.5",  # TFRecord framing (pipelines/tfrecord.py): no TensorFlow on workers
+        "pyrtools==1.1.1",  # the steerable pyramid of VCR's VIF (transforms/vif.py)
     ],
     extras_require={
         # The filter classifiers of fetch-model (schemas/filter_models.py): the architecture and weights

@@ -17,10 +17,11 @@ import apache_beam as beam
 from apache_beam.metrics.metric import MetricsFilter
 
 from schemas.release import FAILURES, RELEASE_JSON, SAMPLE_DIR, SCRATCH_DIRS
-from schemas.tfds import IMAGENET2012_CORRUPTED, TfdsDataset
+from schemas.editions import get_edition
+from schemas.tfds import TfdsDataset
 
 from . import storage
-from .imagenet_c import CorruptImages, ImageNetCConfig, imagenet_c_document
+from .imagenet_c import ImageNetCConfig
 from .progress import COUNTERS, NAMESPACE, ProgressLine
 from .release import WriteRelease, seal_release
 from .runner import is_local, make_pipeline
@@ -93,7 +94,9 @@ def run_build(output_dir: str, selection: SourceSelection, document: Mapping[str
               dataset: TfdsDataset, outputs_per_image: int,
               make_transform: Callable[[Optional[str]], beam.PTransform], workers: Optional[int] = None,
               beam_args: Sequence[str] = (), examples_per_shard: int = DEFAULT_EXAMPLES_PER_SHARD,
-              progress_interval: float = 10.0, stream: TextIO = sys.stderr) -> BuildResult:
+              progress_interval: float = 10.0, stream: TextIO = sys.stderr,
+              list_input: Optional[Callable[[Optional[str], str], Any]] = None,
+              add_sinks: Optional[Callable[[Any, Any, str], None]] = None) -> BuildResult:
     """Build a release of any edition.
 
     Parameters
@@ -121,6 +124,12 @@ def run_build(output_dir: str, selection: SourceSelection, document: Mapping[str
         Seconds between progress lines (local runs).
     stream : text stream
         Where progress lines go.
+    list_input : callable, optional
+        ``list_input(input or None, output_dir)`` returns the input's ``SourceIndex`` (None: the
+        bundled sample); default: ImageNet val through :func:`pipelines.sources.index_source`.
+    add_sinks : callable, optional
+        ``add_sinks(outputs, index, output_dir)`` adds the edition's own sinks to the graph (e.g. the stacked
+        ``.npy`` arrays) next to ``WriteRelease``.
     """
     if examples_per_shard < 1:
         raise ValueError(f"examples_per_shard must be >= 1, got {examples_per_shard}")
@@ -134,12 +143,16 @@ def run_build(output_dir: str, selection: SourceSelection, document: Mapping[str
     _prepare_output(output_dir, config)
 
     path, kind = selection.input, None
-    if path is None:
-        if not storage.is_local(output_dir):
-            raise ValueError("the bundled sample is written next to a local release: give --input for "
-                             f"a release in {output_dir}")
-        path, kind = write_sample(storage.join(output_dir, f"{SAMPLE_DIR}/val")), "sample"
-    index = require_entries(select_entries(index_source(path, kind), ids, selection.limit), path)
+    if path is None and not storage.is_local(output_dir):
+        raise ValueError("the bundled sample is written next to a local release: give --input for "
+                         f"a release in {output_dir}")
+    if list_input is not None:
+        index = list_input(path, output_dir)
+    else:
+        if path is None:
+            path, kind = write_sample(storage.join(output_dir, f"{SAMPLE_DIR}/val")), "sample"
+        index = index_source(path, kind)
+    index = require_entries(select_entries(index, ids, selection.limit), path or "the bundled sample")
     shard_count = max(1, math.ceil(len(index.entries) / examples_per_shard))
     document = dict(document, config=config, input={"kind": index.kind})
 
@@ -154,6 +167,8 @@ def run_build(output_dir: str, selection: SourceSelection, document: Mapping[str
           "failures": failures | "FailureRecords" >> beam.Map(lambda f: f.to_json()),
           "environments": outputs.environments}
          | "WriteRelease" >> WriteRelease(output_dir, dataset, shard_count, progress_dir))
+    if add_sinks is not None:
+        add_sinks(outputs, index, output_dir)
 
     progress = None
     if local:
@@ -171,6 +186,13 @@ def run_build(output_dir: str, selection: SourceSelection, document: Mapping[str
 
 def build_imagenet_c(output_dir: str, selection: SourceSelection = SourceSelection(),
                      config: ImageNetCConfig = ImageNetCConfig(), **options) -> BuildResult:
-    """Build an ImageNet-C release (see :func:`run_build` for ``options``)."""
-    return run_build(output_dir, selection, imagenet_c_document(config), IMAGENET2012_CORRUPTED,
-                     len(config.pairs), lambda progress_dir: CorruptImages(config, progress_dir), **options)
+    """Build an ImageNet-C release of ``config.edition`` (see :func:`run_build` for ``options``).
+
+    The edition chooses the input (ImageNet val, the Tiny-ImageNet folder or a CIFAR pickle), its
+    bundled sample, the layout, the TFDS dataset and the default examples per shard; see
+    :func:`pipelines.edition_c.edition_build_options`.
+    """
+    from .edition_c import edition_build_options
+
+    options.setdefault("examples_per_shard", get_edition(config.edition).c.examples_per_shard)
+    return run_build(output_dir, selection, **edition_build_options(config, selection.input), **options)

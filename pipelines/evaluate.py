@@ -337,6 +337,15 @@ def evaluate_release(release_dir: str, model_path: str, out_dir: str | None = No
         return evaluate_imagenet_a(release_dir, model_path, out_dir, framework, batch_size, workers, beam_args)
     if source not in ("auto", "tree", "tfds"):
         raise ValueError(f"source must be auto, tree or tfds, got {source!r}")
+    from .evaluate_editions import evaluate_edition_release, release_edition
+
+    edition = release_edition(release_dir)  # an edition other than 224: inputs and scores from its Edition
+    if edition is not None:
+        out = Path(out_dir) if out_dir else default_output(release_dir, model_path)
+        out.mkdir(parents=True, exist_ok=True)
+        return evaluate_edition_release(release_dir, edition, model_handler(model_path, framework, batch_size), out,
+                                        Path(model_path.rstrip("/")).stem, clean_error, baseline, workers, beam_args,
+                                        source)
     if source == "auto":
         source = "tree" if Path(release_dir, C_TREE).is_dir() else "tfds"
     configs = c_tree_configs(release_dir) if source == "tree" else tfds_configs(release_dir)

@@ -1,12 +1,18 @@
 """ImageNet-C: CorruptImages fans each source image out over corruptions x severities.
 
+Every edition goes through the same graph, driven by its :class:`schemas.edition.Edition`
+(``config.edition``): the preprocessing, the severity tables, the output encoding and where the
+outputs go. Described here for the default edition (224):
+
 Per image: decode and preprocess once (RGB, Resize(256), CenterCrop(224)), then for every selected
 (corruption, severity) apply ``transforms.corrupt`` with ``example_rng(release_seed, image_key,
 corruption, severity, mode)`` (``RandomState(example_seed(...))`` in the default reference mode,
 the faster PCG64 stream in mode ``'fast'``) and encode with ``transforms.encode_jpeg`` (Pillow q85,
 optimize). Each result is an :class:`OutputRecord` for ``WriteRelease``: the file
 ``imagenet-c/<corruption>/<severity>/<wnid>/<file>``, the TFDS example of config
-``<corruption>_<severity>`` of ``imagenet2012_corrupted``, and its manifest metadata.
+``<corruption>_<severity>`` of ``imagenet2012_corrupted``, and its manifest metadata. Editions
+that save ``.npy`` (CIFAR) emit the raw uint8 array as a stacked row instead of a JPEG file
+(:mod:`pipelines.npy_release` writes the stacks) and a PNG in the TFDS example.
 """
 from __future__ import annotations
 
@@ -17,12 +23,14 @@ from typing import Iterator, Optional, Sequence, Union
 import apache_beam as beam
 import numpy as np
 
+from schemas.edition import DEFAULT_EDITION, JPEG, Layout
+from schemas.editions import get_edition
 from schemas.imagenet_c import CORRUPTIONS, SEVERITIES, select_corruptions
 from schemas.records import Failure, OutputRecord, SourceImage
 from schemas.release import C_TREE
-from schemas.tfds import IMAGENET2012_CORRUPTED, imagenet_c_config
+from schemas.tfds import TfdsDataset
+from schemas.tfds_c import c_dataset
 from transforms import RNG_MODES, corrupt, encode_jpeg, example_rng, example_seed, preprocess
-from transforms.preprocess import JPEG_QUALITY
 
 from .release import OutputsFn
 from .sources import inspect_image, source_note
@@ -46,24 +54,28 @@ class ImageNetCConfig:
     rng : str
         Random mode of the per-example streams, one of :data:`transforms.RNG_MODES`:
         ``'reference'`` (the reference's legacy ``RandomState``) or ``'fast'``.
+    edition : str
+        One of :data:`schemas.editions.EDITIONS` (default ``'imagenet'``, the 224 edition).
     """
 
     corruptions: tuple = tuple(CORRUPTIONS)
     severities: tuple = SEVERITIES
     seed: int = 0
     rng: str = "reference"
+    edition: str = DEFAULT_EDITION
 
     @classmethod
     def select(cls, corruptions: Optional[Sequence[str]] = None, severities: Optional[Sequence[int]] = None,
-               seed: int = 0, rng: str = "reference") -> "ImageNetCConfig":
+               seed: int = 0, rng: str = "reference", edition: str = DEFAULT_EDITION) -> "ImageNetCConfig":
         """Validate a selection and put it in table order.
 
         Raises
         ------
         ValueError
-            On an unknown corruption, a severity outside 1..5, a negative seed or an unknown
-            random mode.
+            On an unknown corruption, a severity outside 1..5, a negative seed, an unknown
+            random mode or an unknown edition.
         """
+        get_edition(edition)
         chosen = SEVERITIES if severities is None else tuple(sorted(set(severities)))
         if not chosen or any(s not in SEVERITIES for s in chosen):
             raise ValueError(f"severities must be a non-empty subset of {list(SEVERITIES)}, got {severities}")
@@ -71,25 +83,44 @@ class ImageNetCConfig:
             raise ValueError(f"seed must be an int >= 0, got {seed!r}")
         if rng not in RNG_MODES:
             raise ValueError(f"rng mode must be one of {', '.join(RNG_MODES)}; got {rng!r}")
-        return cls(select_corruptions(corruptions), chosen, seed, rng)
+        return cls(select_corruptions(corruptions), chosen, seed, rng, edition)
 
     @property
     def pairs(self) -> tuple:
         """``(corruption, severity)`` pairs in release order."""
         return tuple((c, s) for c in self.corruptions for s in self.severities)
 
+    def layout(self, family: Optional[str] = None) -> Layout:
+        """The release layout of this edition for source ``family`` (default: the edition's first)."""
+        return get_edition(self.edition).c.layout(family)
+
+    def groups_of(self, family: Optional[str] = None) -> tuple:
+        """TFDS config names, e.g. ``('gaussian_noise_1', ...)`` (``frosted_glass_blur_1`` for CIFAR)."""
+        names = self.layout(family).tfds
+        return tuple(names.config(c, s) for c, s in self.pairs)
+
     @property
     def groups(self) -> tuple:
-        """TFDS config names, e.g. ``('gaussian_noise_1', ...)``."""
-        return tuple(imagenet_c_config(c, s) for c, s in self.pairs)
+        """TFDS config names of the edition's default source family."""
+        return self.groups_of()
 
     def to_json(self) -> dict:
         return {"corruptions": list(self.corruptions), "severities": list(self.severities), "seed": self.seed,
-                "rng": self.rng}
+                "rng": self.rng, "edition": self.edition}
 
 
-def corrupted_outputs(image: SourceImage, crop: np.ndarray, config: ImageNetCConfig
-                      ) -> Iterator[Union[OutputRecord, Failure]]:
+def _png(array: np.ndarray) -> bytes:
+    import io
+
+    from PIL import Image
+
+    buffer = io.BytesIO()
+    Image.fromarray(array).save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
+def corrupted_outputs(image: SourceImage, crop: np.ndarray, config: ImageNetCConfig,
+                      family: Optional[str] = None) -> Iterator[Union[OutputRecord, Failure]]:
     """Every output of one preprocessed image; a corruption that raises becomes a Failure.
 
     Parameters
@@ -97,26 +128,39 @@ def corrupted_outputs(image: SourceImage, crop: np.ndarray, config: ImageNetCCon
     image : SourceImage
         The source (for its key, class and file name).
     crop : numpy.ndarray
-        ``transforms.preprocess`` of its bytes: uint8 (224, 224, 3).
+        ``transforms.preprocess(..., edition=config.edition)`` of its bytes: uint8 (N, N, 3).
     config : ImageNetCConfig
-        The selection, the release seed and the random mode.
+        The edition, the selection, the release seed and the random mode.
+    family : str, optional
+        Source family of the input (selects the release layout; default: the edition's first).
     """
     entry = image.entry
+    edition = get_edition(config.edition)
+    layout = edition.c.layout(family)
     for name, severity in config.pairs:
         key = f"{name}/{severity}/{entry.key}"
         seed = example_seed(config.seed, entry.key, name, severity)
+        path = f"{layout.tree}/" + layout.path_template.format(
+            corruption=name, severity=severity, wnid=entry.wnid, file_name=entry.file_name)
         try:
-            array = corrupt(crop, name, severity, example_rng(config.seed, entry.key, name, severity, config.rng))
-            jpeg = encode_jpeg(array)
+            array = corrupt(crop, name, severity, example_rng(config.seed, entry.key, name, severity, config.rng),
+                            edition=edition.name)
+            if edition.c.encoding == JPEG:
+                data = encoded = encode_jpeg(array, edition.c.jpeg_quality)
+            else:  # a raw row of <tree>/<corruption>.npy, a lossless PNG in the TFDS example
+                data, encoded = array.tobytes(), _png(array)
         except Exception as err:  # one bad output must not stop the build: it is reported
             yield Failure(key, entry.source, "corrupt", f"{type(err).__name__}: {err}")
             continue
+        example = {"image": encoded, "label": entry.label}
+        if layout.tfds.file_name_feature:
+            example["file_name"] = entry.file_name
         yield OutputRecord(
-            key=key, group=imagenet_c_config(name, severity), path=f"{EDITION}/{key}", data=jpeg,
-            example={"image": jpeg, "label": entry.label, "file_name": entry.file_name},
+            key=key, group=layout.tfds.config(name, severity), path=path, data=data, example=example,
             metadata={"image_key": entry.key, "wnid": entry.wnid, "label": entry.label, "corruption": name,
                       "severity": severity, "seed": seed,
-                      "array_sha256": hashlib.sha256(array.tobytes()).hexdigest()})
+                      "array_sha256": hashlib.sha256(array.tobytes()).hexdigest()},
+            stacked=edition.c.encoding != JPEG)
 
 
 def source_record(image: SourceImage, info: dict) -> dict:
@@ -131,39 +175,59 @@ class CorruptImagesFn(OutputsFn):
     """SourceImage -> OutputRecords; tagged ``sources`` (one record per decoded image),
     ``failures`` and ``environments`` (this worker's library versions, as JSON)."""
 
-    def __init__(self, config: ImageNetCConfig, progress_dir: Optional[str]):
+    def __init__(self, config: ImageNetCConfig, progress_dir: Optional[str], family: Optional[str] = None):
         super().__init__(progress_dir)
-        self._config = config
+        self._config, self._family = config, family
 
     def process(self, image: SourceImage):
         yield from self.report_environment()
         try:
             info = inspect_image(image.data)
-            crop = preprocess(image.data)
+            crop = preprocess(image.data, edition=self._config.edition)
         except ValueError as err:
             yield self.fail(Failure(image.entry.key, image.entry.source, "decode", str(err)))
             return
         yield beam.pvalue.TaggedOutput("sources", source_record(image, info))
-        for output in corrupted_outputs(image, crop, self._config):
+        for output in corrupted_outputs(image, crop, self._config, self._family):
             yield self.fail(output) if isinstance(output, Failure) else output
 
 
 class CorruptImages(beam.PTransform):
     """``images`` (SourceImage) -> ``records``, ``sources``, ``failures``, ``environments``.
-    ``progress_dir``: where workers leave progress counts (see :class:`ProgressCounter`)."""
+    ``progress_dir``: where workers leave progress counts (see :class:`ProgressCounter`);
+    ``family``: the input's source family (default: the edition's first)."""
 
-    def __init__(self, config: ImageNetCConfig, progress_dir: Optional[str] = None):
+    def __init__(self, config: ImageNetCConfig, progress_dir: Optional[str] = None, family: Optional[str] = None):
         super().__init__()
-        self._config, self._progress_dir = config, progress_dir
+        self._config, self._progress_dir, self._family = config, progress_dir, family
 
     def expand(self, images):
-        return images | "Corrupt" >> beam.ParDo(CorruptImagesFn(self._config, self._progress_dir)).with_outputs(
+        return images | "Corrupt" >> beam.ParDo(
+            CorruptImagesFn(self._config, self._progress_dir, self._family)).with_outputs(
             "sources", "failures", "environments", main="records")
 
 
-def imagenet_c_document(config: ImageNetCConfig) -> dict:
-    """Edition fields of ``release.json``: the config and where TFDS finds the configs."""
-    dataset = IMAGENET2012_CORRUPTED
-    return {"edition": EDITION, "tree": EDITION, "config": {**config.to_json(), "jpeg_quality": JPEG_QUALITY},
-            "tfds": {"data_dir": "tfds", "name": dataset.name, "version": dataset.version,
-                     "split": dataset.split, "configs": list(config.groups)}}
+def imagenet_c_dataset(config: ImageNetCConfig, family: Optional[str] = None,
+                       class_names: Optional[Sequence[str]] = None) -> TfdsDataset:
+    """The TFDS dataset of a build (see :func:`schemas.tfds_c.c_dataset`)."""
+    return c_dataset(get_edition(config.edition), family, class_names)
+
+
+def imagenet_c_document(config: ImageNetCConfig, family: Optional[str] = None,
+                        class_names: Optional[Sequence[str]] = None) -> dict:
+    """Edition fields of ``release.json``: the config, the tree and where TFDS finds the configs.
+
+    ``edition`` is the release tree's name for the 224 edition (``imagenet-c``, as before) and
+    the catalogue name otherwise."""
+    edition = get_edition(config.edition)
+    layout = edition.c.layout(family)
+    dataset = imagenet_c_dataset(config, family, class_names)
+    document = {"edition": EDITION if edition.name == DEFAULT_EDITION else edition.name, "tree": layout.tree,
+                "config": {**config.to_json(), "jpeg_quality": edition.c.jpeg_quality if edition.c.encoding == JPEG else None},
+                "encoding": edition.c.encoding, "image_size": edition.image_size,
+                "tfds": {"data_dir": "tfds", "name": dataset.name, "version": dataset.version,
+                         "split": dataset.split, "configs": list(config.groups_of(family))}}
+    if layout.labels_file:
+        document["labels"] = f"{layout.tree}/{layout.labels_file}"
+    document["source_family"] = family or edition.c.default_family
+    return document

@@ -107,19 +107,21 @@ def package_release(release_dir: str, output_dir: Optional[str] = None) -> list[
     except (OSError, ValueError, KeyError) as err:
         raise ValueError(f"{release_dir} is not a built release: {RELEASE_JSON} unreadable or without a "
                          f"'tree' ({type(err).__name__})") from err
-    if tree_name not in TREE_CATEGORIES:
+    from .edition_package import find_layout, write_edition_packages
+
+    if tree_name not in TREE_CATEGORIES and find_layout(tree_name) is None:
         raise ValueError(f"no tar categories for tree {tree_name!r}; known trees: {', '.join(TREE_CATEGORIES)}")
     tree = os.path.join(release_dir, tree_name)
     output_dir = output_dir or os.path.join(release_dir, PACKAGES_DIR)
     if os.path.islink(output_dir):
         raise PackageError(f"{output_dir} is a link: give a real folder for the tars")
     os.makedirs(output_dir, exist_ok=True)
+    written = [] if tree_name in TREE_CATEGORIES else write_edition_packages(release_dir, tree_name, output_dir)
     by_category: dict[str, list] = {}
-    for folder, category in TREE_CATEGORIES[tree_name].items():
+    for folder, category in TREE_CATEGORIES.get(tree_name, {}).items():
         path = os.path.join(tree, folder)
         if os.path.lexists(path) and stat.S_ISDIR(_lstat_mode(path)):
             by_category.setdefault(category, []).append(folder)
-    written = []
     for category, folders in by_category.items():
         destination = os.path.join(output_dir, f"{category}.tar")
         write_tar(tree, folders, destination)

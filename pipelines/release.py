@@ -123,14 +123,18 @@ class WriteOutputFiles(beam.DoFn):
         self._spill = SpillWriter(self._output_dir)
 
     def process(self, record: OutputRecord):
-        info = storage.write_atomic(self._output_dir, record.path, record.data, group=record.group)
+        if record.stacked:  # a row of a stacked .npy, written by pipelines.npy_release
+            info = FileInfo(record.path, hashlib.sha256(record.data).hexdigest(), len(record.data), record.group)
+        else:
+            info = storage.write_atomic(self._output_dir, record.path, record.data, group=record.group)
         index = shard_index(record.key, self._shard_count)
         shard = f"{self._dataset.config_dir(record.group)}/{self._dataset.shard_name(index, self._shard_count)}"
         row = {**record.metadata, "key": record.key, "path": record.path, "sha256": info.sha256,
                "bytes": info.size, "shard": shard}
         self._progress.add(outputs_written=1)
         yield beam.pvalue.TaggedOutput("manifest", (record.group, row))
-        yield beam.pvalue.TaggedOutput("files", info)
+        if not record.stacked:
+            yield beam.pvalue.TaggedOutput("files", info)
         yield (record.group, index), (record.key, *self._spill.append(encode_example(record.example)))
 
     def finish_bundle(self):

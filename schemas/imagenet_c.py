@@ -18,7 +18,9 @@ import numpy as np
 from schemas.selection import select_names
 
 IMAGE_SIZE = 224
-"""Side of the square crop every ImageNet-C corruption receives (pixels)."""
+"""Side of the square crop every corruption of the 224 edition receives (pixels).
+
+The other editions' sides and tables are in :mod:`schemas.editions`."""
 
 PLASMA_MAPSIZE = 256
 """Side of fog's plasma fractal (pixels, a power of two >= IMAGE_SIZE); fog keeps its top-left crop."""
@@ -47,7 +49,7 @@ class Corruption:
         return self.severity_params[severity - 1]
 
 
-def _rows(**columns) -> tuple:
+def severity_rows(**columns) -> tuple:
     """Turn column lists (one value per severity) into 5 read-only keyword mappings."""
     lengths = {len(v) for v in columns.values()}
     assert lengths == {5}, columns
@@ -57,9 +59,13 @@ def _rows(**columns) -> tuple:
     )
 
 
-def _zoom_factors(start, stop, step) -> tuple:
-    # np.arange float error keeps the end point in several lists (spec 0.5): 12 factors at s1.
+def zoom_factors(start, stop, step) -> tuple:
+    """``np.arange(start, stop, step)`` as floats: its float error keeps the end point in several
+    lists (12 factors at 224 severity 1; 7 and 12 at 64/32 severities 1-2), so build them with it."""
     return tuple(float(z) for z in np.arange(start, stop, step))
+
+
+_rows, _zoom_factors = severity_rows, zoom_factors
 
 
 _ELASTIC_BASE = 244  # sic: the reference scales by 244, not 224 (spec 0.8)
@@ -93,9 +99,10 @@ _TABLE = (
         blur_sigma=[4, 4, 8, 8, 12],
         blend=[0.8, 0.7, 0.7, 0.65, 0.55])),
     Corruption("frost", "weather", _rows(
-        image_weight=[1, 0.8, 0.7, 0.65, 0.6], frost_weight=[0.4, 0.6, 0.7, 0.7, 0.75])),
+        image_weight=[1, 0.8, 0.7, 0.65, 0.6], frost_weight=[0.4, 0.6, 0.7, 0.7, 0.75],
+        texture_scale=[None] * 5)),
     Corruption("fog", "weather", _rows(
-        strength=[1.5, 2, 2.5, 2.5, 3], wibble_decay=[2, 2, 1.7, 1.5, 1.4])),
+        strength=[1.5, 2, 2.5, 2.5, 3], wibble_decay=[2, 2, 1.7, 1.5, 1.4], mapsize=[PLASMA_MAPSIZE] * 5)),
     Corruption("brightness", "weather", _rows(delta=[0.1, 0.2, 0.3, 0.4, 0.5])),
     # --- digital ---
     Corruption("contrast", "digital", _rows(factor=[0.4, 0.3, 0.2, 0.1, 0.05])),

@@ -99,6 +99,9 @@ class OutputRecord:
         TFDS feature values of its ``tf.train.Example`` (bytes, str, int, float or lists of them).
     metadata : Mapping[str, Any]
         JSON-serialisable fields of its manifest record (key, wnid, label, seed, ...).
+    stacked : bool
+        True when ``data`` is one row of a stacked array file (``path``, e.g.
+        ``CIFAR-10-C/fog.npy``) that the edition's own sink writes; no file is written per record.
     """
 
     key: str
@@ -107,6 +110,7 @@ class OutputRecord:
     data: bytes
     example: Mapping[str, Any] = field(default_factory=dict)
     metadata: Mapping[str, Any] = field(default_factory=dict)
+    stacked: bool = False
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ from typing import Any, Iterable, Mapping
 
 from schemas.imagenet_c import CORRUPTIONS
 from schemas.imagenet_p import PERTURBATIONS
+from schemas.vcr import CLEAN, VCR_CORRUPTIONS, VCR_TREE
 
 RELEASE_FORMAT = "imagenet-cp-release/1"
 """Value of ``release.json``'s ``format`` field; bumped when the layout changes."""
@@ -57,6 +58,7 @@ TREE_CATEGORIES: Mapping[str, Mapping[str, str]] = MappingProxyType({
     C_TREE: MappingProxyType({name: c.category for name, c in CORRUPTIONS.items()}),
     P_TREE: MappingProxyType({p.dataset_name(d): p.category for p in PERTURBATIONS.values()
                                     for d in p.difficulties}),
+    VCR_TREE: MappingProxyType({name: name for name in (*VCR_CORRUPTIONS, CLEAN)}),  # one tar per folder
 })
 
 MANIFEST_FIELDS = ("key", "path", "sha256", "bytes", "shard")

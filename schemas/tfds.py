@@ -35,7 +35,7 @@ class Image:
     def config(self) -> dict:
         return {"pythonClassName": _FEATURES + "image_feature.Image",
                 "image": {"dtype": "uint8", "encodingFormat": self.encoding_format,
-                          "shape": {"dimensions": [str(d) for d in self.shape]}}}
+                          "shape": {"dimensions": [str(-1 if d is None else d) for d in self.shape]}}}
 
     def metadata_files(self, name: str) -> dict[str, str]:
         return {}
@@ -43,16 +43,21 @@ class Image:
 
 @dataclass(frozen=True)
 class ClassLabel:
-    """``tfds.features.ClassLabel``: an int64 index into ``names``."""
+    """``tfds.features.ClassLabel``: an int64 index into ``names`` (or ``num_classes`` without
+    names, as TFDS's ``cifar10_corrupted`` declares it: then no labels file is written)."""
 
-    names: tuple
+    names: tuple = ()
+    num_classes: Optional[int] = None
 
     def config(self) -> dict:
+        count = self.num_classes if self.num_classes is not None else len(self.names)
         return {"pythonClassName": _FEATURES + "class_label_feature.ClassLabel",
-                "classLabel": {"numClasses": str(len(self.names))}}
+                "classLabel": {"numClasses": str(count)}}
 
     def metadata_files(self, name: str) -> dict[str, str]:
         """``<name>.labels.txt``: one class name a line, as ``ClassLabel.save_metadata`` writes."""
+        if not self.names:
+            return {}
         return {f"{name}.labels.txt": "".join(n + "\n" for n in self.names)}
 
 
@@ -62,6 +67,20 @@ class Text:
 
     def config(self) -> dict:
         return {"pythonClassName": _FEATURES + "text_feature.Text", "text": {}}
+
+    def metadata_files(self, name: str) -> dict[str, str]:
+        return {}
+
+
+@dataclass(frozen=True)
+class Scalar:
+    """``tfds.features.Scalar``: one number of ``dtype`` (float32 values travel as a FloatList)."""
+
+    dtype: str = "float32"
+
+    def config(self) -> dict:
+        return {"pythonClassName": _FEATURES + "scalar.Scalar",
+                "tensor": {"shape": {}, "dtype": self.dtype, "encoding": "none"}}
 
     def metadata_files(self, name: str) -> dict[str, str]:
         return {}

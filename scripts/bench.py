@@ -22,6 +22,9 @@ def add_arguments(parser):
                         help="timed calls per measurement; the median is kept")
     parser.add_argument("--images", type=int, default=5, help="how many photographs to average over (1..5)")
     parser.add_argument("--corruptions", help="comma-separated names to time (default: all 19)")
+    parser.add_argument("--editions", help="comma-separated editions to time the corruptions in (default: every "
+                                           "edition: imagenet, inception, tinyimagenet, imagenet64, cifar); 'none' "
+                                           "skips the per-edition table")
     parser.add_argument("--rng", help="comma-separated random modes to time, reference and/or fast (default: both; "
                         "with --scaling, one mode, default reference)")
     parser.add_argument("--scaling", action="store_true",
@@ -63,6 +66,7 @@ def run(args) -> int:
     from schemas.imagenet_p import select_perturbations
     from pipelines.bench_p import format_p_table, run_p_bench
     from pipelines.video import PRESETS
+    from pipelines.bench_editions import format_editions_table, run_editions_bench, select_editions
 
     names = args.corruptions.split(",") if args.corruptions else None
     perturbations = args.perturbations.split(",") if args.perturbations else None
@@ -71,8 +75,13 @@ def run(args) -> int:
         select_perturbations(perturbations)
         if args.preset not in PRESETS:
             raise ValueError(f"unknown x264 preset {args.preset!r}; valid presets: {', '.join(PRESETS)}")
+        editions = None if args.editions is None else [] if args.editions == "none" else args.editions.split(",")
+        if editions != []:
+            select_editions(editions)
         result = run_bench(names, images=args.images, repeats=args.repeats,
                            rng_modes=args.rng.split(",") if args.rng else None)
+        if editions != []:
+            result["editions"] = run_editions_bench(names, editions, images=args.images, repeats=args.repeats)
         if perturbations or not names:
             result["imagenet_p"] = run_p_bench(perturbations, images=args.images, repeats=args.repeats,
                                                preset=args.preset)
@@ -83,6 +92,8 @@ def run(args) -> int:
         print(json.dumps(result, indent=2))
     else:
         print(format_table(result))
+        if "editions" in result:
+            print("\n" + format_editions_table(result["editions"]))
         if "imagenet_p" in result:
             print("\n" + format_p_table(result["imagenet_p"]))
     return 0

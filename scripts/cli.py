@@ -17,6 +17,7 @@ COMMAND_MODULES = (
     "scripts.evaluate",
     "scripts.build_c",
     "scripts.build_p",
+    "scripts.build_vcr",
     "scripts.verify",
     "scripts.package",
     "scripts.fetch_model",

@@ -2,6 +2,8 @@
 import argparse
 import sys
 
+from scripts import evaluate_vcr
+
 NAME = "evaluate"
 HELP = ("run a model (ONNX; TorchScript or TensorFlow when installed) over a release's ImageNet-C / "
         "ImageNet-P data with Beam RunInference; write predictions, metrics.json and report.md")
@@ -9,8 +11,9 @@ HELP = ("run a model (ONNX; TorchScript or TensorFlow when installed) over a rel
 
 def add_arguments(parser):
     parser.add_argument("--release", required=True,
-                        help="release directory (holds imagenet-c/, imagenet-p/ or tfds/), or a packaged "
-                             "ImageNet-A set (imagenet-a/, from package-a)")
+                        help="release directory (holds imagenet-c/, imagenet-p/ or tfds/, or an edition's tree: "
+                             "CIFAR-10-C/, CIFAR-100-C/, Tiny-ImageNet-C/, ImageNet-64x64-C/, imagenet-c-299/), "
+                             "or a packaged ImageNet-A set (imagenet-a/, from package-a)")
     parser.add_argument("--model", required=True,
                         help=".onnx, TorchScript .pt/.pth, or Keras/SavedModel path")
     parser.add_argument("--framework", choices=("onnx", "pytorch", "tensorflow"),
@@ -26,6 +29,7 @@ def add_arguments(parser):
                                                 "(see imagenet-cp metrics)")
     parser.add_argument("--batch-size", type=int, default=32, help="largest inference batch (default 32)")
     parser.add_argument("--workers", type=int, help="local worker processes (default: all cores)")
+    evaluate_vcr.add_arguments(parser)
     parser.add_argument("beam_args", nargs=argparse.REMAINDER,
                         help="Beam pipeline options after --, e.g. -- --runner=DataflowRunner ...")
 
@@ -51,6 +55,9 @@ def run(args) -> int:
     except ValueError as err:
         print(f"imagenet-cp evaluate: {err}", file=sys.stderr)
         return 2
+    code = evaluate_vcr.dispatch(args)
+    if code is not None:
+        return code
     from pipelines.evaluate import evaluate_release
     from pipelines.metrics_files import load_error_baseline, load_flip_baseline
 

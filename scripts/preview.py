@@ -11,6 +11,8 @@ def add_arguments(parser):
     parser.add_argument("-o", "--output", type=Path, required=True, help="PNG file to write")
     parser.add_argument("--corruptions", help="comma-separated names to draw (default: all 19)")
     parser.add_argument("--release-seed", type=int, default=0, help="release seed of the per-example seeds")
+    parser.add_argument("--edition", default="imagenet",
+                        help="edition: imagenet (224, default), inception, tinyimagenet, imagenet64, cifar")
 
 
 def run(args) -> int:
@@ -18,7 +20,7 @@ def run(args) -> int:
 
     names = args.corruptions.split(",") if args.corruptions else None
     try:
-        path = write_preview(args.image, args.output, names, args.release_seed)
+        path = write_preview(args.image, args.output, names, args.release_seed, args.edition)
     except (OSError, ValueError) as err:
         print(f"imagenet-cp preview: {err}", file=sys.stderr)
         return 2

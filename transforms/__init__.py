@@ -6,15 +6,18 @@ No Beam, no TensorFlow, no file writes; the frost textures are the one file read
 from schemas.imagenet_c import CORRUPTIONS, BENCHMARK_CORRUPTIONS, EXTRA_CORRUPTIONS, SEVERITIES
 
 from schemas.imagenet_p import PERTURBATIONS
+from schemas.editions import EDITIONS
 
 from .corruptions import corrupt
 from .perturbations import perturb_sequence
 from .preprocess import encode_jpeg, preprocess, preprocess_uncropped
 from .rng import RNG_MODES, FastRandomState, make_rng
 from .seeds import example_rng, example_seed
+from .vif import delta_v, vif
 
 __all__ = [
-    "CORRUPTIONS", "BENCHMARK_CORRUPTIONS", "EXTRA_CORRUPTIONS", "SEVERITIES", "PERTURBATIONS",
+    "EDITIONS", "CORRUPTIONS", "BENCHMARK_CORRUPTIONS", "EXTRA_CORRUPTIONS", "SEVERITIES", "PERTURBATIONS",
     "corrupt", "perturb_sequence", "encode_jpeg", "preprocess", "preprocess_uncropped",
     "example_seed", "example_rng", "make_rng", "RNG_MODES", "FastRandomState",
+    "vif", "delta_v",
 ]

@@ -63,8 +63,17 @@ def find_frost_dir() -> Path:
 
 
 @lru_cache(maxsize=None)
-def frost_texture(index: int) -> np.ndarray:
-    """Texture ``index`` (0..5) as ``cv2.imread`` gives it: BGR uint8, alpha dropped. Read-only."""
+def frost_texture(index: int, scale=None) -> np.ndarray:
+    """Texture ``index`` (0..5) as ``cv2.imread`` gives it: BGR uint8, alpha dropped. Read-only.
+
+    With ``scale`` (e.g. 0.3), the texture is shrunk as the 64 and 32 editions do it:
+    ``cv2.resize(F, (0, 0), fx=scale, fy=scale)`` (INTER_LINEAR; OpenCV maps coordinates with
+    1/scale, which differs from a resize to the same size given as ``dsize``).
+    """
+    if scale is not None:
+        image = cv2.resize(np.asarray(frost_texture(index)), (0, 0), fx=scale, fy=scale)
+        image.setflags(write=False)
+        return image
     path = find_frost_dir() / FROST_FILES[index]
     image = cv2.imread(str(path))
     if image is None:

@@ -1,9 +1,9 @@
 """Blur corruptions: defocus, glass, motion, zoom and (extra) Gaussian blur.
 
-Each function takes the 224x224x3 uint8 RGB image ``x`` and a ``numpy.random.RandomState``
+Each function takes the NxNx3 uint8 (N the edition's side) RGB image ``x`` and a ``numpy.random.RandomState``
 and returns what the reference (``hendrycks/robustness`` ``make_imagenet_c.py``) hands to
 ``np.uint8`` (spec ``imagenet_c.md`` sections 4.5-4.9); :func:`transforms.corrupt` applies
-that truncation. Keyword parameters come from :data:`schemas.imagenet_c.CORRUPTIONS`.
+that truncation. Keyword parameters come from the edition's table (:mod:`schemas.editions`).
 """
 from __future__ import annotations
 
@@ -33,11 +33,13 @@ def disk_kernel(radius: int, alias_blur: float) -> np.ndarray:
 
     Parameters
     ----------
-    radius : int
-        Disk radius in pixels, >= 1.
+    radius : float
+        Disk radius in pixels, >= 0 (ImageNet-C uses 3..10; the 64 and 32 editions use radii below
+        1, a single tap; VCR's continuous range starts at 0, where the disk is the centre pixel alone).
     alias_blur : float
-        Sigma (pixels, > 0) of the Gaussian that smooths the disk's edge
-        (``cv2.GaussianBlur``, 3x3 for radius <= 8, else 5x5).
+        Sigma (pixels, >= 0) of the Gaussian that smooths the disk's edge
+        (``cv2.GaussianBlur``, 3x3 for radius <= 8, else 5x5; 0 lets OpenCV derive the sigma
+        from the kernel size, as VCR's range allows).
 
     Returns
     -------
@@ -46,14 +48,14 @@ def disk_kernel(radius: int, alias_blur: float) -> np.ndarray:
         is normalised before the smoothing, so a disk that reaches the grid's edge (radius 8
         or > 8) sums to slightly more than 1 (the border is reflected), as in the reference.
     """
-    if radius < 1:
-        raise ValueError(f"radius must be >= 1 pixel, got {radius!r}")
-    if not alias_blur > 0:
-        raise ValueError(f"alias_blur must be > 0, got {alias_blur!r}")
+    if not radius >= 0:
+        raise ValueError(f"radius must be >= 0 pixels, got {radius!r}")
+    if not alias_blur >= 0:
+        raise ValueError(f"alias_blur must be >= 0, got {alias_blur!r}")
     if radius <= _DISK_GRID_RADIUS:
         grid, ksize = np.arange(-_DISK_GRID_RADIUS, _DISK_GRID_RADIUS + 1), (3, 3)
     else:
-        grid, ksize = np.arange(-radius, radius + 1), (5, 5)
+        grid, ksize = np.arange(-radius, radius + 1), (5, 5)  # integer radii (224, 299); VCR: as VCR does
     cols, rows = np.meshgrid(grid, grid)
     disk = np.array(cols ** 2 + rows ** 2 <= radius ** 2, dtype=np.float32)
     disk /= np.sum(disk)

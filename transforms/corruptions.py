@@ -1,14 +1,16 @@
-"""``corrupt``: one ImageNet-C corruption at one severity, parameters read from the table."""
+"""``corrupt``: one ImageNet-C corruption at one severity, parameters read from the edition's table."""
 from __future__ import annotations
 
 import numpy as np
 
-from schemas.imagenet_c import CORRUPTIONS, IMAGE_SIZE, SEVERITIES, corruption_names_text
+from schemas.edition import DEFAULT_EDITION
+from schemas.editions import get_edition
+from schemas.imagenet_c import CORRUPTIONS, SEVERITIES, corruption_names_text
 
 from . import blur, color, digital, noise, weather
 from .rng import CorruptionRng, check_rng
 
-#: name -> function(x, rng, **params). Every function takes the 224x224x3 uint8 image and a
+#: name -> function(x, rng, **params). Every function takes the NxNx3 uint8 image and a
 #: ``numpy.random.RandomState`` (or a :class:`transforms.rng.FastRandomState`) and returns the
 #: value the reference hands to ``np.uint8``.
 FUNCTIONS = {
@@ -35,7 +37,7 @@ FUNCTIONS = {
 assert tuple(FUNCTIONS) == tuple(CORRUPTIONS), "FUNCTIONS must follow the table's order"
 
 
-def check_image(image: np.ndarray, size: int = IMAGE_SIZE) -> None:
+def check_image(image: np.ndarray, size: int) -> None:
     """Raise ``ValueError`` unless ``image`` is a uint8 ``size x size x 3`` array."""
     if not isinstance(image, np.ndarray) or image.dtype != np.uint8 or image.shape != (size, size, 3):
         got = f"{image.dtype} array of shape {image.shape}" if isinstance(image, np.ndarray) else type(image)
@@ -56,13 +58,15 @@ def to_uint8(value) -> np.ndarray:
     return array if array.dtype == np.uint8 else array.astype(np.uint8)
 
 
-def corrupt(image: np.ndarray, name: str, severity: int, rng: CorruptionRng) -> np.ndarray:
+def corrupt(image: np.ndarray, name: str, severity: int, rng: CorruptionRng,
+            edition: str = DEFAULT_EDITION) -> np.ndarray:
     """Apply ImageNet-C corruption ``name`` at ``severity`` to a preprocessed image.
 
     Parameters
     ----------
     image : numpy.ndarray
-        uint8, shape (224, 224, 3), RGB (the output of :func:`transforms.preprocess`).
+        uint8, shape (N, N, 3), RGB, N the edition's side (224 by default): the output of
+        ``transforms.preprocess(..., edition=edition)``.
     name : str
         One of :data:`transforms.CORRUPTIONS` (e.g. ``'gaussian_noise'``).
     severity : int
@@ -70,16 +74,21 @@ def corrupt(image: np.ndarray, name: str, severity: int, rng: CorruptionRng) -> 
     rng : numpy.random.RandomState or transforms.FastRandomState
         Consumed exactly as the reference consumes NumPy's global stream (a ``RandomState``
         reproduces the reference; see :func:`transforms.make_rng` for the two modes).
+    edition : str
+        One of :data:`transforms.EDITIONS`: ``'imagenet'`` (224, default), ``'inception'`` (299),
+        ``'tinyimagenet'`` and ``'imagenet64'`` (64), ``'cifar'`` (32); it chooses the severity
+        table and the image side.
 
     Returns
     -------
     numpy.ndarray
-        uint8, shape (224, 224, 3): what the reference driver writes before JPEG encoding.
+        uint8, shape (N, N, 3): what the reference driver writes before JPEG or .npy saving.
     """
+    tables = get_edition(edition)
     if name not in CORRUPTIONS:
         raise ValueError(f"unknown corruption {name!r}; valid names: {corruption_names_text()}")
     severity = check_severity(severity)
-    check_image(image)
+    check_image(image, tables.image_size)
     check_rng(rng)
-    out = to_uint8(FUNCTIONS[name](image, rng, **CORRUPTIONS[name].params(severity)))
+    out = to_uint8(FUNCTIONS[name](image, rng, **tables.c.corruptions[name].params(severity)))
     return np.ascontiguousarray(out)

@@ -1,6 +1,6 @@
 """Digital corruptions: contrast, elastic transform, pixelate and JPEG compression.
 
-Each function takes the 224x224x3 uint8 image and a ``numpy.random.RandomState`` and returns what
+Each function takes the NxNx3 uint8 (N the edition's side) image and a ``numpy.random.RandomState`` and returns what
 the reference hands to the driver's ``np.uint8`` (``../shared/spec/imagenet_c.md`` sections
 4.13-4.17): a float array in [0, 255], or a uint8 array where the reference returns a PIL image.
 Only :func:`elastic_transform` draws random numbers.
@@ -12,8 +12,6 @@ import io
 import cv2
 import numpy as np
 from PIL import Image
-
-from schemas.imagenet_c import IMAGE_SIZE
 
 from .filters import gaussian_filter
 from .geometry import displace_reflect
@@ -99,7 +97,8 @@ def elastic_transform(x: np.ndarray, rng: np.random.RandomState, *, alpha: float
         Displacement scale in pixels (the smoothed field, roughly in [-1, 1] before smoothing,
         is multiplied by it).
     sigma : float
-        Standard deviation in pixels of the Gaussian that smooths the field; > 0.
+        Standard deviation in pixels of the Gaussian that smooths the field, >= 0 (0: no
+        smoothing; with alpha 0 at 64/32 severity 1 the field is zero, but both arrays are drawn).
     affine_jitter : float
         Largest shift in pixels of each of the three affine anchor points.
 
@@ -125,12 +124,12 @@ def elastic_transform(x: np.ndarray, rng: np.random.RandomState, *, alpha: float
 
 
 def pixelate(x: np.ndarray, rng: np.random.RandomState, *, factor: float) -> np.ndarray:
-    """Downscale to ``int(224 * factor)`` pixels a side with Pillow's BOX filter, then scale back.
+    """Downscale to ``int(N * factor)`` pixels a side with Pillow's BOX filter, then scale back.
 
     Parameters
     ----------
     x : numpy.ndarray
-        uint8 image, shape (224, 224, 3).
+        uint8 image, shape (N, N, 3).
     rng : numpy.random.RandomState
         Not used (the corruption is deterministic); accepted for a uniform signature.
     factor : float
@@ -139,12 +138,13 @@ def pixelate(x: np.ndarray, rng: np.random.RandomState, *, factor: float) -> np.
     Returns
     -------
     numpy.ndarray
-        uint8, shape (224, 224, 3). The sizes are the reference's hard-coded 224
-        (:data:`schemas.imagenet_c.IMAGE_SIZE`), whatever the input's size.
+        uint8, shape (N, N, 3). Upsampling is Pillow's BOX, not NEAREST: they differ at 299
+        severity 4 (74 -> 299), where BOX's source index floor((k + 0.5) n / N) hits a tie.
     """
-    small = int(IMAGE_SIZE * factor)
+    side = x.shape[0]
+    small = int(side * factor)
     image = Image.fromarray(x).resize((small, small), Image.BOX)
-    return np.asarray(image.resize((IMAGE_SIZE, IMAGE_SIZE), Image.BOX))
+    return np.asarray(image.resize((side, side), Image.BOX))
 
 
 def jpeg_compression(x: np.ndarray, rng: np.random.RandomState, *, quality: int) -> np.ndarray:

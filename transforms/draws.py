@@ -13,6 +13,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from schemas.edition import DEFAULT_EDITION
+
 from .corruptions import corrupt
 from .rng import make_rng
 
@@ -53,13 +55,14 @@ class DrawRecorder(np.random.RandomState):
         return attribute
 
 
-def record_draws(image: np.ndarray, name: str, severity: int, seed: int) -> tuple[Draw, ...]:
-    """The stream calls of ``corrupt(image, name, severity, RandomState(seed))``, in order.
+def record_draws(image: np.ndarray, name: str, severity: int, seed: int,
+                 edition: str = DEFAULT_EDITION) -> tuple[Draw, ...]:
+    """The stream calls of ``corrupt(image, name, severity, RandomState(seed), edition=edition)``, in order.
 
     Parameters
     ----------
     image : numpy.ndarray
-        uint8, shape (224, 224, 3) (as for :func:`transforms.corrupt`).
+        uint8, shape (N, N, 3), N the edition's side (as for :func:`transforms.corrupt`).
     name : str
         Corruption name.
     severity : int
@@ -67,6 +70,8 @@ def record_draws(image: np.ndarray, name: str, severity: int, seed: int) -> tupl
     seed : int
         Seed in [0, 2**32); the arguments of later draws may depend on earlier samples (frost's
         crop range depends on the texture drawn).
+    edition : str
+        One of :data:`transforms.EDITIONS`.
 
     Returns
     -------
@@ -74,7 +79,7 @@ def record_draws(image: np.ndarray, name: str, severity: int, seed: int) -> tupl
         Empty for the deterministic corruptions. Array arguments (Poisson means) are kept.
     """
     recorder = DrawRecorder(seed)
-    corrupt(image, name, severity, recorder)
+    corrupt(image, name, severity, recorder, edition=edition)
     return tuple(recorder.draws)
 
 

@@ -1,6 +1,6 @@
 """Noise corruptions: Gaussian, shot (Poisson), impulse (salt and pepper) and speckle.
 
-Each function takes the 224x224x3 uint8 image and a ``numpy.random.RandomState`` and returns
+Each function takes the NxNx3 uint8 (N the edition's side) image and a ``numpy.random.RandomState`` and returns
 float64 values in [0, 255], which :func:`transforms.corrupt` truncates to uint8. The draws are
 those of the reference (``../shared/spec/imagenet_c.md`` sections 4.1-4.4 and 5): same methods,
 shapes and order.

@@ -1,6 +1,8 @@
-"""Decoding, torchvision-0.2-style Resize(256) + CenterCrop(224), and the release JPEG encoder.
+"""Decoding, each edition's preprocessing recipe (224: torchvision-0.2-style Resize(256) +
+CenterCrop(224)), and the release JPEG encoder.
 
-See ``../shared/spec/imagenet_c.md`` section 1.2 (C) and ``imagenet_p.md`` section 1.1 (P).
+See ``../shared/spec/imagenet_c.md`` section 1.2 (C), ``imagenet_p.md`` section 1.1 (P) and
+``editions_c.md`` section 1 (the other editions).
 """
 from __future__ import annotations
 
@@ -10,12 +12,15 @@ from typing import Union
 import numpy as np
 from PIL import Image, UnidentifiedImageError
 
+from schemas.edition import DEFAULT_EDITION, Preprocessing
+from schemas.editions import get_edition
+from schemas.editions.imagenet import RESIZE_SHORT_SIDE as RESIZE_256
 from schemas.imagenet_c import IMAGE_SIZE
 
-RESIZE_SHORT_SIDE = 256
-"""Short side (pixels) of torchvision's ``Resize(256)`` used before every crop."""
+RESIZE_SHORT_SIDE = RESIZE_256
+"""Short side (pixels) of torchvision's ``Resize(256)`` used before the 224 crops (C and P)."""
 
-JPEG_QUALITY = 85
+JPEG_QUALITY = get_edition(DEFAULT_EDITION).c.jpeg_quality
 """Quality of the JPEGs the reference driver writes (``save(quality=85, optimize=True)``)."""
 
 MAX_ASPECT_RATIO = 32
@@ -150,21 +155,65 @@ def center_crop(image: Union[Image.Image, np.ndarray], size: int = IMAGE_SIZE):
     return image.crop(center_crop_box(*image.size, size))
 
 
-def preprocess(image: ImageLike) -> np.ndarray:
-    """ImageNet-C preprocessing: RGB, then Resize(256), then CenterCrop(224).
+def center_crop_fraction(image: Image.Image, fraction: float) -> Image.Image:
+    """The inception driver's crop: ``(int(fraction*H), int(fraction*W))`` at offsets
+    ``int(round((H - th) / 2))``, ``int(round((W - tw) / 2))`` (round half to even)."""
+    w, h = image.size
+    th, tw = int(fraction * h), int(fraction * w)
+    top, left = int(round((h - th) / 2.0)), int(round((w - tw) / 2.0))
+    return image.crop((left, top, left + tw, top + th))
+
+
+def center_square(image: Image.Image) -> Image.Image:
+    """The centred square of side ``min(H, W)``, offsets ``(dim - side) // 2`` (identity on squares)."""
+    w, h = image.size
+    side = min(w, h)
+    top, left = (h - side) // 2, (w - side) // 2
+    return image.crop((left, top, left + side, top + side))
+
+
+_FILTERS = {"bilinear": Image.BILINEAR, "box": Image.BOX}
+
+#: Operation name of a :class:`schemas.edition.Preprocessing` step -> function(PIL image, *args).
+STEPS = {
+    "resize_short_side": resize_short_side,
+    "center_crop": center_crop,
+    "center_crop_fraction": center_crop_fraction,
+    "center_square": center_square,
+    "resize": lambda image, side, resample: image.resize((side, side), _FILTERS[resample]),
+}
+
+
+def apply_recipe(image: Image.Image, recipe: Preprocessing) -> Image.Image:
+    """Apply the steps of ``recipe`` in order to a PIL image."""
+    for operation, *arguments in recipe.steps:
+        image = STEPS[operation](image, *arguments)
+    return image
+
+
+def preprocess(image: ImageLike, edition: str = DEFAULT_EDITION) -> np.ndarray:
+    """ImageNet-C preprocessing of an edition: RGB, then the edition's recipe.
+
+    ``imagenet`` (default): Resize(256), CenterCrop(224). ``inception``: centre 0.875 crop,
+    bilinear 299x299. ``imagenet64``: bilinear 64x64 of the whole image. ``tinyimagenet``: centred
+    square, bilinear 64x64. ``cifar``: centred square, BOX 32x32 (both identities on the
+    datasets' own square images).
 
     Parameters
     ----------
     image : PIL.Image.Image, bytes or numpy.ndarray
         Any image Pillow reads; greyscale, RGBA, CMYK and palette images become RGB first.
+    edition : str
+        One of :data:`transforms.EDITIONS`.
 
     Returns
     -------
     numpy.ndarray
-        uint8 array of shape (224, 224, 3), values 0..255.
+        uint8 array of shape (N, N, 3), N the edition's side, values 0..255.
     """
+    recipe = get_edition(edition).preprocessing
     rgb = to_pil(image).convert("RGB")
-    return np.asarray(center_crop(resize_short_side(rgb)), dtype=np.uint8).copy()
+    return np.asarray(apply_recipe(rgb, recipe), dtype=np.uint8).copy()
 
 
 def preprocess_uncropped(image: ImageLike) -> np.ndarray:

@@ -1,8 +1,8 @@
 """Weather corruptions of ImageNet-C: snow, frost, fog, and the extra spatter.
 
-Each function takes the 224x224x3 uint8 RGB image, a ``numpy.random.RandomState`` that it consumes
+Each function takes the NxNx3 uint8 (N the edition's side) RGB image, a ``numpy.random.RandomState`` that it consumes
 exactly as the reference consumes NumPy's global stream, and the keyword parameters of one row of
-:data:`schemas.imagenet_c.CORRUPTIONS`. It returns what the reference hands to ``np.uint8`` (values
+the edition's table (:mod:`schemas.editions`). It returns what the reference hands to ``np.uint8`` (values
 in [0, 255], not yet truncated). See ``../shared/spec/imagenet_c.md`` sections 3.2, 4.10-4.12, 4.19.
 
 Where the reference works in float32, scalars are cast to float32 explicitly, so the arithmetic
@@ -13,8 +13,6 @@ from __future__ import annotations
 import cv2
 import numpy as np
 from skimage.filters import gaussian
-
-from schemas.imagenet_c import PLASMA_MAPSIZE
 
 from .assets import frost_texture
 from .geometry import clipped_zoom
@@ -93,19 +91,23 @@ def plasma_fractal(mapsize: int, wibble_decay: float, rng: np.random.RandomState
     return plasma / plasma.max()
 
 
-def fog(x: np.ndarray, rng: np.random.RandomState, *, strength: float, wibble_decay: float) -> np.ndarray:
+def fog(x: np.ndarray, rng: np.random.RandomState, *, strength: float, wibble_decay: float,
+        mapsize: int) -> np.ndarray:
     """ImageNet-C fog: a plasma fractal added to the image, then the contrast squeezed (spec 4.12).
 
     Parameters
     ----------
     x : numpy.ndarray
-        uint8, shape (H, W, 3) with H, W <= ``PLASMA_MAPSIZE`` (256).
+        uint8, shape (H, W, 3) with H, W <= ``mapsize``.
     rng : numpy.random.RandomState
-        Consumed by :func:`plasma_fractal` (24 uniform arrays).
+        Consumed by :func:`plasma_fractal` (3 uniform arrays per level: 24 for mapsize 256).
     strength : float
         Weight of the fog layer (values in [0, 1]) added to the image in [0, 1].
     wibble_decay : float
         Smoothness of the fog, see :func:`plasma_fractal`.
+    mapsize : int
+        Side of the plasma map (a power of two >= H, W; the edition's table gives it: 256 at
+        224, 512 at 299, N at 64 and 32); its top-left H x W corner is used.
 
     Returns
     -------
@@ -115,25 +117,30 @@ def fog(x: np.ndarray, rng: np.random.RandomState, *, strength: float, wibble_de
     u = x / 255.0
     peak = u.max()
     height, width = x.shape[:2]
-    u += strength * plasma_fractal(PLASMA_MAPSIZE, wibble_decay, rng)[:height, :width][..., np.newaxis]
+    if height > mapsize or width > mapsize:
+        raise ValueError(f"fog's plasma map ({mapsize}) is smaller than the image ({height}x{width})")
+    u += strength * plasma_fractal(mapsize, wibble_decay, rng)[:height, :width][..., np.newaxis]
     return np.clip(u * peak / (peak + strength), 0, 1) * 255
 
 
 # --------------------------------------------------------------------------------------- frost
 
 def frost(x: np.ndarray, rng: np.random.RandomState, *, image_weight: float,
-          frost_weight: float) -> np.ndarray:
+          frost_weight: float, texture_scale=None) -> np.ndarray:
     """ImageNet-C frost: a random crop of a frost photograph blended over the image (spec 4.11).
 
     Parameters
     ----------
     x : numpy.ndarray
-        uint8, shape (H, W, 3), RGB; H, W no larger than the textures' crop ranges allow (224 fits).
+        uint8, shape (H, W, 3), RGB; H, W smaller than the (scaled) textures.
     rng : numpy.random.RandomState
         Draws ``randint(5)`` (the texture), then ``randint(0, rows - H)`` and ``randint(0, cols - W)``
         (the crop's top-left corner; upper bounds excluded).
     image_weight, frost_weight : float
         Weights of the image and of the texture, both on the raw 0..255 values.
+    texture_scale : float, optional
+        Shrink the textures first by ``cv2.resize(F, (0, 0), fx=s, fy=s)`` (0.3 in the 64
+        editions, 0.2 at 32; see :func:`transforms.assets.frost_texture`); None keeps them.
 
     Returns
     -------
@@ -145,7 +152,7 @@ def frost(x: np.ndarray, rng: np.random.RandomState, *, image_weight: float,
     transforms.assets.FrostAssetError
         If the textures are missing or differ from the reference's, with how to fetch them.
     """
-    texture = frost_texture(rng.randint(FROST_CHOICES))
+    texture = frost_texture(rng.randint(FROST_CHOICES), texture_scale)
     height, width = x.shape[:2]
     top = rng.randint(0, texture.shape[0] - height)
     left = rng.randint(0, texture.shape[1] - width)

@@ -4,6 +4,7 @@ Bit-exactness against the reference is tested in test_fidelity_c.py; these tests
 properties that make each function what it is: what it draws, what it preserves, its identities.
 """
 import numpy as np
+from PIL import Image
 import pytest
 from skimage import color as skcolor
 
@@ -200,9 +201,14 @@ def test_pixelate_makes_constant_blocks(image):
     assert np.abs(out[::2, ::2] - box_means).max() <= 1  # BOX averages (Pillow fixed point: +-1)
 
 
-def test_pixelate_uses_the_fixed_224_grid():
-    out = digital.pixelate(np.zeros((100, 100, 3), np.uint8), None, factor=0.5)
-    assert out.shape == SHAPE
+def test_pixelate_keeps_the_side_and_upsamples_with_box_not_nearest():
+    # 299 severity 4: 74 -> 299 has a tie at row/column 149, where BOX takes source 37, NEAREST 36.
+    x = np.random.RandomState(0).randint(0, 256, (299, 299, 3)).astype(np.uint8)
+    out = digital.pixelate(x, None, factor=0.25)
+    small = Image.fromarray(x).resize((74, 74), Image.BOX)
+    assert out.shape == x.shape
+    np.testing.assert_array_equal(out[149, 149], np.asarray(small)[37, 37])
+    assert (np.asarray(small.resize((299, 299), Image.NEAREST)) != out).any()
 
 
 def test_jpeg_error_grows_as_quality_falls(image):

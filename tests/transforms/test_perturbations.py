@@ -194,7 +194,9 @@ def test_drip_equals_numpy_convolve_along_columns():
     for kernel in (_schedule("spatter", "drip_kernel"), (0.2, 0.8)):
         expected = np.apply_along_axis(lambda col: np.convolve(col, np.array(kernel), mode="same"),
                                        axis=0, arr=liquid)
-        np.testing.assert_array_equal(drip(liquid, kernel), expected)
+        # np.convolve's vectorised dot product rounds differently on some CPUs (AVX-512: 1 ulp);
+        # the bit-exact contract is the reference's frames (test_perturbations_fidelity.py).
+        np.testing.assert_allclose(drip(liquid, kernel), expected, rtol=0, atol=4e-16)
     column = np.zeros((8, 1))
     column[3] = 1.0
     assert drip(column, (0.05, 0.1, 0.15, 0.7))[:, 0].tolist() == [0, 0, 0.05, 0.1, 0.15, 0.7, 0, 0]

@@ -96,7 +96,7 @@ def test_frost_never_picks_frost6_and_crops_inside(monkeypatch):
     shapes = [assets.frost_texture(i).shape for i in range(6)]
     picked = []
 
-    def fake_texture(index):
+    def fake_texture(index, scale=None):
         picked.append(index)
         return _coordinate_texture(shapes[index])
 

@@ -1,0 +1,225 @@
+"""The Edition type: everything one edition of the benchmark is, declared as data.
+
+An edition (``imagenet`` 224, ``inception`` 299, ``tinyimagenet`` 64, ``imagenet64`` 64, ``cifar`` 32)
+is one :class:`Edition` value: its name, image side, preprocessing recipe and the facts of each
+benchmark built on it. The ImageNet-C facts are a :class:`CEdition` component (``edition.c``):
+severity tables with every size-bound constant in their rows, output encoding, release tree and
+file naming, TFDS dataset and config names, package categories and build defaults. The ImageNet-P
+facts have their own slot (``edition.p``), filled by the P tables; an edition without P has
+``p = None``.
+
+This module holds the types only; the values live in one table module per edition
+(``schemas/editions/<name>.py``) and the catalogue :data:`schemas.editions.EDITIONS`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Mapping, Optional
+
+DEFAULT_EDITION = "imagenet"
+"""The edition every API and command uses when none is named: ImageNet-C/P at 224."""
+
+JPEG = "jpeg"
+"""Output encoding: one Pillow JPEG per output (quality 85, Huffman optimisation on)."""
+NPY = "npy"
+"""Output encoding: raw uint8 arrays, stacked per corruption into one ``.npy`` (CIFAR-10-C layout)."""
+ENCODINGS = (JPEG, NPY)
+
+
+@dataclass(frozen=True)
+class Preprocessing:
+    """How a source image becomes the N x N RGB array the corruptions receive, as a list of steps.
+
+    Every recipe first converts to RGB (PIL ``convert('RGB')``), then applies ``steps`` in order.
+    Each step is a tuple ``(operation, *arguments)``:
+
+    - ``('resize_short_side', s)``: torchvision ``Resize(s)`` with an int: PIL BILINEAR, short
+      side ``s`` pixels, long side truncated;
+    - ``('center_crop', s)``: torchvision ``CenterCrop(s)``, offsets ``int(round((dim - s) / 2))``;
+    - ``('center_crop_fraction', f)``: crop ``(int(f*H), int(f*W))`` at offsets rounded half to
+      even (the inception driver's ``resized_center_crop``);
+    - ``('center_square', )``: the centred square of side ``min(H, W)``, offsets ``(dim - side) // 2``;
+    - ``('resize', s, filter)``: PIL resize to ``s x s`` with ``filter`` ``'bilinear'`` or ``'box'``
+      (aspect not kept).
+
+    Attributes
+    ----------
+    steps : tuple of tuple
+        The operations, in order.
+    description : str
+        One line for documents and ``release.json``.
+    """
+
+    steps: tuple
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class TfdsNames:
+    """How an edition's releases appear in TFDS.
+
+    Attributes
+    ----------
+    dataset : str
+        TFDS dataset name, e.g. ``'imagenet2012_corrupted'`` or ``'cifar10_corrupted'``.
+    version : str
+        ``'X.Y.Z'``.
+    split : str
+        The one split written (``'validation'`` for ImageNet-style, ``'test'`` for CIFAR).
+    config_names : Mapping[str, str]
+        Corruption name -> the name TFDS uses in its configs ``<name>_<severity>`` where it
+        differs (``cifar10_corrupted``: ``glass_blur`` -> ``frosted_glass_blur``); absent names
+        are used as they are.
+    image_format : str
+        Encoding of the ``image`` feature inside the TFRecords: ``'jpeg'`` or ``'png'``.
+    file_name_feature : bool
+        Whether examples carry a ``file_name`` Text feature (``imagenet2012_corrupted`` does,
+        ``cifar10_corrupted`` does not).
+    description : str
+        ``dataset_info.json``'s description.
+    """
+
+    dataset: str
+    version: str
+    split: str
+    config_names: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    image_format: str = "jpeg"
+    file_name_feature: bool = True
+    description: str = ""
+
+    def config(self, corruption: str, severity: int) -> str:
+        """TFDS config name of one corruption and severity, e.g. ``'frosted_glass_blur_1'``."""
+        return f"{self.config_names.get(corruption, corruption)}_{severity}"
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Where a release of one source family puts its files, and how TFDS sees it.
+
+    Attributes
+    ----------
+    tree : str
+        Top folder of the official tree in the release, e.g. ``'imagenet-c'`` or ``'CIFAR-10-C'``.
+    path_template : str
+        Path of one output below ``tree`` (JPEG editions), with fields ``corruption``,
+        ``severity``, ``wnid``, ``file_name``; for ``npy`` editions the per-corruption file
+        ``'{corruption}.npy'``.
+    labels_file : str, optional
+        ``npy`` editions: name of the labels array beside the corruption files.
+    tfds : TfdsNames
+        The TFDS dataset of this layout.
+    num_classes : int
+        Number of classes of the labels.
+    packages : Mapping[str, tuple], optional
+        Tar name (without ``.tar``) -> the corruption categories it holds, in order; None: one
+        tar per category of :attr:`CEdition.categories` (the ImageNet-C Zenodo layout).
+    package_prefix : bool
+        Whether tar members start with the tree folder (``CIFAR-10-C/fog.npy``) or below it
+        (``fog/1/<wnid>/<file>``).
+    """
+
+    tree: str
+    path_template: str
+    tfds: TfdsNames
+    num_classes: int
+    labels_file: Optional[str] = None
+    packages: Optional[Mapping[str, tuple]] = None
+    package_prefix: bool = False
+
+    def corruption_entry(self, corruption: str) -> str:
+        """The top-level entry of ``corruption`` below the tree: its folder or its ``.npy``."""
+        return self.path_template.split("/", 1)[0].format(corruption=corruption)
+
+
+@dataclass(frozen=True)
+class CEdition:
+    """The ImageNet-C facts of an edition.
+
+    Attributes
+    ----------
+    corruptions : Mapping[str, schemas.imagenet_c.Corruption]
+        Name -> corruption with its 5 severity rows, in release order (15 benchmark, then 4
+        extras). Each row holds every keyword argument of the transform, size-bound constants
+        included (fog's plasma ``mapsize``, frost's ``texture_scale``, zoom factor lists, kernel
+        radii, elastic's pixel-scaled values).
+    encoding : str
+        :data:`JPEG` or :data:`NPY`.
+    jpeg_quality : int
+        Pillow quality of the saved JPEGs (``save(quality=q, optimize=True)``, baseline 4:2:0);
+        unused by ``npy`` editions.
+    layouts : Mapping[str, Layout]
+        Source family (``'imagenet'``, ``'tinyimagenet'``, ``'cifar10'``, ``'cifar100'``) -> the
+        layout of its release; the first is the default.
+    categories : tuple of str
+        Package categories in release order (also the names of the category tars).
+    examples_per_shard : int
+        Default average number of examples per TFRecord shard.
+    reference : str
+        The reference generator this edition follows.
+    """
+
+    corruptions: Mapping[str, Any]
+    encoding: str
+    layouts: Mapping[str, Layout]
+    jpeg_quality: int = 85
+    categories: tuple = ("noise", "blur", "weather", "digital", "extra")
+    examples_per_shard: int = 2048
+    reference: str = ""
+
+    def __post_init__(self):
+        if not isinstance(self.corruptions, Mapping):  # a table module's tuple of Corruption rows
+            object.__setattr__(self, "corruptions", MappingProxyType({c.name: c for c in self.corruptions}))
+        object.__setattr__(self, "layouts", MappingProxyType(dict(self.layouts)))
+        if self.encoding not in ENCODINGS:
+            raise ValueError(f"encoding must be one of {ENCODINGS}, got {self.encoding!r}")
+        if not self.layouts:
+            raise ValueError("an edition needs at least one layout")
+
+    @property
+    def default_family(self) -> str:
+        return next(iter(self.layouts))
+
+    def layout(self, family: Optional[str] = None) -> Layout:
+        """The layout of source family ``family`` (default: the edition's first)."""
+        family = family or self.default_family
+        if family not in self.layouts:
+            raise ValueError(f"unknown source family {family!r} for this edition; valid: {', '.join(self.layouts)}")
+        return self.layouts[family]
+
+
+@dataclass(frozen=True)
+class Edition:
+    """One edition of the benchmarks: image side, preprocessing and per-benchmark facts.
+
+    Attributes
+    ----------
+    name : str
+        Catalogue name (``'imagenet'``, ``'inception'``, ``'tinyimagenet'``, ``'imagenet64'``, ``'cifar'``).
+    image_size : int
+        Side N in pixels of the square RGB arrays the corruptions receive.
+    preprocessing : Preprocessing
+        Source image -> N x N x 3 uint8.
+    sources : tuple of str
+        Source families a build accepts (see :attr:`CEdition.layouts`).
+    title : str
+        Human-readable name, e.g. ``'CIFAR-10-C / CIFAR-100-C'``.
+    c : CEdition, optional
+        The ImageNet-C facts.
+    p : optional
+        The ImageNet-P facts (tables of the P editions); None where the edition has no P.
+    model_input : Mapping
+        What evaluation feeds a model: ``size`` (pixels) and ``mean`` / ``std`` per RGB channel.
+    """
+
+    name: str
+    image_size: int
+    preprocessing: Preprocessing
+    sources: tuple
+    title: str = ""
+    c: Optional[CEdition] = None
+    p: Optional[Any] = None
+    model_input: Mapping = field(default_factory=lambda: MappingProxyType({}))
+
+    def __post_init__(self):
+        object.__setattr__(self, "model_input", MappingProxyType(dict(self.model_input)))

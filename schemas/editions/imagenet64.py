@@ -1,0 +1,72 @@
+"""The ``imagenet64`` edition (64 x 64): ImageNet-C as ``make_imagenet_64_c.py`` makes it.
+
+Values from ``hendrycks/robustness`` @ 8190fe3, ``ImageNet-C/create_c/make_imagenet_64_c.py``
+(``../shared/spec/editions_c.md`` section 2); ``make_tinyimagenet_c.py`` has the same corruption
+code, so :mod:`schemas.editions.tinyimagenet` reuses :data:`CORRUPTIONS`. Beyond the constants:
+a 64 plasma map, frost textures shrunk by ``cv2.resize(fx=fy=0.3)`` before the crop, elastic
+scaled by N = 64 with alpha = sigma = 0 at severity 1, zoom lists of 7..26 factors.
+"""
+from schemas.edition import JPEG, CEdition, Edition, Layout, Preprocessing, TfdsNames
+from schemas.imagenet_c import Corruption, severity_rows as rows, zoom_factors
+
+SIZE = 64
+_N = SIZE
+
+CORRUPTIONS = (
+    Corruption("gaussian_noise", "noise", rows(sigma=[0.04, 0.08, 0.12, 0.15, 0.18])),
+    Corruption("shot_noise", "noise", rows(scale=[250, 100, 50, 30, 15])),
+    Corruption("impulse_noise", "noise", rows(amount=[0.01, 0.02, 0.05, 0.08, 0.14])),
+    Corruption("defocus_blur", "blur", rows(
+        radius=[0.5, 1, 1.5, 2.5, 3], alias_blur=[0.6, 0.1, 0.1, 0.01, 0.1])),
+    Corruption("glass_blur", "blur", rows(
+        sigma=[0.1, 0.5, 0.6, 0.7, 0.9], max_delta=[1, 1, 1, 2, 2], iterations=[1, 1, 2, 1, 2])),
+    Corruption("motion_blur", "blur", rows(radius=[10, 10, 10, 10, 12], sigma=[1, 1.5, 2, 2.5, 3])),
+    Corruption("zoom_blur", "blur", rows(factors=[
+        zoom_factors(1, 1.06, 0.01), zoom_factors(1, 1.11, 0.01), zoom_factors(1, 1.16, 0.01),
+        zoom_factors(1, 1.21, 0.01), zoom_factors(1, 1.26, 0.01)])),
+    Corruption("snow", "weather", rows(
+        loc=[0.1, 0.1, 0.15, 0.25, 0.3], scale=[0.2, 0.2, 0.3, 0.3, 0.3], zoom=[1, 1, 1.75, 2.25, 1.25],
+        threshold=[0.6, 0.5, 0.55, 0.6, 0.65], blur_radius=[8, 10, 10, 12, 14], blur_sigma=[3, 4, 4, 6, 12],
+        blend=[0.8, 0.8, 0.7, 0.65, 0.6])),
+    Corruption("frost", "weather", rows(
+        image_weight=[1, 0.9, 0.8, 0.75, 0.7], frost_weight=[0.3, 0.4, 0.45, 0.5, 0.55], texture_scale=[0.3] * 5)),
+    Corruption("fog", "weather", rows(
+        strength=[0.4, 0.7, 1, 1.5, 2], wibble_decay=[3, 3, 2.5, 2, 1.75], mapsize=[SIZE] * 5)),
+    Corruption("brightness", "weather", rows(delta=[0.1, 0.2, 0.3, 0.4, 0.5])),
+    Corruption("contrast", "digital", rows(factor=[0.4, 0.3, 0.2, 0.1, 0.05])),
+    Corruption("elastic_transform", "digital", rows(
+        alpha=[_N * 0, _N * 0.05, _N * 0.1, _N * 0.1, _N * 0.16],
+        sigma=[_N * 0, _N * 0.3, _N * 0.08, _N * 0.03, _N * 0.03],
+        affine_jitter=[_N * 0.08, _N * 0.06, _N * 0.06, _N * 0.03, _N * 0.02])),
+    Corruption("pixelate", "digital", rows(factor=[0.9, 0.8, 0.7, 0.6, 0.5])),
+    Corruption("jpeg_compression", "digital", rows(quality=[65, 58, 50, 40, 25])),
+    Corruption("speckle_noise", "extra", rows(sigma=[0.15, 0.2, 0.25, 0.3, 0.35])),
+    Corruption("gaussian_blur", "extra", rows(sigma=[0.5, 0.75, 1, 1.25, 1.5])),
+    Corruption("spatter", "extra", rows(
+        loc=[0.62, 0.65, 0.65, 0.65, 0.65], scale=[0.1, 0.1, 0.3, 0.1, 0.1], blur_sigma=[0.7, 0.8, 1, 0.7, 0.5],
+        threshold=[0.7, 0.7, 0.69, 0.68, 0.67], intensity=[0.6, 0.6, 0.6, 0.6, 0.6],
+        mud=[False, False, False, True, True])),
+    Corruption("saturate", "extra", rows(multiplier=[0.3, 0.1, 2, 5, 30], offset=[0, 0, 0, 0.1, 0.2])),
+)
+
+#: torchvision ``Resize((64, 64))`` on a PIL image: PIL bilinear, aspect not kept.
+RESIZE_64 = ("resize", SIZE, "bilinear")
+
+EDITION = Edition(
+    name="imagenet64",
+    title="ImageNet 64x64-C",
+    image_size=SIZE,
+    preprocessing=Preprocessing(steps=(RESIZE_64,),
+                                description="RGB, PIL bilinear resize of the whole image to 64x64 (no crop)"),
+    sources=("imagenet",),
+    c=CEdition(
+        corruptions=CORRUPTIONS,
+        encoding=JPEG,
+        layouts={"imagenet": Layout(
+            tree="ImageNet-64x64-C", path_template="{corruption}/{severity}/{wnid}/{file_name}", num_classes=1000,
+            tfds=TfdsNames("imagenet64x64_corrupted", "1.0.0", "validation",
+                           description="ImageNet 64x64-C (make_imagenet_64_c.py), Pillow JPEG q85."))},
+        examples_per_shard=8192,
+        reference="ImageNet-C/create_c/make_imagenet_64_c.py"),
+    model_input={"size": SIZE, "mean": (0.485, 0.456, 0.406), "std": (0.229, 0.224, 0.225)},
+)

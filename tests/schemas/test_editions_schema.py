@@ -1,0 +1,45 @@
+"""The Edition declarations: TFDS names and datasets, layouts and package plans, as data."""
+import pytest
+
+from schemas.editions import EDITIONS
+from schemas.imagenet_c import CORRUPTIONS, SEVERITIES
+from schemas.tfds import IMAGENET2012_CORRUPTED
+from schemas.tfds_c import c_dataset
+
+#: TFDS 4.9.10 cifar10_corrupted's corruption names (editions_c.md 6.1), sorted as TFDS lists them.
+TFDS_CIFAR10_NAMES = ("brightness", "contrast", "defocus_blur", "elastic", "fog", "frost", "frosted_glass_blur",
+                      "gaussian_blur", "gaussian_noise", "impulse_noise", "jpeg_compression", "motion_blur",
+                      "pixelate", "saturate", "shot_noise", "snow", "spatter", "speckle_noise", "zoom_blur")
+
+
+def test_the_224_edition_is_tfds_imagenet2012_corrupted():
+    layout = EDITIONS["imagenet"].c.layout()
+    assert (layout.tfds.dataset, layout.tfds.version, layout.tfds.split) == (
+        IMAGENET2012_CORRUPTED.name, IMAGENET2012_CORRUPTED.version, IMAGENET2012_CORRUPTED.split)
+    assert c_dataset(EDITIONS["imagenet"]) is IMAGENET2012_CORRUPTED
+
+
+def test_cifar10_corrupted_configs_are_tfds_own():
+    dataset = c_dataset(EDITIONS["cifar"], "cifar10")
+    assert (dataset.name, dataset.version, dataset.split) == ("cifar10_corrupted", "1.0.0", "test")
+    assert sorted({c.rsplit("_", 1)[0] for c in dataset.config_descriptions}) == list(TFDS_CIFAR10_NAMES)
+    assert len(dataset.config_descriptions) == 95 and "frosted_glass_blur_1" in dataset.config_descriptions
+    features = dataset.features_json()
+    assert '"numClasses": "10"' in features and '"encodingFormat": "png"' in features
+    assert "file_name" not in features and dataset.metadata_files() == {}
+
+
+@pytest.mark.parametrize("name", ["inception", "imagenet64", "tinyimagenet"])
+def test_imagenet_style_editions_declare_jpeg_datasets_of_their_own(name):
+    edition = EDITIONS[name]
+    dataset = c_dataset(edition, class_names=("n01", "n02") if name == "tinyimagenet" else None)
+    assert dataset.name != IMAGENET2012_CORRUPTED.name and dataset.split == "validation"
+    assert f'"{edition.image_size}"' in dataset.features_json()
+    assert set(dataset.config_descriptions) == {f"{c}_{s}" for c in CORRUPTIONS for s in SEVERITIES}
+
+
+def test_every_tree_is_unique_and_names_its_corruption_entries():
+    trees = [layout.tree for e in EDITIONS.values() for layout in e.c.layouts.values()]
+    assert len(trees) == len(set(trees))
+    assert EDITIONS["cifar"].c.layout("cifar100").corruption_entry("fog") == "fog.npy"
+    assert EDITIONS["tinyimagenet"].c.layout().corruption_entry("fog") == "fog"
