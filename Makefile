@@ -15,7 +15,7 @@ OUTPUT  ?=
 WORKERS ?=
 EDITION ?=
 C_OUTPUT = $(or $(OUTPUT),out/$(if $(EDITION),$(EDITION)-c,imagenet-c))
-P_OUTPUT = $(or $(OUTPUT),out/imagenet-p)
+P_OUTPUT = $(or $(OUTPUT),out/imagenet-p$(if $(EDITION),-$(EDITION)))
 V_OUTPUT = $(or $(OUTPUT),out/vcr)
 BUILD_ARGS = $(if $(INPUT),--input $(INPUT)) $(if $(WORKERS),--workers $(WORKERS))
 
@@ -51,7 +51,7 @@ build-imagenet-c: install
 	$(BIN)/imagenet-cp build-c $(BUILD_ARGS) $(if $(EDITION),--edition $(EDITION)) --output $(C_OUTPUT)
 
 build-imagenet-p: install
-	$(BIN)/imagenet-cp build-p $(BUILD_ARGS) --output $(P_OUTPUT)
+	$(BIN)/imagenet-cp build-p $(BUILD_ARGS) $(if $(EDITION),--edition $(EDITION)) --output $(P_OUTPUT)
 
 build-vcr: install
 	$(BIN)/imagenet-cp build-vcr $(BUILD_ARGS) --output $(V_OUTPUT)

@@ -64,7 +64,7 @@ def run_video_bench(perturbations: Sequence[str] = BENCH_PERTURBATIONS,
     presets : sequence of str
         x264 presets (:data:`pipelines.video.PRESETS`).
     simd : sequence of bool
-        SIMD settings to time (False is the reproducible default).
+        SIMD settings to time (True: cpu-independent SIMD, the default; False: plain C; same bytes).
     photo : str
         A key of :data:`pipelines.bench.BENCH_IMAGES`.
 

@@ -5,7 +5,9 @@ Inputs, under a release directory ``DIR``:
 - ImageNet-C, either the JPEG tree ``DIR/imagenet-c/<corruption>/<severity>/<wnid>/<file>`` or
   the TFDS records ``DIR/tfds/<dataset>/<corruption>_<severity>/<version>/`` (split ``validation``,
   features image/label/file_name);
-- ImageNet-P, the MP4 tree ``DIR/imagenet-p/<perturbation>[_<d>]/<wnid>/<stem>.mp4``.
+- ImageNet-P, the MP4 tree ``DIR/imagenet-p/<perturbation>[_<d>]/<wnid>/<stem>.mp4``, or the tree
+  of another P edition (``ImageNet-P-299``, ``Tiny-ImageNet-P``, ``ImageNet-64x64-P`` MP4s;
+  ``CIFAR-10-P/<set>.npy``), as ``release.json`` names it (:mod:`pipelines.evaluate_p`).
 
 Labels are the wnid's index among the sorted 1000 ImageNet wnids, whatever folders exist.
 
@@ -32,6 +34,7 @@ from apache_beam.ml.inference.base import RunInference
 from metrics.imagenet_c import summarize_imagenet_c
 from metrics.imagenet_p import (flip_probability_by_offset, parse_sequence_set,
                                 summarize_imagenet_p, top_k_classes)
+from pipelines.evaluate_p import edition_model_input, npy_sequences, p_sets, sequence_frames
 from pipelines.inference import model_handler, model_input
 from pipelines.metrics_files import ERRORS_FILE, FLIPS_FILE, write_errors, write_flips
 from pipelines.report import write_report
@@ -147,13 +150,14 @@ def read_bytes(path: str) -> bytes:
 class PredictTop5(beam.PTransform):
     """``(id, image)`` -> ``(id, top-5 classes)``: model input, RunInference, top-5 of the logits."""
 
-    def __init__(self, handler):
+    def __init__(self, handler, to_input=model_input):
         super().__init__()
-        self._handler = handler
+        self._handler, self._to_input = handler, to_input
 
     def expand(self, images):
+        to_input = self._to_input
         return (images
-                | "ToModelInput" >> beam.MapTuple(lambda key, image: (key, model_input(image)))
+                | "ToModelInput" >> beam.MapTuple(lambda key, image: (key, to_input(image)))
                 | "RunInference" >> RunInference(self._handler)
                 | "TopFive" >> beam.MapTuple(
                     lambda key, result: (key, top_k_classes(np.asarray(result.inference)).tolist())))
@@ -190,9 +194,17 @@ class PredictImageNetC(beam.PTransform):
 
 
 def _video_frames(video):
-    key, path = video
-    for index, frame in enumerate(read_video(path)):
+    key, locator = video
+    for index, frame in enumerate(sequence_frames(locator)):
         yield (key, index), frame
+
+
+def _list_sequences(p_set, release_dir):
+    if p_set.path.endswith(".npy"):
+        items = npy_sequences(release_dir, p_set)
+    else:
+        items = labelled_files(p_set.path, ".mp4")
+    return [((p_set.name, key, label), locator) for key, label, locator in items]
 
 
 def _assemble_video(video_key, frames):
@@ -204,18 +216,18 @@ def _assemble_video(video_key, frames):
 class PredictImageNetP(beam.PTransform):
     """ImageNet-P set folders -> ``(set name, [(key, label, T x 5 classes), ...])`` per set."""
 
-    def __init__(self, sets, handler):
+    def __init__(self, sets, handler, release_dir=""):
         super().__init__()
-        self._sets, self._handler = sets, handler
+        self._sets, self._handler, self._release_dir = sets, handler, release_dir
 
     def expand(self, pipeline):
+        edition = self._sets[0].edition if self._sets else "imagenet"
         return (pipeline
                 | "ListSets" >> beam.Create(self._sets)
-                | "ListVideos" >> beam.FlatMapTuple(lambda name, folder: [
-                    ((name, key, label), path) for key, label, path in labelled_files(folder, ".mp4")])
+                | "ListVideos" >> beam.FlatMap(_list_sequences, self._release_dir)
                 | "Spread" >> beam.Reshuffle()
                 | "DecodeFrames" >> beam.FlatMap(_video_frames)
-                | "Predict" >> PredictTop5(self._handler)
+                | "Predict" >> PredictTop5(self._handler, edition_model_input(edition))
                 | "ByVideo" >> beam.MapTuple(lambda key, top5: (key[0], (key[1], top5)))
                 | "GroupFrames" >> beam.GroupByKey()
                 | "AssembleVideos" >> beam.MapTuple(_assemble_video)
@@ -349,10 +361,9 @@ def evaluate_release(release_dir: str, model_path: str, out_dir: str | None = No
     if source == "auto":
         source = "tree" if Path(release_dir, C_TREE).is_dir() else "tfds"
     configs = c_tree_configs(release_dir) if source == "tree" else tfds_configs(release_dir)
-    p_root = Path(release_dir, P_TREE)
-    sets = [(p.name, str(p)) for p in sorted(p_root.iterdir()) if p.is_dir()] if p_root.is_dir() else []
-    for name, _ in sets:
-        parse_sequence_set(name)
+    sets = p_sets(release_dir)
+    for p_set in sets:
+        parse_sequence_set(p_set.name)
     if not configs and not sets:
         raise ValueError(f"{release_dir} holds no {C_TREE}/ tree, {TFDS_DIR}/ ImageNet-C records "
                          f"or {P_TREE}/ tree")
@@ -364,7 +375,7 @@ def evaluate_release(release_dir: str, model_path: str, out_dir: str | None = No
         errors = (pipeline | "ImageNetC" >> PredictImageNetC(configs, source, handler)
                   | "WriteCPredictions" >> beam.ParDo(WriteConfigPredictions(str(out)))
                   | "CollectErrors" >> beam.combiners.ToList()) if configs else None
-        flips = (pipeline | "ImageNetP" >> PredictImageNetP(sets, handler)
+        flips = (pipeline | "ImageNetP" >> PredictImageNetP(sets, handler, release_dir)
                  | "WritePPredictions" >> beam.ParDo(WriteSetPredictions(str(out)))
                  | "CollectSets" >> beam.combiners.ToList()) if sets else None
         (pipeline

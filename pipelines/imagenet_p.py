@@ -8,11 +8,18 @@ decodes its source again, milliseconds against the seconds of a video. It makes 
 ``transforms.perturb_sequence`` and ``RandomState(example_seed(release_seed, image_key,
 perturbation, difficulty))``, encodes them as the reference's MP4
 (:func:`pipelines.video.encode_h264`: libx264, yuv444p, 1 fps, ``-tune grain`` for the noise
-types, ``-crf 20`` otherwise, one thread) and as lossless PNG frames. Each result is an
+types, ``-crf 20`` otherwise, one thread) and decodes that MP4 back as the official evaluator does
+(``--tfds-frames lossless``: keeps the frames before the encode) for the TFDS PNG frames. Each result is an
 :class:`OutputRecord` for ``WriteRelease``: the file ``imagenet-p/<dataset>/<wnid>/<stem>.mp4``
 (``<dataset>`` = ``<perturbation>[_<difficulty>]``, ``<stem>`` = the source file name without its
 extension), the TFDS example of config ``<dataset>`` of ``imagenet_p`` (the PNG frames) and its
 manifest metadata.
+
+Other editions (``ImageNetPConfig.edition``): the source becomes what that edition's sequences
+receive (:func:`transforms.views_p.edition_input`), the tree is the edition's
+(``Tiny-ImageNet-P/<dataset>/<wnid>/<stem>.mp4``, ...), and the cifar edition emits each sequence
+as a stacked row of ``CIFAR-10-P/<dataset>.npy`` (:mod:`pipelines.npy_sequences`) with lossless
+TFDS frames; the inputs are the editions' own (:mod:`pipelines.edition_sources`).
 
 Two source images whose videos would share a path (``x.JPEG`` and ``x.png`` in one class folder)
 cannot both be built: the first by key is, the other is reported in ``failures.jsonl``.
@@ -22,24 +29,30 @@ from __future__ import annotations
 import hashlib
 import os
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import NamedTuple, Optional, Sequence, Union
 
 import apache_beam as beam
 import numpy as np
 
+from schemas.edition import DEFAULT_EDITION
+from schemas.editions import get_edition
 from schemas.imagenet_p import GRAIN_RATE_CONTROL, PERTURBATIONS, select_perturbations
+from schemas.imagenet_p_editions import NPY, PEdition
 from schemas.release import P_TREE
 from schemas.records import Failure, OutputRecord, SourceEntry, SourceImage
-from schemas.tfds_p import IMAGENET_P, imagenet_p_config
-from transforms import example_rng, example_seed, perturb_sequence, preprocess_uncropped
+from schemas.tfds_p import imagenet_p_config, p_dataset
+from transforms import example_rng, example_seed, perturb_sequence
+from transforms.views_p import edition_input
 
 from .build import BuildResult, SourceSelection, run_build
 from .imagenet_c import source_record
 from .progress import ProgressCounter
 from .release import OutputsFn
 from .sources import inspect_image, read_entry
-from .video import (FRAME_RATE, PIXEL_FORMAT, PNG_COMPRESS_LEVEL, PRESETS, encode_frames_lossless,
-                    encode_h264, encoder_versions)
+from .video import (FRAME_RATE, PIXEL_FORMAT, PNG_COMPRESS_LEVEL, PRESETS, decode_video, encode_frames_lossless,
+                    encode_h264, encoder_settings, encoder_versions,
+                    x264_cpu_capabilities)
 
 EDITION = P_TREE
 """Name of the edition and of its folder tree in a release."""
@@ -52,6 +65,13 @@ DEFAULT_PRESET = "veryslow"
 
 ENCODER_THREADS = 1
 """x264 threads per encode: the MP4 bytes depend on the count, so it is fixed."""
+
+TFDS_FRAMES = MappingProxyType({
+    "decoded": "the frames cv2.VideoCapture decodes from the release's own MP4, BGR -> RGB, no resize "
+               "(what the official evaluator scores)",
+    "lossless": "the frames before the H.264 encode (what the reference wrote as PNGs)",
+})
+"""Choices of what the TFDS ``video`` feature holds (``--tfds-frames``), with their meaning."""
 
 DEFAULT_EXAMPLES_PER_SHARD = 32
 """Examples per TFRecord shard on average: 31 PNG frames are about 3 MB, so shards of about 100 MB."""
@@ -71,28 +91,39 @@ class ImageNetPConfig:
     preset : str
         x264 preset (:data:`pipelines.video.PRESETS`); the reference's ``'veryslow'`` by default.
     simd : bool
-        False: x264's plain C code, so the MP4 bytes do not depend on the CPU. True: 2-4x faster
-        encodes whose bytes may differ between CPU generations.
+        True (default): x264's SIMD code in cpu-independent mode; False (``--no-simd``): x264's
+        plain C code, 2-3x slower. The MP4 bytes are the same either way, on every CPU.
     seed : int
         Release seed of the per-example seeds (>= 0).
+    tfds_frames : str
+        What the TFDS ``video`` feature holds: ``'decoded'`` (default), the frames OpenCV decodes
+        from the release's own MP4 (what the benchmark scores), or ``'lossless'``, the frames
+        before the H.264 encode. Either way each frame is stored as a PNG.
+    edition : str
+        The edition (:data:`transforms.EDITIONS`): ``'imagenet'`` (224, default), ``'inception'``,
+        ``'tinyimagenet'``, ``'imagenet64'`` (MP4 trees) or ``'cifar'`` (CIFAR-10-P ``.npy`` files).
     """
 
     perturbations: tuple = tuple(PERTURBATIONS)
     difficulties: tuple = DIFFICULTIES
     preset: str = DEFAULT_PRESET
-    simd: bool = False
+    simd: bool = True
     seed: int = 0
+    tfds_frames: str = "decoded"
+    edition: str = DEFAULT_EDITION
 
     @classmethod
     def select(cls, perturbations: Optional[Sequence[str]] = None, difficulties: Optional[Sequence[int]] = None,
-               preset: str = DEFAULT_PRESET, simd: bool = False, seed: int = 0) -> "ImageNetPConfig":
+               preset: str = DEFAULT_PRESET, simd: bool = True, seed: int = 0,
+               tfds_frames: str = "decoded", edition: str = DEFAULT_EDITION) -> "ImageNetPConfig":
         """Validate a selection and put it in table order.
 
         Raises
         ------
         ValueError
             On an unknown perturbation or preset, a difficulty outside 1..3, a selection that
-            names no dataset (e.g. ``rotate`` at difficulty 2), a non-bool ``simd`` or a negative seed.
+            names no dataset (e.g. ``rotate`` at difficulty 2), a non-bool ``simd``, a negative seed
+            an unknown ``tfds_frames`` or an edition without ImageNet-P.
         """
         chosen = DIFFICULTIES if difficulties is None else tuple(sorted(set(difficulties)))
         if not chosen or any(d not in DIFFICULTIES for d in chosen):
@@ -103,7 +134,11 @@ class ImageNetPConfig:
             raise ValueError(f"simd must be True or False, got {simd!r}")
         if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
             raise ValueError(f"seed must be an int >= 0, got {seed!r}")
-        config = cls(select_perturbations(perturbations), chosen, preset, simd, seed)
+        if tfds_frames not in TFDS_FRAMES:
+            raise ValueError(f"tfds_frames must be one of {', '.join(TFDS_FRAMES)}, got {tfds_frames!r}")
+        if get_edition(edition).p is None:
+            raise ValueError(f"edition {edition} has no ImageNet-P")
+        config = cls(select_perturbations(perturbations), chosen, preset, simd, seed, tfds_frames, edition)
         if not config.pairs:
             noise = [name for name, p in PERTURBATIONS.items() if len(p.difficulties) > 1]
             raise ValueError(f"no dataset selected: difficulties {list(chosen)} of {', '.join(config.perturbations)}; "
@@ -111,10 +146,20 @@ class ImageNetPConfig:
         return config
 
     @property
+    def table(self) -> PEdition:
+        """The P facts of the edition: schedules, frame counts, views, layout."""
+        return get_edition(self.edition).p
+
+    @property
+    def tree(self) -> str:
+        """Top folder of the release's official layout (``imagenet-p``, ``Tiny-ImageNet-P``, ``CIFAR-10-P``, ...)."""
+        return self.table.trees[0]
+
+    @property
     def pairs(self) -> tuple:
         """``(perturbation, difficulty)`` of every dataset built, in release order."""
         return tuple((name, d) for name in self.perturbations for d in self.difficulties
-                     if d in PERTURBATIONS[name].difficulties)
+                     if d in self.table.perturbations[name].difficulties)
 
     @property
     def groups(self) -> tuple:
@@ -123,7 +168,8 @@ class ImageNetPConfig:
 
     def to_json(self) -> dict:
         return {"perturbations": list(self.perturbations), "difficulties": list(self.difficulties),
-                "preset": self.preset, "simd": self.simd, "seed": self.seed}
+                "preset": self.preset, "simd": self.simd, "seed": self.seed, "tfds_frames": self.tfds_frames,
+                "edition": self.edition}
 
 
 @dataclass(frozen=True)
@@ -135,7 +181,8 @@ class SequenceTask:
     entry : SourceEntry
         Key, class and place of the source image.
     image : numpy.ndarray
-        ``transforms.preprocess_uncropped`` of its bytes: uint8 (H, W, 3), short side 256.
+        ``transforms.views_p.edition_input`` of its bytes: at 224 uint8 (H, W, 3), short side
+        256; the RGB image at full size for inception / tinyimagenet / imagenet64; 32x32 for cifar.
     perturbation : str
         A name of :data:`schemas.imagenet_p.PERTURBATIONS`.
     difficulty : int
@@ -186,7 +233,7 @@ def is_noise(perturbation: str) -> bool:
     return PERTURBATIONS[perturbation].rate_control == GRAIN_RATE_CONTROL
 
 
-def make_video(task: SequenceTask, config: ImageNetPConfig) -> Union[OutputRecord, Failure]:
+def make_video(task: SequenceTask, config: ImageNetPConfig, tree: Optional[str] = None) -> Union[OutputRecord, Failure]:
     """The output of one task; a sequence or an encode that raises becomes a Failure.
 
     Parameters
@@ -194,28 +241,43 @@ def make_video(task: SequenceTask, config: ImageNetPConfig) -> Union[OutputRecor
     task : SequenceTask
         The image and the dataset.
     config : ImageNetPConfig
-        Release seed, x264 preset and SIMD setting.
+        Release seed, x264 preset, SIMD setting, edition.
+    tree : str, optional
+        Top folder of the release (default ``config.tree``; ``CIFAR-100-P`` for a CIFAR-100 input).
+
+    Returns
+    -------
+    OutputRecord or Failure
+        MP4 editions: the video file with its TFDS example; ``.npy`` editions (cifar): a stacked
+        row (the raw uint8 frames) of ``<tree>/<dataset>.npy`` with its example.
     """
+    tree = tree or config.tree
     entry, name, difficulty = task.entry, task.perturbation, task.difficulty
     group = imagenet_p_config(name, difficulty)
-    key = f"{group}/{video_name(entry)}"
+    npy = config.table.output == NPY
+    # a row of an .npy is named by its image key, so that key order is row order
+    key = f"{group}/{os.path.splitext(entry.key)[0]}" if npy else f"{group}/{video_name(entry)}"
     try:
         frames = perturb_sequence(task.image, name, example_rng(config.seed, entry.key, name, difficulty),
-                                  difficulty)
+                                  difficulty, edition=config.edition)
     except Exception as err:  # one bad output must not stop the build: it is reported
         return Failure(key, entry.source, "perturb", f"{type(err).__name__}: {err}")
+    metadata = {"image_key": entry.key, "wnid": entry.wnid, "label": entry.label, "perturbation": name,
+                "difficulty": difficulty, "seed": example_seed(config.seed, entry.key, name, difficulty),
+                "frames": len(frames), "frames_sha256": hashlib.sha256(frames.tobytes()).hexdigest()}
+    example = {"label": entry.label, "file_name": entry.file_name}
+    if npy:  # lossless arrays: one row of <tree>/<group>.npy (WriteSequenceArrays)
+        return OutputRecord(key=key, group=group, path=f"{tree}/{group}.npy", data=frames.tobytes(),
+                            example={"video": encode_frames_lossless(frames), **example}, metadata=metadata,
+                            stacked=True)
     try:
         mp4 = encode_h264(frames, noise=is_noise(name), preset=config.preset, threads=ENCODER_THREADS,
                           simd=config.simd)
-        pngs = encode_frames_lossless(frames)
+        pngs = encode_frames_lossless(decode_video(mp4) if config.tfds_frames == "decoded" else frames)
     except Exception as err:
         return Failure(key, entry.source, "encode", f"{type(err).__name__}: {err}")
-    return OutputRecord(
-        key=key, group=group, path=f"{EDITION}/{key}", data=mp4,
-        example={"video": pngs, "label": entry.label, "file_name": entry.file_name},
-        metadata={"image_key": entry.key, "wnid": entry.wnid, "label": entry.label, "perturbation": name,
-                  "difficulty": difficulty, "seed": example_seed(config.seed, entry.key, name, difficulty),
-                  "frames": len(frames), "frames_sha256": hashlib.sha256(frames.tobytes()).hexdigest()})
+    return OutputRecord(key=key, group=group, path=f"{tree}/{key}", data=mp4,
+                        example={"video": pngs, **example}, metadata=metadata)
 
 
 def one_image_per_video_name(name: str, images) -> list:
@@ -240,7 +302,7 @@ class DecodeImagesFn(beam.DoFn):
     def process(self, image: SourceImage):
         try:
             info = inspect_image(image.data)
-            preprocess_uncropped(image.data)  # raises here for a bad image; each task decodes it again
+            edition_input(image.data, self._config.table)  # raises here for a bad image; each task decodes it again
         except ValueError as err:
             self._progress.add(failures=1)
             yield beam.pvalue.TaggedOutput("failures", Failure(
@@ -262,27 +324,31 @@ class MakeVideosFn(OutputsFn):
     and ``environments`` (this worker's library and encoder versions, as JSON). Setup fails when
     ffmpeg or its libx264 is unusable."""
 
-    def __init__(self, config: ImageNetPConfig, progress_dir: Optional[str]):
+    def __init__(self, config: ImageNetPConfig, progress_dir: Optional[str], tree: Optional[str] = None):
         super().__init__(progress_dir)
-        self._config = config
+        self._config, self._tree = config, tree
 
     def environment(self) -> dict[str, str]:
-        return {**super().environment(), **encoder_versions()}
+        # the CPU level x264 runs at on this worker (release.json's encoder record is the driver's)
+        return {**super().environment(), **encoder_versions(),
+                "x264_cpu_capabilities": x264_cpu_capabilities(self._config.simd)}
 
     def process(self, task: VideoTask):
         yield from self.report_environment()
-        image = preprocess_uncropped(read_entry(task.entry))
-        output = make_video(SequenceTask(task.entry, image, task.perturbation, task.difficulty), self._config)
+        image = edition_input(read_entry(task.entry), self._config.table)
+        output = make_video(SequenceTask(task.entry, image, task.perturbation, task.difficulty), self._config,
+                            self._tree)
         yield self.fail(output) if isinstance(output, Failure) else output
 
 
 class PerturbImages(beam.PTransform):
     """``images`` (SourceImage) -> ``records``, ``sources``, ``failures``, ``environments``.
-    ``progress_dir``: where workers leave progress counts (see :class:`ProgressCounter`)."""
+    ``progress_dir``: where workers leave progress counts (see :class:`ProgressCounter`); ``tree``:
+    the release's top folder (default: the edition's first)."""
 
-    def __init__(self, config: ImageNetPConfig, progress_dir: Optional[str] = None):
+    def __init__(self, config: ImageNetPConfig, progress_dir: Optional[str] = None, tree: Optional[str] = None):
         super().__init__()
-        self._config, self._progress_dir = config, progress_dir
+        self._config, self._progress_dir, self._tree = config, progress_dir, tree
 
     def expand(self, images):
         unique = (images
@@ -294,29 +360,84 @@ class PerturbImages(beam.PTransform):
             "sources", "failures", main="tasks")
         videos = (decoded.tasks
                   | "SpreadSequences" >> beam.Reshuffle()
-                  | "PerturbAndEncode" >> beam.ParDo(MakeVideosFn(self._config, self._progress_dir)).with_outputs(
+                  | "PerturbAndEncode" >> beam.ParDo(MakeVideosFn(self._config, self._progress_dir, self._tree)).with_outputs(
                       "failures", "environments", main="records"))
         failures = (unique.failures, decoded.failures, videos.failures) | "PerturbFailures" >> beam.Flatten()
         return EditionOutputs(videos.records, decoded.sources, failures, videos.environments)
 
 
-def imagenet_p_document(config: ImageNetPConfig) -> dict:
-    """Edition fields of ``release.json``: the config, the encoder settings and the TFDS configs."""
-    dataset = IMAGENET_P
-    return {"edition": EDITION, "tree": EDITION, "config": config.to_json(),
-            "video": {"container": "mp4", "codec": "libx264", "pixel_format": PIXEL_FORMAT,
-                      "frame_rate": FRAME_RATE, "threads": ENCODER_THREADS,
-                      "rate_control": {name: " ".join(PERTURBATIONS[name].rate_control)
-                                       for name in config.perturbations},
-                      "tfds_frames": {"format": "png", "compress_level": PNG_COMPRESS_LEVEL}},
-            "tfds": {"data_dir": "tfds", "name": dataset.name, "version": dataset.version,
-                     "split": dataset.split, "configs": list(config.groups)}}
+def p_tree_of(config: ImageNetPConfig, family: Optional[str] = None) -> str:
+    """The release's top folder: the edition's first tree, ``CIFAR-100-P`` for a CIFAR-100 input."""
+    trees = config.table.trees
+    return trees[1] if family == "cifar100" and len(trees) > 1 else trees[0]
+
+
+def imagenet_p_document(config: ImageNetPConfig, family: Optional[str] = None,
+                        class_names: Optional[Sequence[str]] = None) -> dict:
+    """Edition fields of ``release.json``: the config, the edition's facts, the encoder settings (MP4
+    editions) or the array layout (``.npy``), and the TFDS configs. ``edition`` is the tree's name for
+    the 224 edition (``imagenet-p``, as before) and the catalogue name otherwise."""
+    dataset = p_dataset(config.edition, family, class_names)
+    tree = p_tree_of(config, family)
+    document = {"edition": tree if config.edition == DEFAULT_EDITION else config.edition, "tree": tree,
+                "config": config.to_json(), "p_edition": config.table.to_json(),
+                "source_family": family or "imagenet",
+                "tfds": {"data_dir": "tfds", "name": dataset.name, "version": dataset.version,
+                         "split": dataset.split, "configs": list(config.groups)}}
+    if config.table.output == NPY:
+        document["arrays"] = {"path": f"{tree}/<perturbation>[_<d>].npy", "dtype": "uint8",
+                              "shape": "(N, T, H, W, 3), rows in input order (manifest order)",
+                              "tfds_frames": "the rows of the .npy (lossless)"}
+        return document
+    document["video"] = {
+        "container": "mp4", "codec": "libx264", "pixel_format": PIXEL_FORMAT,
+        "frame_rate": FRAME_RATE, "threads": ENCODER_THREADS,
+        "rate_control": {name: " ".join(PERTURBATIONS[name].rate_control) for name in config.perturbations},
+        "encoder": encoder_settings(config.simd, config.preset, ENCODER_THREADS),
+        "tfds_frames": {"source": config.tfds_frames, "meaning": TFDS_FRAMES[config.tfds_frames],
+                        "format": "png", "compress_level": PNG_COMPRESS_LEVEL}}
+    return document
+
+
+def _edition_build_options(config: ImageNetPConfig, path: Optional[str]) -> dict:
+    """``run_build`` options of a build in another edition: its inputs (Tiny ImageNet, CIFAR pickles,
+    ImageNet val; bundled samples), tree, TFDS dataset and, for ``.npy`` editions, the array sink."""
+    from .edition_c import input_family
+    from .edition_sources import list_edition_input
+    from .npy_sequences import WriteSequenceArrays
+
+    edition = get_edition(config.edition)
+    family, class_names = input_family(config, path)
+    tree = p_tree_of(config, family)
+
+    def list_input(input_path, output_dir):
+        listed = list_edition_input(edition.sources, input_path, output_dir)
+        if listed.family != family:
+            raise ValueError(f"input {input_path!r} is {listed.family}, expected {family}")
+        return listed.index
+
+    def add_sinks(outputs, index, output_dir):
+        if config.table.output != NPY:
+            return
+        size = config.table.frame_size
+        shapes = {f"{tree}/{name}.npy": (config.table.perturbations[p].frames, size, size, 3)
+                  for name, (p, _) in zip(config.groups, config.pairs)}
+        _ = outputs.records | "WriteSequenceArrays" >> WriteSequenceArrays(
+            output_dir, [e.key for e in index.entries], shapes)
+
+    return {"document": imagenet_p_document(config, family, class_names),
+            "dataset": p_dataset(config.edition, family, class_names),
+            "make_transform": lambda progress_dir: PerturbImages(config, progress_dir, tree),
+            "list_input": list_input, "add_sinks": add_sinks}
 
 
 def build_imagenet_p(output_dir: str, selection: SourceSelection = SourceSelection(),
                      config: ImageNetPConfig = ImageNetPConfig(),
                      examples_per_shard: int = DEFAULT_EXAMPLES_PER_SHARD, **options) -> BuildResult:
-    """Build an ImageNet-P release (see :func:`pipelines.build.run_build` for ``options``).
+    """Build an ImageNet-P release of ``config.edition`` (see :func:`pipelines.build.run_build` for
+    ``options``). The 224 edition reads ImageNet val (or the bundled sample); the others read their
+    edition's inputs as ImageNet-C's editions do (:mod:`pipelines.edition_sources`: ImageNet val for
+    inception and imagenet64, the Tiny-ImageNet folder, the CIFAR-10/100 test pickles).
 
     Raises
     ------
@@ -324,5 +445,9 @@ def build_imagenet_p(output_dir: str, selection: SourceSelection = SourceSelecti
         Before any work, when ffmpeg or its libx264 cannot be used.
     """
     encoder_versions()
-    return run_build(output_dir, selection, imagenet_p_document(config), IMAGENET_P, len(config.pairs),
-                     lambda progress_dir: PerturbImages(config, progress_dir), examples_per_shard=examples_per_shard, **options)
+    if config.edition == DEFAULT_EDITION:
+        return run_build(output_dir, selection, imagenet_p_document(config), p_dataset(config.edition),
+                         len(config.pairs), lambda progress_dir: PerturbImages(config, progress_dir),
+                         examples_per_shard=examples_per_shard, **options)
+    return run_build(output_dir, selection, outputs_per_image=len(config.pairs), examples_per_shard=examples_per_shard,
+                     **_edition_build_options(config, selection.input), **options)

@@ -120,7 +120,8 @@ def package_release(release_dir: str, output_dir: Optional[str] = None) -> list[
     by_category: dict[str, list] = {}
     for folder, category in TREE_CATEGORIES.get(tree_name, {}).items():
         path = os.path.join(tree, folder)
-        if os.path.lexists(path) and stat.S_ISDIR(_lstat_mode(path)):
+        mode = _lstat_mode(path) if os.path.lexists(path) else 0
+        if stat.S_ISDIR(mode) or stat.S_ISREG(mode):  # a folder, or a CIFAR-10-P .npy; never a link
             by_category.setdefault(category, []).append(folder)
     for category, folders in by_category.items():
         destination = os.path.join(output_dir, f"{category}.tar")

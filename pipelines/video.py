@@ -8,14 +8,16 @@ with ``<RC>`` = ``-tune grain`` (CRF 23) for the noise types and ``-crf 20`` oth
 picked ``yuv444p`` (H.264 High 4:4:4 Predictive) from the RGB input. :func:`encode_h264` runs the
 same encoder settings on the ffmpeg that the ``imageio-ffmpeg`` wheel ships, with the frames piped
 as raw ``rgb24`` (the bytes equal those of the PNG route), and adds what makes the bytes
-reproducible: a single x264 thread, no varying metadata and, by default, no SIMD.
+reproducible: a single x264 thread, no varying metadata, and SIMD only in x264's cpu-independent mode.
 
-x264's output depends on the instruction sets it uses: its assembly differs from its C code in
-floating-point details (MB-tree's ``mbtree_propagate_cost`` uses the approximate ``rcpps``
-reciprocal, whose last bits are implementation-defined), and on one AMD EPYC the plain C,
-SSE2, AVX2 and AVX-512 paths gave different MP4s for the same frames. With ``simd=False`` (the
-default) ffmpeg and x264 run their plain C code, so a given ffmpeg build, preset and thread count
-give the same MP4 on every CPU; ``simd=True`` is 2-4x faster but ties the bytes to the CPU.
+x264's output depends on the instruction sets it uses unless told otherwise: its assembly differs
+from its C code in floating-point details (MB-tree's ``mbtree_propagate_cost`` uses the approximate
+``rcpps`` reciprocal, whose last bits are implementation-defined), and on one AMD EPYC plain AVX2
+gave other MP4s than the C code. x264's ``cpu-independent=1`` mode swaps exactly those routines for
+exact ones, so its SIMD code gives the plain C code's bytes at every CPU level. That is the default
+(``simd=True``): 2-3x faster at ``veryslow`` and byte-identical to ``simd=False``, which runs x264's
+plain C code (``asm=0``) as earlier releases did. ffmpeg's own code (the rgb24 -> yuv444p step, a
+small share of the time) runs without SIMD in both modes (``-cpuflags 0``).
 
 The TFDS ``Video`` feature stores one encoded image per frame: :func:`encode_frames_lossless`
 writes those PNGs with Pillow at a fixed compression level.
@@ -30,7 +32,7 @@ import subprocess
 import tempfile
 from importlib import metadata
 from pathlib import Path
-from typing import Sequence, Union
+from typing import Optional, Sequence, Union
 
 import cv2
 import imageio_ffmpeg
@@ -58,8 +60,17 @@ _REPRODUCIBLE_OUTPUT = ("-map_metadata", "-1", "-fflags", "+bitexact", "-flags:v
 _NO_SIMD_FFMPEG = ("-cpuflags", "0")
 """Global ffmpeg option: no CPU-specific code in ffmpeg's own libraries (the rgb24 -> yuv444p step)."""
 
-_NO_SIMD_X264 = ("-x264-params", "asm=0")
-"""libx264 option: no assembly, x264's plain C code whatever the CPU."""
+X264_PLAIN_C = "asm=0"
+"""x264 parameter of the plain C path (``simd=False``): no assembly whatever the CPU."""
+
+X264_CPU_INDEPENDENT = "cpu-independent=1"
+"""x264 parameter of the SIMD path (``simd=True``): assembly, but only routines whose results do
+not depend on the CPU (x264 >= core 164), so the bytes equal the plain C path's."""
+
+X264_CPU_LEVELS = ("SSE2", "SSSE3", "SSE4.2", "AVX", "AVX2", "AVX512")
+"""x264 ``asm=`` names of the x86 instruction-set levels, lowest first (each implies the ones before)."""
+
+_CPU_CAPABILITIES = re.compile(r"using cpu capabilities: ([^\n]*)")
 
 _X264_CORE = re.compile(rb"x264 - core \d+(?: r\d+ [0-9a-f]+)?")
 
@@ -115,8 +126,25 @@ def rate_control(noise: bool) -> tuple:
     return GRAIN_RATE_CONTROL if noise else CRF20_RATE_CONTROL
 
 
+def x264_params(simd: bool = True, cpu_level: Optional[str] = None) -> str:
+    """The ``-x264-params`` value of a release encode.
+
+    Parameters
+    ----------
+    simd : bool
+        True: SIMD in cpu-independent mode; False: plain C (``asm=0``).
+    cpu_level : str, optional
+        With ``simd``, an x264 ``asm=`` value that caps the instruction sets (``'0'``, ``'SSE2'``,
+        ..., ``'AVX512'``); None lets x264 use the host's best. It must not exceed the host's
+        capabilities (x264 would run instructions the CPU lacks).
+    """
+    if not simd:
+        return X264_PLAIN_C
+    return X264_CPU_INDEPENDENT + ("" if cpu_level is None else f":asm={cpu_level}")
+
+
 def ffmpeg_command(width: int, height: int, output: str, *, noise: bool, preset: str = "veryslow",
-                   threads: int = 1, simd: bool = False) -> list:
+                   threads: int = 1, simd: bool = True, cpu_level: Optional[str] = None) -> list:
     """The ffmpeg argument list that reads raw rgb24 frames on stdin and writes ``output`` (MP4).
 
     Parameters
@@ -132,8 +160,10 @@ def ffmpeg_command(width: int, height: int, output: str, *, noise: bool, preset:
     threads : int
         x264 threads, >= 1. The bytes depend on it.
     simd : bool
-        False: plain C code in ffmpeg and x264 (bytes independent of the CPU). True: the CPU's
-        SIMD extensions (faster; bytes may differ between CPU generations and vendors).
+        True: x264's SIMD code in cpu-independent mode; False: x264's plain C code. Both give
+        the same bytes on every CPU; ffmpeg's own code runs without SIMD either way.
+    cpu_level : str, optional
+        With ``simd``: cap on x264's instruction sets (see :func:`x264_params`).
 
     Raises
     ------
@@ -144,16 +174,16 @@ def ffmpeg_command(width: int, height: int, output: str, *, noise: bool, preset:
         raise ValueError(f"unknown x264 preset {preset!r}; valid presets: {', '.join(PRESETS)}")
     if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or threads < 1:
         raise ValueError(f"threads must be an integer >= 1, got {threads!r}")
-    return [ffmpeg_executable(), "-hide_banner", "-loglevel", "error", *(() if simd else _NO_SIMD_FFMPEG),
+    return [ffmpeg_executable(), "-hide_banner", "-loglevel", "error", *_NO_SIMD_FFMPEG,
             "-f", "rawvideo", "-pix_fmt", "rgb24", "-video_size", f"{width}x{height}",
             "-framerate", str(FRAME_RATE), "-i", "pipe:0",
             "-vcodec", "libx264", *rate_control(noise), "-preset", preset, "-threads", str(int(threads)),
-            *(() if simd else _NO_SIMD_X264), "-pix_fmt", PIXEL_FORMAT, *_REPRODUCIBLE_OUTPUT,
+            "-x264-params", x264_params(simd, cpu_level), "-pix_fmt", PIXEL_FORMAT, *_REPRODUCIBLE_OUTPUT,
             "-f", "mp4", "-y", output]
 
 
 def encode_h264(frames: np.ndarray, *, noise: bool, preset: str = "veryslow", threads: int = 1,
-                simd: bool = False) -> bytes:
+                simd: bool = True, cpu_level: Optional[str] = None) -> bytes:
     """Encode a frame sequence as the reference's H.264 MP4, reproducibly.
 
     Parameters
@@ -167,8 +197,10 @@ def encode_h264(frames: np.ndarray, *, noise: bool, preset: str = "veryslow", th
     threads : int
         x264 threads, >= 1. The bytes depend on the count; keep 1 for releases.
     simd : bool
-        Keep False for bytes that do not depend on the CPU (x264's plain C code); True uses the
-        CPU's SIMD extensions, 2-4x faster at ``veryslow``.
+        True (default): x264's SIMD code in cpu-independent mode, 2-3x faster at ``veryslow``;
+        False: x264's plain C code. The bytes are the same either way, on every CPU.
+    cpu_level : str, optional
+        With ``simd``: cap on x264's instruction sets (see :func:`x264_params`); None = the host's best.
 
     Returns
     -------
@@ -188,7 +220,7 @@ def encode_h264(frames: np.ndarray, *, noise: bool, preset: str = "veryslow", th
     with tempfile.TemporaryDirectory(prefix="imagenet-cp-video-") as workdir:
         output = os.path.join(workdir, "video.mp4")
         command = ffmpeg_command(width, height, output, noise=noise, preset=preset, threads=threads,
-                                 simd=simd)
+                                 simd=simd, cpu_level=cpu_level)
         result = subprocess.run(command, input=np.ascontiguousarray(frames).tobytes(), capture_output=True)
         if result.returncode != 0:
             raise VideoEncoderError(f"ffmpeg failed (exit {result.returncode}): "
@@ -315,3 +347,44 @@ def encoder_versions() -> dict:
         "pillow": metadata.version("pillow"),
         "zlib": features.version("zlib"),
     }
+
+
+@functools.lru_cache(maxsize=2)
+def x264_cpu_capabilities(simd: bool = True) -> str:
+    """The CPU capabilities x264 reports for a release encode on this host (its own log line).
+
+    Returns
+    -------
+    str
+        e.g. ``'MMX2 SSE2Fast SSSE3 SSE4.2 AVX FMA3 BMI2 AVX2 AVX512'``, or ``'none!'`` for the
+        plain C path.
+    """
+    with tempfile.TemporaryDirectory(prefix="imagenet-cp-video-") as workdir:
+        command = ffmpeg_command(16, 16, os.path.join(workdir, "probe.mp4"), noise=False, preset="ultrafast",
+                                 simd=simd)
+        command[command.index("error")] = "info"
+        result = subprocess.run(command, input=bytes(16 * 16 * 3), capture_output=True)
+    match = _CPU_CAPABILITIES.search(result.stderr.decode(errors="replace"))
+    if result.returncode != 0 or not match:
+        raise VideoEncoderError(f"cannot read x264's CPU capabilities (exit {result.returncode}): "
+                                f"{result.stderr.decode(errors='replace').strip()[-500:]}")
+    return match.group(1).strip()
+
+
+def host_cpu_levels() -> tuple:
+    """Every x264 ``asm=`` level this host can run, plain C first: ``'0'``, then the names of
+    :data:`X264_CPU_LEVELS` that x264 detects here (e.g. up to ``'AVX512'``)."""
+    detected = x264_cpu_capabilities(True).split()
+    # x264 reports SSE2 as SSE2Fast / SSE2Slow; the other names appear as themselves
+    present = {name for name in X264_CPU_LEVELS
+               if any(token == name or (name == "SSE2" and token.startswith("SSE2")) for token in detected)}
+    return ("0",) + tuple(name for name in X264_CPU_LEVELS if name in present)
+
+
+def encoder_settings(simd: bool = True, preset: str = "veryslow", threads: int = 1) -> dict:
+    """What a release records about its encodes: encoder, settings and the CPU level x264 used."""
+    return {"encoder": "libx264 via ffmpeg", "preset": preset, "threads": threads,
+            "x264_params": x264_params(simd), "simd": simd,
+            "mode": "simd-cpu-independent" if simd else "plain-c",
+            "ffmpeg_cpuflags": _NO_SIMD_FFMPEG[1], "metadata": "none (-map_metadata -1, +bitexact)",
+            "cpu_capabilities": x264_cpu_capabilities(simd)}

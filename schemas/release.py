@@ -22,6 +22,7 @@ from typing import Any, Iterable, Mapping
 
 from schemas.imagenet_c import CORRUPTIONS
 from schemas.imagenet_p import PERTURBATIONS
+from schemas.imagenet_p_editions import NPY, P_EDITIONS
 from schemas.vcr import CLEAN, VCR_CORRUPTIONS, VCR_TREE
 
 RELEASE_FORMAT = "imagenet-cp-release/1"
@@ -58,6 +59,10 @@ TREE_CATEGORIES: Mapping[str, Mapping[str, str]] = MappingProxyType({
     C_TREE: MappingProxyType({name: c.category for name, c in CORRUPTIONS.items()}),
     P_TREE: MappingProxyType({p.dataset_name(d): p.category for p in PERTURBATIONS.values()
                                     for d in p.difficulties}),
+    # the other ImageNet-P editions: one folder per dataset, or one <dataset>.npy file (CIFAR)
+    **{tree: MappingProxyType({p.dataset_name(d) + (".npy" if e.output == NPY else ""): p.category
+                               for p in e.perturbations.values() for d in p.difficulties})
+       for e in P_EDITIONS.values() for tree in e.trees if tree != P_TREE},
     VCR_TREE: MappingProxyType({name: name for name in (*VCR_CORRUPTIONS, CLEAN)}),  # one tar per folder
 })
 

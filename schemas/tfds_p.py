@@ -6,14 +6,17 @@ the features ``video``, ``label`` and ``file_name``.
 
 ``tfds.features.Video`` is a ``Sequence`` of ``Image`` s: a ``tf.train.Example`` stores a video as
 one BytesList holding every frame as an encoded image, in frame order, and TFDS decodes it back to
-uint8 (T, H, W, 3). The frames are the lossless PNGs of the sequence (the frames the reference wrote
-before its H.264 encode), not the MP4. Read a config with
+uint8 (T, H, W, 3). By default the frames are those decoded from the release's own MP4s (as the
+official evaluator reads them), stored as PNGs, so TFDS and the MP4 tree score the same; a release
+built with ``--tfds-frames lossless`` stores the frames before the H.264 encode instead
+(``release.json`` says which). Read a config with
 ``tfds.builder_from_directory(DIR/tfds/imagenet_p/<config>/<version>)``.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from types import MappingProxyType
+from typing import Optional, Sequence
 
 from schemas.imagenet_c import IMAGE_SIZE
 from schemas.imagenet_p import PERTURBATIONS
@@ -85,11 +88,99 @@ IMAGENET_P = TfdsDataset(
         for name, d in DATASETS}),
     description=("ImageNet-P built by imagenet-cp: each ImageNet validation image, Resize(256), perturbed "
                  "into a sequence of 224x224 frames as hendrycks/robustness's make_imagenet_p.py does, with "
-                 "a per-example seed. `video` holds the lossless frames (PNG) that the imagenet-p/ tree "
-                 "encodes as H.264 MP4; `file_name` is the source image's file name."),
+                 "a per-example seed. `video` holds, as PNGs, the frames decoded from the imagenet-p/ tree's H.264 MP4s "
+                 "(or the frames before the encode, for a release built with --tfds-frames lossless; "
+                 "release.json says which); `file_name` is the source image's file name."),
     citation=BENCHMARK_CITATION,
     homepage=BENCHMARK_HOMEPAGE,
     supervised_keys=("video", "label"),
     release_notes=MappingProxyType({
-        "1.0.0": "imagenet-cp: faithful to the reference schedules, per-example seeds, lossless frames."}),
+        "1.0.0": "imagenet-cp: faithful to the reference schedules, per-example seeds, frames decoded from the release's MP4s."}),
 )
+
+
+@dataclass(frozen=True)
+class PTfdsNames:
+    """How the ImageNet-P release of one edition appears in TFDS.
+
+    Attributes
+    ----------
+    name : str
+        TFDS dataset name.
+    frame_shape : tuple
+        ``(height, width)`` of every frame, ``None`` where it varies (the 64 editions'
+        motion_blur frames keep the image's aspect).
+    labels : tuple of str
+        Class names of the ``label`` feature.
+    split : str
+        The one split written.
+    title : str
+        What the dataset is, for its description.
+    """
+
+    name: str
+    frame_shape: tuple
+    labels: tuple
+    split: str
+    title: str
+
+
+def _cifar10_labels() -> tuple:
+    return ("airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck")
+
+
+#: Edition -> TFDS names of its ImageNet-P datasets (224's is :data:`IMAGENET_P`).
+P_TFDS_NAMES = MappingProxyType({
+    "inception": PTfdsNames("imagenet_p_299", (299, 299), imagenet_wnids(), "validation",
+                            "ImageNet-P at 299x299 (make_imagenet_p_inception.py)"),
+    "tinyimagenet": PTfdsNames("tiny_imagenet_p", (None, None), (), "validation",
+                               "Tiny-ImageNet-P at 64x64 (make_tinyimagenet_p.py; motion_blur frames 64 x "
+                               "int(64 * long / short); labels: the input's wnids)"),
+    "imagenet64": PTfdsNames("imagenet64x64_p", (None, None), imagenet_wnids(), "validation",
+                             "ImageNet 64x64-P (make_imagenet_64_p.py; motion_blur frames 64 x int(64 * long / short))"),
+    "cifar": PTfdsNames("cifar10_p", (32, 32), _cifar10_labels(), "test",
+                        "CIFAR-10-P at 32x32 (make_cifar_p.py)"),
+})
+
+
+def p_dataset(edition: str, family: Optional[str] = None, class_names: Optional[Sequence[str]] = None) -> TfdsDataset:
+    """The TFDS dataset of an edition's ImageNet-P release: :data:`IMAGENET_P` for ``'imagenet'``, else
+    one generated from :data:`P_TFDS_NAMES` and the edition's table (same features and config names).
+
+    ``family`` (``'cifar100'``: dataset ``cifar100_p``) and ``class_names`` (the input's classes, e.g.
+    Tiny ImageNet's 200 wnids or CIFAR-100's names) override the edition's defaults.
+
+    Raises
+    ------
+    ValueError
+        On an edition without ImageNet-P.
+    """
+    if edition == "imagenet":
+        return IMAGENET_P
+    from schemas.imagenet_p_editions import P_EDITIONS
+    if edition not in P_TFDS_NAMES:
+        raise ValueError(f"no ImageNet-P TFDS dataset for edition {edition!r}; valid: imagenet, "
+                         f"{', '.join(P_TFDS_NAMES)}")
+    names, table = P_TFDS_NAMES[edition], P_EDITIONS[edition]
+    name = "cifar100_p" if family == "cifar100" else names.name
+    labels = tuple(class_names) if class_names else names.labels
+    return TfdsDataset(
+        name=name,
+        version="1.0.0",
+        features=MappingProxyType({
+            "video": Video(shape=(None, *names.frame_shape, 3), encoding_format="png"),
+            "label": ClassLabel(names=labels),
+            "file_name": Text(),
+        }),
+        config_descriptions=MappingProxyType({
+            p.dataset_name(d): f"perturbation = {name}, difficulty = {d}, {p.frames} frames, {p.subset} set"
+            for name, p in table.perturbations.items() for d in p.difficulties}),
+        split=names.split,
+        description=(f"{names.title}, built by imagenet-cp with a per-example seed. `video` holds, as PNGs, the "
+                     "frames of each sequence as the release's own files give them (decoded from its MP4s, or "
+                     "the .npy frames; release.json says which)."),
+        citation=BENCHMARK_CITATION,
+        homepage=BENCHMARK_HOMEPAGE,
+        supervised_keys=("video", "label"),
+        release_notes=MappingProxyType({"1.0.0": "imagenet-cp: faithful to the reference schedules of this edition."}),
+    )

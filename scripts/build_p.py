@@ -1,4 +1,6 @@
 """``imagenet-cp build-p``: build an ImageNet-P release (MP4 tree, TFDS shards, manifests)."""
+import argparse
+
 from scripts.build_options import add_output_arguments, add_source_arguments, ints, names, run_build
 
 NAME = "build-p"
@@ -13,16 +15,26 @@ def add_arguments(parser):
     parser.add_argument("--preset", default="veryslow",
                         help="x264 preset, ultrafast .. placebo (default: veryslow, the reference's); faster "
                              "presets give larger files")
-    parser.add_argument("--simd", action="store_true",
-                        help="let x264 use the CPU's SIMD code: 2-4x faster encodes, but the MP4 bytes may then "
-                             "differ between CPUs (default: plain C code, the same bytes everywhere)")
+    parser.add_argument("--simd", action=argparse.BooleanOptionalAction, default=True,
+                        help="x264's SIMD code in cpu-independent mode (default), 2-3x faster than --no-simd, "
+                             "x264's plain C code; both give the same MP4 bytes on every CPU")
+    parser.add_argument("--tfds-frames", choices=("decoded", "lossless"), default="decoded",
+                        help="what the TFDS video feature holds: the frames decoded from the release's own MP4s "
+                             "as the official evaluator reads them (default), or the lossless frames before the "
+                             "H.264 encode")
+    parser.add_argument("--edition", default="imagenet",
+                        help="imagenet (224, default), inception (299), tinyimagenet (64), imagenet64 (64) or cifar "
+                             "(CIFAR-10-P .npy layout; an ImageNet-style input is Resize(32) + CenterCrop(32))")
     add_output_arguments(parser, "average examples (videos) per TFRecord shard (default 32, about 100 MB)")
 
 
 def check(args) -> None:
     """The selection's names, before Beam is imported (ImageNetPConfig.select checks the rest)."""
+    from schemas.editions import EDITIONS
     from schemas.imagenet_p import select_perturbations
 
+    if args.edition not in EDITIONS:
+        raise ValueError(f"unknown edition {args.edition!r}; valid editions: {', '.join(EDITIONS)}")
     select_perturbations(args.perturbations)
     if args.difficulties is not None and (not args.difficulties or any(d not in (1, 2, 3) for d in args.difficulties)):
         raise ValueError(f"difficulties must be a non-empty subset of [1, 2, 3], got {args.difficulties}")
@@ -37,6 +49,7 @@ def run(args) -> int:
 
     def config(a):
         from pipelines.imagenet_p import ImageNetPConfig
-        return ImageNetPConfig.select(a.perturbations, a.difficulties, a.preset, a.simd, a.seed)
+        return ImageNetPConfig.select(a.perturbations, a.difficulties, a.preset, a.simd, a.seed, a.tfds_frames,
+                                      a.edition)
 
     return run_build(args, build, config, errors=(ValueError, VideoEncoderError), check=check)

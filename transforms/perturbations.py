@@ -9,6 +9,11 @@ crop first (spec ``imagenet_p.md`` sections 1-3).
 
 Random draws follow the reference's ledger (spec section 4), with one deliberate deviation:
 Gaussian-noise frames draw from the given ``RandomState`` instead of torch's generator.
+
+The other editions (inception 299, tinyimagenet 64, imagenet64 64, cifar 32; spec ``editions_p.md``)
+run the same functions with the ``view`` argument set where 224 applies ``CenterCrop(224)``, on the
+image their table's :class:`schemas.imagenet_p_editions.Arrangement` prepares, with their own
+schedules (``perturb_sequence(..., edition=NAME)``).
 """
 from __future__ import annotations
 
@@ -18,12 +23,16 @@ from skimage.filters import gaussian
 
 from schemas.imagenet_c import IMAGE_SIZE
 from schemas.imagenet_p import PERTURBATIONS, perturbation_names_text
+from schemas.edition import DEFAULT_EDITION
+from schemas.editions import get_edition
+from schemas.imagenet_p_editions import PEdition
 
 from .affine import affine, tilt as tilt_image
 from .color import hsv2rgb, rgb2hsv
 from .motion import magick_motion_blur
 from .preprocess import RESIZE_SHORT_SIDE, center_crop
 from .rng import check_rng
+from .views_p import apply_steps, view_function
 from .weather import add_water, liquid_layer, snow_layer, water_mask
 
 
@@ -44,7 +53,8 @@ def _to_frame(u: np.ndarray) -> np.ndarray:
 
 # ---------------------------------------------------------------------------------------- noise
 
-def gaussian_noise(image: np.ndarray, rng: np.random.RandomState, *, sigma: float, frames: int) -> np.ndarray:
+def gaussian_noise(image: np.ndarray, rng: np.random.RandomState, *, sigma: float, frames: int,
+                   view=_crop) -> np.ndarray:
     """Clean crop, then independent Gaussian-noise copies, in torch-like float32 maths.
 
     Frame 0 is the crop; frame i >= 1 is ``trunc(255 * clip(t + sigma * n_i, 0, 1))`` with
@@ -68,7 +78,7 @@ def gaussian_noise(image: np.ndarray, rng: np.random.RandomState, *, sigma: floa
     numpy.ndarray
         uint8, shape (frames, 224, 224, 3).
     """
-    x = _crop(image)
+    x = view(image)
     tensor = x.transpose(2, 0, 1).astype(np.float32) / np.float32(255)
     sigma32 = np.float32(sigma)
 
@@ -80,7 +90,8 @@ def gaussian_noise(image: np.ndarray, rng: np.random.RandomState, *, sigma: floa
     return _sequence([x] + [noisy() for _ in range(1, frames)])
 
 
-def shot_noise(image: np.ndarray, rng: np.random.RandomState, *, photons: float, frames: int) -> np.ndarray:
+def shot_noise(image: np.ndarray, rng: np.random.RandomState, *, photons: float, frames: int,
+               view=_crop) -> np.ndarray:
     """Clean crop, then independent Poisson (photon-count) copies.
 
     Frame i >= 1 is ``trunc(255 * clip(Poisson(u * photons) / photons, 0, 1))``, u = crop / 255.
@@ -101,13 +112,14 @@ def shot_noise(image: np.ndarray, rng: np.random.RandomState, *, photons: float,
     numpy.ndarray
         uint8, shape (frames, 224, 224, 3).
     """
-    x = _crop(image)
+    x = view(image)
     lam = x / 255. * photons
     return _sequence([x] + [_to_frame(np.clip(rng.poisson(lam) / photons, 0, 1))
                             for _ in range(1, frames)])
 
 
-def speckle_noise(image: np.ndarray, rng: np.random.RandomState, *, sigma: float, frames: int) -> np.ndarray:
+def speckle_noise(image: np.ndarray, rng: np.random.RandomState, *, sigma: float, frames: int,
+                  view=_crop) -> np.ndarray:
     """Clean crop, then independent multiplicative-noise copies.
 
     Frame i >= 1 is ``trunc(255 * clip(u + u * n_i, 0, 1))``, u = crop / 255, n_i ~ N(0, sigma).
@@ -128,7 +140,7 @@ def speckle_noise(image: np.ndarray, rng: np.random.RandomState, *, sigma: float
     numpy.ndarray
         uint8, shape (frames, 224, 224, 3).
     """
-    x = _crop(image)
+    x = view(image)
     u = x / 255.
     return _sequence([x] + [_to_frame(np.clip(u + u * rng.normal(size=u.shape, scale=sigma), 0, 1))
                             for _ in range(1, frames)])
@@ -137,7 +149,7 @@ def speckle_noise(image: np.ndarray, rng: np.random.RandomState, *, sigma: float
 # ----------------------------------------------------------------------------------------- blur
 
 def motion_blur(image: np.ndarray, rng: np.random.RandomState, *, radius: float, sigma: float,
-                angles) -> np.ndarray:
+                angles, view=_crop) -> np.ndarray:
     """ImageMagick motion blur of the crop, one blur direction per frame. No draws.
 
     Parameters
@@ -156,11 +168,11 @@ def motion_blur(image: np.ndarray, rng: np.random.RandomState, *, radius: float,
     numpy.ndarray
         uint8, shape (len(angles), 224, 224, 3).
     """
-    x = _crop(image)
+    x = view(image)
     return _sequence(magick_motion_blur(x, radius, sigma, angle) for angle in angles)
 
 
-def zoom_blur(image: np.ndarray, rng: np.random.RandomState, *, scales) -> np.ndarray:
+def zoom_blur(image: np.ndarray, rng: np.random.RandomState, *, scales, view=_crop) -> np.ndarray:
     """Running mean of ever stronger zooms: frame i averages zoom layers 0..i. No draws.
 
     Layer k is ``CenterCrop(affine(image, scale=scales[k]))`` (bilinear, torchvision 0.2.x); the
@@ -181,16 +193,19 @@ def zoom_blur(image: np.ndarray, rng: np.random.RandomState, *, scales) -> np.nd
     numpy.ndarray
         uint8, shape (len(scales), 224, 224, 3).
     """
-    total = np.zeros((IMAGE_SIZE, IMAGE_SIZE, 3), dtype=np.float32)
+    total = None
     frames = []
     for count, scale in enumerate(scales, start=1):
-        layer = _crop(affine(image, scale=scale, resample="bilinear"))
+        layer = view(affine(image, scale=scale, resample="bilinear"))
+        if total is None:
+            total = np.zeros(layer.shape, dtype=np.float32)
         total += layer.astype(np.float32) / np.float32(255)
         frames.append((total / np.float32(count) * np.float32(255)).astype(np.uint8))
     return _sequence(frames)
 
 
-def gaussian_blur(image: np.ndarray, rng: np.random.RandomState, *, sigmas, truncate: float) -> np.ndarray:
+def gaussian_blur(image: np.ndarray, rng: np.random.RandomState, *, sigmas, truncate: float,
+                  view=_crop) -> np.ndarray:
     """Gaussian blur of the crop with a growing sigma. No draws.
 
     Frame i is ``trunc(255 * gaussian(crop / 255, sigmas[i]))`` (scikit-image, channels apart,
@@ -212,7 +227,7 @@ def gaussian_blur(image: np.ndarray, rng: np.random.RandomState, *, sigmas, trun
     numpy.ndarray
         uint8, shape (len(sigmas), 224, 224, 3).
     """
-    u = _crop(image) / 255.
+    u = view(image) / 255.
     return _sequence(_to_frame(gaussian(u, sigma=sigma, channel_axis=-1, truncate=truncate))
                      for sigma in sigmas)
 
@@ -220,7 +235,7 @@ def gaussian_blur(image: np.ndarray, rng: np.random.RandomState, *, sigmas, trun
 # -------------------------------------------------------------------------------------- weather
 
 def snow(image: np.ndarray, rng: np.random.RandomState, *, loc: float, scale: float, zoom: float,
-         threshold: float, blur_radius: float, blur_sigma: float, angles, blend: float) -> np.ndarray:
+         threshold: float, blur_radius: float, blur_sigma: float, angles, blend: float, view=_crop) -> np.ndarray:
     """One snow layer, motion-blurred in a turning direction, over a whitened crop.
 
     The flakes are drawn once (:func:`transforms.weather.snow_layer`); frame i blurs them with
@@ -248,8 +263,8 @@ def snow(image: np.ndarray, rng: np.random.RandomState, *, loc: float, scale: fl
     numpy.ndarray
         uint8, shape (len(angles), 224, 224, 3).
     """
-    u = _crop(image) / 255.
-    flakes = snow_layer(rng, IMAGE_SIZE, loc=loc, scale=scale, zoom=zoom, threshold=threshold)
+    u = view(image) / 255.
+    flakes = snow_layer(rng, u.shape[0], loc=loc, scale=scale, zoom=zoom, threshold=threshold)
     grey = cv2.cvtColor(np.float32(u), cv2.COLOR_RGB2GRAY)[..., np.newaxis]
     base = blend * u + (1 - blend) * np.maximum(u, grey * 1.5 + 0.5)
 
@@ -292,7 +307,7 @@ def drip(liquid: np.ndarray, kernel) -> np.ndarray:
 
 def spatter(image: np.ndarray, rng: np.random.RandomState, *, loc: float, scale: float,
             blur_sigma: float, threshold: float, intensity: float, drip_kernel: tuple,
-            frames: int) -> np.ndarray:
+            frames: int, view=_crop) -> np.ndarray:
     """Water drops that run down the crop: one liquid layer, dripped after every frame.
 
     Frame i tints the crop with the water mask of the layer (ImageNet-C spatter, water mode;
@@ -319,7 +334,7 @@ def spatter(image: np.ndarray, rng: np.random.RandomState, *, loc: float, scale:
     numpy.ndarray
         uint8, shape (frames, 224, 224, 3).
     """
-    x = _crop(image)
+    x = view(image)
     u = x.astype(np.float32) / np.float32(255)
     liquid = liquid_layer(rng, x.shape[:2], loc=loc, scale=scale, blur_sigma=blur_sigma,
                           threshold=threshold)
@@ -330,7 +345,7 @@ def spatter(image: np.ndarray, rng: np.random.RandomState, *, loc: float, scale:
     return _sequence(out)
 
 
-def brightness(image: np.ndarray, rng: np.random.RandomState, *, deltas) -> np.ndarray:
+def brightness(image: np.ndarray, rng: np.random.RandomState, *, deltas, view=_crop) -> np.ndarray:
     """Shift the HSV value of the crop by a per-frame offset. No draws.
 
     Frame i is ``trunc(255 * hsv2rgb(h, s, clip(v + deltas[i], 0, 1)))`` with scikit-image's HSV
@@ -350,7 +365,7 @@ def brightness(image: np.ndarray, rng: np.random.RandomState, *, deltas) -> np.n
     numpy.ndarray
         uint8, shape (len(deltas), 224, 224, 3).
     """
-    hsv = rgb2hsv(_crop(image) / 255.)
+    hsv = rgb2hsv(view(image) / 255.)
 
     def frame(delta):
         shifted = hsv.copy()
@@ -362,7 +377,7 @@ def brightness(image: np.ndarray, rng: np.random.RandomState, *, deltas) -> np.n
 
 # ------------------------------------------------------------------------------------- geometry
 
-def translate(image: np.ndarray, rng: np.random.RandomState, *, shifts, resample: str) -> np.ndarray:
+def translate(image: np.ndarray, rng: np.random.RandomState, *, shifts, resample: str, view=_crop) -> np.ndarray:
     """Shift the whole image horizontally (black fill), then crop. No draws.
 
     Parameters
@@ -381,10 +396,10 @@ def translate(image: np.ndarray, rng: np.random.RandomState, *, shifts, resample
     numpy.ndarray
         uint8, shape (len(shifts), 224, 224, 3).
     """
-    return _sequence(_crop(affine(image, translate=(shift, 0), resample=resample)) for shift in shifts)
+    return _sequence(view(affine(image, translate=(shift, 0), resample=resample)) for shift in shifts)
 
 
-def rotate(image: np.ndarray, rng: np.random.RandomState, *, angles, resample: str) -> np.ndarray:
+def rotate(image: np.ndarray, rng: np.random.RandomState, *, angles, resample: str, view=_crop) -> np.ndarray:
     """Rotate the whole image about its centre (black fill), then crop. No draws.
 
     Parameters
@@ -403,10 +418,10 @@ def rotate(image: np.ndarray, rng: np.random.RandomState, *, angles, resample: s
     numpy.ndarray
         uint8, shape (len(angles), 224, 224, 3).
     """
-    return _sequence(_crop(affine(image, angle=angle, resample=resample)) for angle in angles)
+    return _sequence(view(affine(image, angle=angle, resample=resample)) for angle in angles)
 
 
-def scale(image: np.ndarray, rng: np.random.RandomState, *, scales, resample: str) -> np.ndarray:
+def scale(image: np.ndarray, rng: np.random.RandomState, *, scales, resample: str, view=_crop) -> np.ndarray:
     """Zoom the whole image about its centre (black fill), then crop. No draws.
 
     Parameters
@@ -425,10 +440,10 @@ def scale(image: np.ndarray, rng: np.random.RandomState, *, scales, resample: st
     numpy.ndarray
         uint8, shape (len(scales), 224, 224, 3).
     """
-    return _sequence(_crop(affine(image, scale=factor, resample=resample)) for factor in scales)
+    return _sequence(view(affine(image, scale=factor, resample=resample)) for factor in scales)
 
 
-def shear(image: np.ndarray, rng: np.random.RandomState, *, shears, resample: str) -> np.ndarray:
+def shear(image: np.ndarray, rng: np.random.RandomState, *, shears, resample: str, view=_crop) -> np.ndarray:
     """Shear the whole image about its centre (torchvision 0.2.x, black fill), then crop. No draws.
 
     Parameters
@@ -447,10 +462,10 @@ def shear(image: np.ndarray, rng: np.random.RandomState, *, shears, resample: st
     numpy.ndarray
         uint8, shape (len(shears), 224, 224, 3).
     """
-    return _sequence(_crop(affine(image, shear=angle, resample=resample)) for angle in shears)
+    return _sequence(view(affine(image, shear=angle, resample=resample)) for angle in shears)
 
 
-def tilt(image: np.ndarray, rng: np.random.RandomState, *, angles) -> np.ndarray:
+def tilt(image: np.ndarray, rng: np.random.RandomState, *, angles, view=_crop) -> np.ndarray:
     """Tilt the whole image in 3-D about both axes (perspective, black fill), then crop. No draws.
 
     Parameters
@@ -467,7 +482,7 @@ def tilt(image: np.ndarray, rng: np.random.RandomState, *, angles) -> np.ndarray
     numpy.ndarray
         uint8, shape (len(angles), 224, 224, 3).
     """
-    return _sequence(_crop(tilt_image(image, angle)) for angle in angles)
+    return _sequence(view(tilt_image(image, angle)) for angle in angles)
 
 
 #: name -> sequence function(image, rng, **params), in the order of the table.
@@ -499,36 +514,65 @@ def check_uncropped_image(image: np.ndarray) -> None:
                          f"(use transforms.preprocess_uncropped); got {got}")
 
 
+def check_edition_input(image: np.ndarray, edition: PEdition) -> None:
+    """Raise ``ValueError`` unless ``image`` fits what ``edition``'s sequences receive."""
+    ok = isinstance(image, np.ndarray) and image.dtype == np.uint8 and image.ndim == 3 and image.shape[2] == 3
+    if edition.input == "cifar32":
+        ok = ok and image.shape[:2] == (edition.frame_size, edition.frame_size)
+        wanted = f"a uint8 ({edition.frame_size}, {edition.frame_size}, 3) array (a CIFAR test image)"
+    else:
+        ok = ok and min(image.shape[:2]) >= 1
+        wanted = "a uint8 (H, W, 3) RGB array at full resolution (no Resize(256))"
+    if not ok:
+        got = f"{image.dtype} array of shape {image.shape}" if isinstance(image, np.ndarray) else type(image)
+        raise ValueError(f"image of edition {edition.name} must be {wanted}; got {got}")
+
+
 def perturb_sequence(image: np.ndarray, name: str, rng: np.random.RandomState,
-                     difficulty: int = 1) -> np.ndarray:
+                     difficulty: int = 1, edition: str = DEFAULT_EDITION) -> np.ndarray:
     """The frames of ImageNet-P perturbation ``name`` at ``difficulty`` for one image.
 
     Parameters
     ----------
     image : numpy.ndarray
-        uint8, shape (H, W, 3), RGB after ``Resize(256)`` and before the crop (the output of
-        :func:`transforms.preprocess_uncropped`).
+        ``edition='imagenet'`` (224, default): uint8, shape (H, W, 3), RGB after ``Resize(256)``
+        and before the crop (the output of :func:`transforms.preprocess_uncropped`).
+        ``'inception'``, ``'tinyimagenet'``, ``'imagenet64'``: the RGB image at full resolution
+        (no resize: these editions make their views inside the sequence). ``'cifar'``: the
+        32x32x3 test image.
     name : str
         One of :data:`transforms.PERTURBATIONS` (e.g. ``'rotate'``).
     rng : numpy.random.RandomState
         Consumed exactly as the reference consumes NumPy's global stream (Gaussian noise draws
-        its frames from it too); unused by the deterministic perturbations.
+        its frames from it too, in every edition: the reference used torch's generator);
+        unused by the deterministic perturbations.
     difficulty : int
         1, 2 or 3 for the noise perturbations; 1 for the others.
+    edition : str
+        A name of :data:`transforms.EDITIONS` (its ``p`` facts: :mod:`schemas.imagenet_p_editions`).
 
     Returns
     -------
     numpy.ndarray
-        uint8, shape (T, 224, 224, 3), C-contiguous: the frames the reference writes as PNGs
-        before its H.264 encode (T = 41 for translate, 31 otherwise).
+        uint8, shape (T, S, S, 3), C-contiguous: the frames the reference writes before its
+        H.264 encode (or into CIFAR-10-P's ``.npy``). S = 224, 299, 64 or 32; T = 31 except
+        translate (41 at 224/299, 16 for cifar) and cifar's motion_blur (21). The 64 editions'
+        motion_blur frames keep the image's aspect (64 x int(64 * long / short)).
     """
     if name not in PERTURBATIONS:
         raise ValueError(f"unknown perturbation {name!r}; valid names: {perturbation_names_text()}")
-    spec = PERTURBATIONS[name]
+    table = get_edition(edition).p
+    spec = table.perturbations[name]
     if isinstance(difficulty, bool) or not isinstance(difficulty, (int, np.integer)) \
             or difficulty not in spec.difficulties:
         raise ValueError(f"difficulty of {name} must be one of {list(spec.difficulties)}, "
                          f"got {difficulty!r}")
-    check_uncropped_image(image)
     check_rng(rng)
-    return FUNCTIONS[name](image, rng, **spec.params(int(difficulty)))
+    if table.input == "resized256":  # the 224 edition: the functions' own CenterCrop(224)
+        check_uncropped_image(image)
+        return FUNCTIONS[name](image, rng, **spec.params(int(difficulty)))
+    check_edition_input(image, table)
+    views = table.arrangement_of(name)
+    frames = FUNCTIONS[name](apply_steps(image, views.base), rng, view=view_function(views.view),
+                             **spec.params(int(difficulty)))
+    return _sequence(apply_steps(frame, views.after) for frame in frames) if views.after else frames

@@ -9,6 +9,7 @@ each corruption are stacked into ``<corruption>.npy`` (rows 5 x N, severity 1 fi
 from types import MappingProxyType
 
 from schemas.edition import NPY, CEdition, Edition, Layout, Preprocessing, TfdsNames
+from schemas.imagenet_p_editions import P_EDITIONS
 from schemas.imagenet_c import Corruption, severity_rows as rows, zoom_factors
 
 SIZE = 32
@@ -84,5 +85,6 @@ EDITION = Edition(
         },
         examples_per_shard=10000,
         reference="ImageNet-C/create_c/make_cifar_c.py"),
+    p=P_EDITIONS["cifar"],  # the ImageNet-P facts (schemas/imagenet_p_editions.py)
     model_input={"size": SIZE, "mean": (0.0, 0.0, 0.0), "std": (1.0, 1.0, 1.0)},
 )

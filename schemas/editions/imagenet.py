@@ -4,6 +4,7 @@ Its severity tables are :data:`schemas.imagenet_c.CORRUPTIONS`; the TFDS dataset
 ``imagenet2012_corrupted`` (:data:`schemas.tfds.IMAGENET2012_CORRUPTED`).
 """
 from schemas.edition import JPEG, CEdition, Edition, Layout, Preprocessing, TfdsNames
+from schemas.imagenet_p_editions import P_EDITIONS
 from schemas.imagenet_c import CORRUPTIONS, IMAGE_SIZE
 from schemas.release import C_TREE
 
@@ -25,5 +26,6 @@ EDITION = Edition(
             tfds=TfdsNames("imagenet2012_corrupted", "3.1.0", "validation"))},
         examples_per_shard=2048,
         reference="ImageNet-C/create_c/make_imagenet_c.py"),
+    p=P_EDITIONS["imagenet"],  # the ImageNet-P facts (schemas/imagenet_p_editions.py)
     model_input={"size": IMAGE_SIZE, "mean": (0.485, 0.456, 0.406), "std": (0.229, 0.224, 0.225)},
 )

@@ -7,6 +7,7 @@ a 64 plasma map, frost textures shrunk by ``cv2.resize(fx=fy=0.3)`` before the c
 scaled by N = 64 with alpha = sigma = 0 at severity 1, zoom lists of 7..26 factors.
 """
 from schemas.edition import JPEG, CEdition, Edition, Layout, Preprocessing, TfdsNames
+from schemas.imagenet_p_editions import P_EDITIONS
 from schemas.imagenet_c import Corruption, severity_rows as rows, zoom_factors
 
 SIZE = 64
@@ -68,5 +69,6 @@ EDITION = Edition(
                            description="ImageNet 64x64-C (make_imagenet_64_c.py), Pillow JPEG q85."))},
         examples_per_shard=8192,
         reference="ImageNet-C/create_c/make_imagenet_64_c.py"),
+    p=P_EDITIONS["imagenet64"],  # the ImageNet-P facts (schemas/imagenet_p_editions.py)
     model_input={"size": SIZE, "mean": (0.485, 0.456, 0.406), "std": (0.229, 0.224, 0.225)},
 )

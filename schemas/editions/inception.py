@@ -5,6 +5,7 @@ Values from ``hendrycks/robustness`` @ 8190fe3, ``ImageNet-C/create_c/make_image
 plasma map is 512 (top-left 299 crop), elastic scales by 360, the zoom lists are the 224 ones.
 """
 from schemas.edition import JPEG, CEdition, Edition, Layout, Preprocessing, TfdsNames
+from schemas.imagenet_p_editions import P_EDITIONS
 from schemas.imagenet_c import Corruption, severity_rows as rows, zoom_factors
 
 SIZE = 299
@@ -64,5 +65,6 @@ EDITION = Edition(
                            description="ImageNet-C at 299x299 (make_imagenet_c_inception.py), Pillow JPEG q85."))},
         examples_per_shard=1024,
         reference="ImageNet-C/create_c/make_imagenet_c_inception.py"),
+    p=P_EDITIONS["inception"],  # the ImageNet-P facts (schemas/imagenet_p_editions.py)
     model_input={"size": SIZE, "mean": (0.485, 0.456, 0.406), "std": (0.229, 0.224, 0.225)},
 )

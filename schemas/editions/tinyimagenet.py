@@ -5,6 +5,7 @@ the tables are :data:`schemas.editions.imagenet64.CORRUPTIONS`; the edition diff
 (Tiny ImageNet's validation images, already 64x64 crops of their object) and its release tree.
 """
 from schemas.edition import JPEG, CEdition, Edition, Layout, Preprocessing, TfdsNames
+from schemas.imagenet_p_editions import P_EDITIONS
 
 from .imagenet64 import CORRUPTIONS, RESIZE_64, SIZE
 
@@ -29,5 +30,6 @@ EDITION = Edition(
                            description="Tiny-ImageNet-C (make_tinyimagenet_c.py), Pillow JPEG q85."))},
         examples_per_shard=8192,
         reference="ImageNet-C/create_c/make_tinyimagenet_c.py"),
+    p=P_EDITIONS["tinyimagenet"],  # the ImageNet-P facts (schemas/imagenet_p_editions.py)
     model_input={"size": SIZE, "mean": (0.4802, 0.4481, 0.3975), "std": (0.2302, 0.2265, 0.2262)},
 )

@@ -1,5 +1,5 @@
 """End-to-end ImageNet-P builds on Beam's FnApiRunner: the MP4 tree, OpenCV decoding, TFDS loading
-of the lossless frames, determinism across worker counts, bad inputs, verify and package.
+of the frames decoded from the MP4s (or the lossless ones), determinism across worker counts, bad inputs, verify and package.
 
 Most builds use the ultrafast preset on one or two sample images; one test runs the default
 (veryslow) preset on one short-to-encode sequence."""
@@ -76,9 +76,13 @@ def test_release_layout_manifest_and_release_json(p_release):
     assert release["counts"]["outputs_per_config"] == dict.fromkeys(CONFIGS, IMAGES)
     assert release["counts"]["failures"] == 0 and release["input"]["kind"] == "sample"
     assert result.counters == {"images_read": IMAGES, "outputs_written": 3 * IMAGES, "failures": 0}
-    assert (release["config"]["preset"], release["config"]["simd"]) == ("ultrafast", False)
+    assert (release["config"]["preset"], release["config"]["simd"]) == ("ultrafast", True)
+    assert release["config"]["tfds_frames"] == "decoded" == release["video"]["tfds_frames"]["source"]
+    encoder = release["video"]["encoder"]
+    assert encoder["x264_params"] == "cpu-independent=1" and encoder["mode"] == "simd-cpu-independent"
+    assert encoder["preset"] == "ultrafast" and encoder["threads"] == 1 and encoder["cpu_capabilities"]
     assert release["video"]["rate_control"] == {"gaussian_noise": "-tune grain", "translate": "-crf 20"}
-    assert {"ffmpeg", "libx264", "imageio-ffmpeg", "zlib", "numpy"} <= set(release["library_versions"])
+    assert {"ffmpeg", "libx264", "imageio-ffmpeg", "zlib", "numpy", "x264_cpu_capabilities"} <= set(release["library_versions"])
     assert not [p for p in os.listdir(output) if p.startswith(".")]
     for config in CONFIGS:
         for row in manifest(output, config):
@@ -103,12 +107,31 @@ def test_every_mp4_decodes_with_opencv_to_its_frames(p_release):
             assert 10 * np.log10(255 ** 2 / error) > 28  # ultrafast H.264 of these very frames
 
 
-def test_tfds_loads_every_config_with_the_lossless_frames(p_release):
+def test_tfds_frames_are_the_opencv_decoded_frames_of_the_mp4s(p_release):
+    """TFDS and the MP4 tree hold the same pixels, frame for frame, for every config of the build."""
     tfds = pytest.importorskip("tensorflow_datasets")
     output, _ = p_release
     for config in CONFIGS:
         builder = tfds.builder_from_directory(str(output / "tfds" / "imagenet_p" / config / "1.0.0"))
-        assert builder.info.splits["validation"].num_examples == IMAGES
+        loaded = {ex["file_name"].numpy().decode(): ex["video"].numpy() for ex in builder.as_dataset(split="validation")}
+        rows = manifest(output, config)
+        assert len(loaded) == len(rows) == IMAGES
+        for row in rows:
+            video = loaded[row["image_key"].split("/")[1]]
+            np.testing.assert_array_equal(video, opencv_frames(output / row["path"]))
+            assert not np.array_equal(video, expected_frames(output, row))  # H.264 is lossy: not the lossless frames
+
+
+def test_tfds_lossless_option_loads_the_frames_before_the_encode(tmp_path):
+    tfds = pytest.importorskip("tensorflow_datasets")
+    output = tmp_path / "lossless"
+    write_sample(str(tmp_path / "sample_source"))
+    config = ImageNetPConfig.select(["gaussian_noise", "translate"], [1], preset="ultrafast", tfds_frames="lossless")
+    build(output, config, limit=1, workers=1)
+    assert json.loads((output / "release.json").read_text())["video"]["tfds_frames"]["source"] == "lossless"
+    for config in ("gaussian_noise", "translate"):
+        builder = tfds.builder_from_directory(str(output / "tfds" / "imagenet_p" / config / "1.0.0"))
+        assert builder.info.splits["validation"].num_examples == 1
         loaded = {ex["file_name"].numpy().decode(): ex for ex in builder.as_dataset(split="validation")}
         rows = manifest(output, config)
         assert sorted(loaded) == sorted(row["image_key"].split("/")[1] for row in rows)
@@ -117,7 +140,7 @@ def test_tfds_loads_every_config_with_the_lossless_frames(p_release):
             assert int(example["label"]) == row["label"]
             np.testing.assert_array_equal(example["video"].numpy(), expected_frames(output, row))
     examples = list(tfds.load("imagenet_p/translate", data_dir=str(output / "tfds"), split="validation"))
-    assert len(examples) == IMAGES and examples[0]["video"].shape == (41, 224, 224, 3)
+    assert len(examples) == 1 and examples[0]["video"].shape == (41, 224, 224, 3)
 
 
 def test_verify_and_package(p_release, tmp_path):
@@ -169,21 +192,29 @@ def test_every_dataset_on_one_image_loads_with_tfds(tmp_path):
         builder = tfds.builder_from_directory(str(tmp_path / "all" / "tfds" / "imagenet_p" / config / "1.0.0"))
         example, = builder.as_dataset(split="validation")
         frames = example["video"].numpy()
-        assert hashlib.sha256(frames.tobytes()).hexdigest() == row["frames_sha256"]
+        np.testing.assert_array_equal(frames, opencv_frames(tmp_path / "all" / row["path"]))
         assert frames.shape == (row["frames"], 224, 224, 3)
     assert verify_release(str(tmp_path / "all")).ok
 
 
-def test_default_preset_is_veryslow_and_gives_the_direct_encode(sample_folder, tmp_path):
-    output = tmp_path / "veryslow"
-    assert cli(["build-p", "--input", str(sample_folder), "--output", str(output), "--limit", "1",
-                "--perturbations", "zoom_blur", "--workers", "1", "--release-seed", "7"]) == 0
-    release = json.loads((output / "release.json").read_text())
-    assert (release["config"]["preset"], release["config"]["simd"], release["config"]["seed"]) == ("veryslow", False, 7)
-    row, = manifest(output, "zoom_blur")
+def test_default_simd_and_no_simd_builds_give_identical_veryslow_mp4s(sample_folder, tmp_path):
+    """The default encode (SIMD, cpu-independent) and --no-simd (plain C) write the same release files."""
+    def build_cli(name, *flags):
+        assert cli(["build-p", "--input", str(sample_folder), "--output", str(tmp_path / name), "--limit", "1",
+                    "--perturbations", "zoom_blur", "--workers", "1", "--release-seed", "7", *flags]) == 0
+        return tmp_path / name
+    simd, plain = build_cli("simd"), build_cli("plain", "--no-simd")
+    release = json.loads((simd / "release.json").read_text())
+    assert (release["config"]["preset"], release["config"]["simd"], release["config"]["seed"]) == ("veryslow", True, 7)
+    assert json.loads((plain / "release.json").read_text())["video"]["encoder"]["x264_params"] == "asm=0"
+    row, = manifest(simd, "zoom_blur")
+    def checksums(release):  # every file but release.json, which records the encoder mode
+        return [line for line in (release / CHECKSUMS).read_text().splitlines() if not line.endswith("release.json")]
+    assert checksums(simd) == checksums(plain) and len(checksums(simd)) > 3
+    assert (simd / row["path"]).read_bytes() == (plain / row["path"]).read_bytes()
     image = preprocess_uncropped((sample_folder / row["image_key"]).read_bytes())
     frames = perturb_sequence(image, "zoom_blur", example_rng(7, row["image_key"], "zoom_blur", 1))
-    assert (output / row["path"]).read_bytes() == encode_h264(frames, noise=False)
+    assert (simd / row["path"]).read_bytes() == encode_h264(frames, noise=False)
 
 
 def test_bad_options_are_refused(tmp_path, capsys):

@@ -87,18 +87,19 @@ def test_bytes_equal_the_reference_png_route(noisy, tmp_path):
     assert (tmp_path / "png.mp4").read_bytes() == encode_h264(noisy, noise=True, preset="ultrafast")
 
 
-def test_default_veryslow_encode_runs_x264_plain_c_code(panning, tmp_path):
-    """No SIMD by default: x264 reports no CPU capabilities, so the bytes cannot depend on the CPU."""
-    command = ffmpeg_command(224, 224, str(tmp_path / "video.mp4"), noise=False, preset="veryslow")
+def test_no_simd_veryslow_encode_runs_x264_plain_c_code(panning, tmp_path):
+    """``simd=False`` (``--no-simd``): x264 reports no CPU capabilities, and the bytes equal the default's."""
+    command = ffmpeg_command(224, 224, str(tmp_path / "video.mp4"), noise=False, preset="veryslow", simd=False)
     command[command.index("error")] = "info"
     log = subprocess.run(command, input=panning.tobytes(), capture_output=True, check=True).stderr.decode()
     assert "using cpu capabilities: none!" in log
-    assert (tmp_path / "video.mp4").read_bytes() == encode_h264(panning, noise=False)
+    assert (tmp_path / "video.mp4").read_bytes() == encode_h264(panning, noise=False, simd=False) \
+        == encode_h264(panning, noise=False)
 
 
-def test_simd_encode_uses_the_cpu_and_stays_close(panning, tmp_path):
-    command = ffmpeg_command(224, 224, str(tmp_path / "video.mp4"), noise=False, preset="ultrafast",
-                             simd=True)
+def test_default_simd_encode_uses_the_cpu_in_cpu_independent_mode(panning, tmp_path):
+    command = ffmpeg_command(224, 224, str(tmp_path / "video.mp4"), noise=False, preset="ultrafast")
+    assert command[command.index("-x264-params") + 1] == "cpu-independent=1"
     command[command.index("error")] = "info"
     log = subprocess.run(command, input=panning.tobytes(), capture_output=True, check=True).stderr.decode()
     assert "using cpu capabilities:" in log and "capabilities: none!" not in log

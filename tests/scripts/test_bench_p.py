@@ -18,10 +18,14 @@ def test_bench_json_has_an_imagenet_p_section(capsys):
         timing = section["perturbations"][name]
         assert timing["frames"] == frames and timing["mp4_bytes"] > 0
         assert timing["generate_ms"] > 0 and timing["encode_ms"] > 0 and timing["lossless_ms"] > 0
-    assert section["datasets"] == 4 and (section["preset"], section["simd"], section["threads"]) == ("ultrafast", False, 1)
+        assert timing["encode_plain_c_ms"] > 0 and timing["identical_bytes"] is True  # both paths, one run
+    assert section["datasets"] == 4 and (section["preset"], section["simd"], section["threads"]) == ("ultrafast", True, 1)
     parts = [t["difficulties"] * (t["generate_ms"] + t["encode_ms"] + t["lossless_ms"])
              for t in section["perturbations"].values()]
     assert section["total_ms"] == pytest.approx(section["decode_ms"] + sum(parts))
+    plain = [t["difficulties"] * (t["generate_ms"] + t["encode_plain_c_ms"] + t["lossless_ms"])
+             for t in section["perturbations"].values()]
+    assert section["total_plain_c_ms"] == pytest.approx(section["decode_ms"] + sum(plain))
     assert section["encoder"]["libx264"]
 
 
@@ -36,7 +40,7 @@ def test_bench_table_shows_both_sections(capsys):
     lines = capsys.readouterr().out.splitlines()
     header = next(line for line in lines if line.startswith("perturbation"))
     row = next(line for line in lines if line.startswith("brightness"))
-    assert len(row) == len(header) and "generate" in header and "encode" in header
+    assert len(row) == len(header) and "generate" in header and "encode" in header and "plain C" in header
     assert any(line.startswith("contrast") for line in lines)
 
 
