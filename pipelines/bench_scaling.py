@@ -227,8 +227,83 @@ def measure_build(input_dir: str, count: int, config: ImageNetCConfig, workers: 
             "worker_peak_rss_mib": worker_peaks, "load_average": list(load)}
 
 
+FULL_IMAGENET_C_OUTPUTS = 50_000 * 95
+"""Outputs of the whole ImageNet-C release (50,000 validation images x 95 conditions)."""
+
+
+def driver_memory_trend(runs: Sequence[dict], full_outputs: int = FULL_IMAGENET_C_OUTPUTS) -> Optional[dict]:
+    """How the driver's peak grows with the outputs, from the smallest and the largest run of the
+    largest worker count: KiB per output, the largest/smallest ratio, and the peak extrapolated
+    linearly to ``full_outputs``. None with fewer than two sizes."""
+    most = max(run["workers"] for run in runs)
+    chosen = sorted((run for run in runs if run["workers"] == most), key=lambda run: run["outputs"])
+    if len(chosen) < 2 or chosen[-1]["outputs"] == chosen[0]["outputs"]:
+        return None
+    low, high = chosen[0], chosen[-1]
+    slope = (high["driver_peak_rss_mib"] - low["driver_peak_rss_mib"]) / (high["outputs"] - low["outputs"])
+    return {"workers": most, "from_outputs": low["outputs"], "to_outputs": high["outputs"],
+            "ratio": high["driver_peak_rss_mib"] / low["driver_peak_rss_mib"], "kib_per_output": slope * 1024,
+            "full_outputs": full_outputs,
+            "full_driver_peak_mib": high["driver_peak_rss_mib"] + slope * (full_outputs - high["outputs"])}
+
+
+def _killed_build(input_dir: str, output_dir: str, count: int, config: ImageNetCConfig, workers: int,
+                  fraction: float) -> float:
+    """Start a build in a fresh driver process and SIGKILL it and its workers once ``fraction`` of
+    its outputs are written (the progress files say so); return the seconds it ran."""
+    from .progress import read_progress
+    from .shutdown import worker_pids
+
+    context = multiprocessing.get_context("spawn")
+    receiver, sender = context.Pipe(duplex=False)
+    driver = context.Process(target=_timed_build, args=(sender, input_dir, output_dir, count, config, workers))
+    start = time.perf_counter()
+    driver.start()
+    sender.close()
+    target = fraction * count * len(config.pairs)
+    while driver.is_alive():
+        if read_progress(output_dir).get("outputs_written", 0) >= target:
+            for pid in [driver.pid, *worker_pids(driver.pid)]:
+                try:
+                    os.kill(pid, 9)
+                except OSError:
+                    pass
+            break
+        time.sleep(0.2)
+    driver.join()
+    if driver.exitcode == 0:
+        raise RuntimeError(f"the build of {count} images ended before {fraction:.0%} of it could be killed")
+    return time.perf_counter() - start
+
+
+def measure_resume(input_dir: str, count: int, config: ImageNetCConfig, workers: int, fresh_seconds: float,
+                   fraction: float = 0.5) -> dict:
+    """A build killed (SIGKILL of the driver and its workers) at ``fraction`` of its outputs, then
+    rerun into the same folder: the rerun's seconds against ``fresh_seconds`` (an uninterrupted
+    build of the same images, measured before)."""
+    output_dir = tempfile.mkdtemp(prefix="imagenet-cp-resume-")
+    try:
+        killed_after = _killed_build(input_dir, output_dir, count, config, workers, fraction)
+        context = multiprocessing.get_context("spawn")
+        receiver, sender = context.Pipe(duplex=False)
+        driver = context.Process(target=_timed_build, args=(sender, input_dir, output_dir, count, config, workers))
+        driver.start()
+        sender.close()
+        try:
+            seconds, images, _, failures = receiver.recv()
+        except EOFError:
+            images = failures = None
+        driver.join()
+    finally:
+        shutil.rmtree(output_dir, ignore_errors=True)
+    if driver.exitcode != 0 or failures or images != count:
+        raise RuntimeError(f"resumed build of {count} images failed (exit {driver.exitcode})")
+    return {"images": count, "workers": workers, "killed_at_fraction": fraction, "killed_after_seconds": killed_after,
+            "fresh_seconds": fresh_seconds, "rerun_seconds": seconds, "rerun_ratio": seconds / fresh_seconds}
+
+
 def run_scaling(sizes: Sequence[int] = SCALING_SIZES, workers: Sequence[int] = SCALING_WORKERS,
-                config: ImageNetCConfig = ImageNetCConfig(), seed: int = 0) -> dict:
+                config: ImageNetCConfig = ImageNetCConfig(), seed: int = 0, resume: bool = False) -> dict:
     """Build the synthetic set at every size with every worker count.
 
     Parameters
@@ -242,13 +317,17 @@ def run_scaling(sizes: Sequence[int] = SCALING_SIZES, workers: Sequence[int] = S
         What each image is built into (default: all 19 corruptions x 5 severities).
     seed : int
         Seed of the synthetic set.
+    resume : bool
+        Also kill a build of the largest size (largest worker count) half way and time its
+        rerun (:func:`measure_resume`).
 
     Returns
     -------
     dict
         JSON-ready: ``runs`` (one :func:`measure_build` dict per size and worker count, sizes
-        outer, each with ``speedup``), ``conditions_per_image``, ``corruptions``,
-        ``severities``, ``rng``, ``image_size``, ``memory`` (how it was measured), ``machine``.
+        outer, each with ``speedup``), ``driver_memory`` (:func:`driver_memory_trend`),
+        ``resume`` (when asked), ``conditions_per_image``, ``corruptions``, ``severities``,
+        ``rng``, ``image_size``, ``memory`` (how it was measured), ``machine``.
     """
     sizes, workers = list(sizes), list(workers)
     for name, values in (("sizes", sizes), ("workers", workers)):
@@ -264,9 +343,13 @@ def run_scaling(sizes: Sequence[int] = SCALING_SIZES, workers: Sequence[int] = S
                 run = measure_build(input_dir, size, config, count)
                 base = base or run["images_per_s"]
                 runs.append({**run, "speedup": run["images_per_s"] / base})
+        resumed = None
+        if resume:
+            last = max((run for run in runs if run["images"] == max(sizes)), key=lambda run: run["workers"])
+            resumed = measure_resume(input_dir, last["images"], config, last["workers"], last["seconds"])
     finally:
         shutil.rmtree(input_dir, ignore_errors=True)
-    return {"runs": runs, "conditions_per_image": len(config.pairs), "corruptions": list(config.corruptions),
+    return {"runs": runs, "driver_memory": driver_memory_trend(runs), "resume": resumed, "conditions_per_image": len(config.pairs), "corruptions": list(config.corruptions),
             "severities": list(config.severities), "rng": config.rng, "image_size": list(SYNTHETIC_SIZE),
             "memory": f"peak RSS (VmHWM) of each process, polled every {POLL_SECONDS} s",
             "machine": machine_info()}
@@ -285,7 +368,18 @@ def format_scaling_table(result: dict) -> str:
                      f"{run['speedup']:9.2f}{run['driver_peak_rss_mib']:12.0f}{workers:>16}"
                      f"{run['load_average'][0]:12.2f}")
     machine = result["machine"]
-    lines += ["-" * len(header), f"memory: {result['memory']}",
+    lines.append("-" * len(header))
+    trend = result.get("driver_memory")
+    if trend:
+        lines.append(f"driver peak {trend['from_outputs']} -> {trend['to_outputs']} outputs: x{trend['ratio']:.2f}, "
+                     f"{trend['kib_per_output']:.3f} KiB per output; extrapolated to {trend['full_outputs']:,} "
+                     f"outputs: {trend['full_driver_peak_mib']:.0f} MiB")
+    resumed = result.get("resume")
+    if resumed:
+        lines.append(f"resume: killed at {resumed['killed_at_fraction']:.0%} after {resumed['killed_after_seconds']:.1f} s;"
+                     f" rerun {resumed['rerun_seconds']:.1f} s = {resumed['rerun_ratio']:.0%} of a fresh build "
+                     f"({resumed['fresh_seconds']:.1f} s)")
+    lines += [f"memory: {result['memory']}",
               f"machine: {machine['cpu']}, {machine['usable_cores']}/{machine['cores']} cores usable, "
               f"Python {machine['python']}"]
     return "\n".join(lines)

@@ -6,6 +6,7 @@ The edition transform (``CorruptImages`` for ImageNet-C) turns ``SourceImage`` s
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import math
@@ -16,14 +17,18 @@ from typing import Any, Callable, Mapping, Optional, Sequence, TextIO
 import apache_beam as beam
 from apache_beam.metrics.metric import MetricsFilter
 
-from schemas.release import FAILURES, RELEASE_JSON, SAMPLE_DIR, SCRATCH_DIRS
 from schemas.editions import get_edition
+from schemas.release import FAILURES, PROGRESS_DIR, SAMPLE_DIR, SOURCES, TMP_DIR
 from schemas.tfds import TfdsDataset
 
 from . import storage
 from .imagenet_c import ImageNetCConfig
+from .output_folder import (FolderLock, OutputFolderError, check_not_inside, entry_size, inspect_folder,
+                            listing_sha256, remove_release, wait_for_orphan_workers, write_build_record)
+from .parts import PART_RECORDS, PART_SECONDS, completed_images, iter_lines, read_ledger
 from .progress import COUNTERS, NAMESPACE, ProgressLine
-from .release import WriteRelease, seal_release
+from .release import WriteRelease, committed_names, seal_release
+from .shutdown import stopping_cleanly
 from .runner import is_local, make_pipeline
 from .sample import write_sample
 from .sources import ReadImageNet, index_source, require_entries, select_entries, write_entry_lists
@@ -70,16 +75,57 @@ class BuildResult:
         return text + (f" (listed with reasons in {FAILURES})" if counts["failures"] else "")
 
 
-def _prepare_output(output_dir: str, config: Mapping[str, Any]) -> None:
-    """Refuse a directory that holds a release of another config; clear leftover scratch folders."""
-    release_json = storage.join(output_dir, RELEASE_JSON)
-    if storage.exists(release_json):
-        existing = json.loads(storage.read_bytes(release_json)).get("config")
-        if existing != config:
-            raise ValueError(f"{output_dir} holds a release of another config ({existing}); "
-                             "use another --output or remove it first")
-    for scratch in SCRATCH_DIRS:
-        storage.delete_tree(storage.join(output_dir, scratch))
+def _check_folder(output_dir: str, edition: str, config: Mapping[str, Any], force: bool) -> tuple[str, Optional[dict]]:
+    """What the output folder holds, refusing anything but nothing, or a release or build in
+    progress of this edition and config (``force``: remove one of another config)."""
+    kind, record = inspect_folder(output_dir)
+    if kind == "foreign":
+        raise OutputFolderError(f"{output_dir} is not empty and holds no imagenet-cp release or build in progress: "
+                                "choose an empty or new folder (nothing in it was changed)")
+    if kind == "empty":
+        return kind, record
+    if record.get("edition") != edition or record.get("config") != config:
+        if force:
+            remove_release(output_dir)
+            return "empty", None
+        what = "release" if kind == "release" else "build in progress"
+        if record.get("edition") != edition:
+            other = f"edition {record.get('edition')} there, {edition} here"
+        else:
+            existing = record.get("config") or {}
+            other = "; ".join(f"{key} {_shown(existing.get(key))} there, {_shown(config.get(key))} here"
+                              for key in sorted(set(existing) | set(config)) if existing.get(key) != config.get(key))
+        raise OutputFolderError(f"{output_dir} holds a {what} of another config ({other}); use another --output, "
+                                "or --force to remove it")
+    return kind, record
+
+
+def _shown(value) -> str:
+    """A config value as a person reads it: lists comma-separated, None as 'none'."""
+    if isinstance(value, (list, tuple)):
+        return ",".join(map(str, value)) or "none"
+    return "none" if value is None else str(value)
+
+
+def _release_input_matches(output_dir: str, index, record: Mapping[str, Any]) -> bool:
+    """Whether a finished release was built from this input: same kind, every entry built (same
+    place and size) or rejected as a whole, nothing else."""
+    if record.get("input", {}).get("kind") != index.kind:
+        return False
+    built = {}
+    for line in iter_lines(storage.join(output_dir, SOURCES)):
+        row = json.loads(line)
+        built[row["key"]] = (row["source"], row["bytes"])
+    rejected = {json.loads(line)["key"] for line in iter_lines(storage.join(output_dir, FAILURES))}
+    for entry in index.entries:
+        if entry.key in built:
+            source, size = built.pop(entry.key)
+            known = entry_size(entry)
+            if source != entry.source or (known is not None and known != size):
+                return False
+        elif entry.key not in rejected:
+            return False
+    return not built
 
 
 def _counters(result) -> dict[str, int]:
@@ -96,7 +142,9 @@ def run_build(output_dir: str, selection: SourceSelection, document: Mapping[str
               beam_args: Sequence[str] = (), examples_per_shard: int = DEFAULT_EXAMPLES_PER_SHARD,
               progress_interval: float = 10.0, stream: TextIO = sys.stderr,
               list_input: Optional[Callable[[Optional[str], str], Any]] = None,
-              add_sinks: Optional[Callable[[Any, Any, str], None]] = None) -> BuildResult:
+              add_sinks: Optional[Callable[[Any, Any, str], None]] = None, force: bool = False,
+              related: Optional[Callable] = None, part_records: int = PART_RECORDS,
+              part_seconds: float = PART_SECONDS) -> BuildResult:
     """Build a release of any edition.
 
     Parameters
@@ -129,7 +177,26 @@ def run_build(output_dir: str, selection: SourceSelection, document: Mapping[str
         bundled sample); default: ImageNet val through :func:`pipelines.sources.index_source`.
     add_sinks : callable, optional
         ``add_sinks(outputs, index, output_dir)`` adds the edition's own sinks to the graph (e.g. the stacked
-        ``.npy`` arrays) next to ``WriteRelease``.
+        ``.npy`` arrays) next to ``WriteRelease``. Such a sink sees every output, so a resumed
+        build of such an edition builds every image again (the parts still dedupe the rest).
+    force : bool
+        Replace a release or build in progress of another config or input in ``output_dir``
+        (only the names of the release layout are removed).
+    related : callable, optional
+        ``related(entry)`` -> a name; images sharing one are resumed together (see
+        :func:`pipelines.parts.completed_images`).
+    part_records, part_seconds : int, float
+        When workers commit their work (see :class:`pipelines.parts.PartWriter`).
+
+    The same call into the same folder after an interruption builds only what is missing; on a
+    finished release of the same config and input it does nothing.
+
+    Raises
+    ------
+    OutputFolderError
+        For a folder that is busy, not a release of this config and input, or inside the input.
+    BuildInterrupted, BuildStopped
+        From a local run stopped by a signal, a dead worker or a full disk (resumable).
     """
     if examples_per_shard < 1:
         raise ValueError(f"examples_per_shard must be >= 1, got {examples_per_shard}")
@@ -140,8 +207,24 @@ def run_build(output_dir: str, selection: SourceSelection, document: Mapping[str
         raw = storage.read_bytes(selection.image_ids)
         config["image_ids_sha256"] = hashlib.sha256(raw).hexdigest()
         ids = raw.decode("utf-8").splitlines()
-    _prepare_output(output_dir, config)
+    check_not_inside(selection.input, output_dir)
+    with FolderLock(output_dir, document["edition"]) as lock:
+        if lock.took_over:
+            print(f"note: took over the lock of a build that is gone (pid {lock.took_over.get('pid')} on "
+                  f"{lock.took_over.get('host')})", file=stream)
+        wait_for_orphan_workers(output_dir)
+        with stopping_cleanly(output_dir, signals=False):  # a full disk in the driver: one line too
+            return _locked_build(output_dir, selection, dict(document, config=config), dataset, outputs_per_image,
+                                 make_transform, ids, workers, beam_args, examples_per_shard, progress_interval,
+                                 stream, force, related, part_records, part_seconds, list_input, add_sinks)
 
+
+def _locked_build(output_dir, selection, document, dataset, outputs_per_image, make_transform, ids, workers,
+                  beam_args, examples_per_shard, progress_interval, stream, force, related, part_records,
+                  part_seconds, list_input, add_sinks) -> BuildResult:
+    """:func:`run_build` once the folder is locked."""
+    config, edition = document["config"], document["edition"]
+    state, record = _check_folder(output_dir, edition, config, force)
     path, kind = selection.input, None
     if path is None and not storage.is_local(output_dir):
         raise ValueError("the bundled sample is written next to a local release: give --input for "
@@ -153,35 +236,73 @@ def run_build(output_dir: str, selection: SourceSelection, document: Mapping[str
             path, kind = write_sample(storage.join(output_dir, f"{SAMPLE_DIR}/val")), "sample"
         index = index_source(path, kind)
     index = require_entries(select_entries(index, ids, selection.limit), path or "the bundled sample")
+    listing = listing_sha256(index.entries, index.failures)
+    if state == "release":
+        if _release_input_matches(output_dir, index, record):
+            storage.delete_tree(storage.join(output_dir, SAMPLE_DIR))
+            return BuildResult(record, dict.fromkeys(COUNTERS, 0))
+        state = "other input"
+    elif state == "build" and record.get("input", {}).get("listing_sha256") != listing:
+        state = "other input"
+    if state == "other input":
+        if not force:
+            raise OutputFolderError(f"{output_dir} holds a {'release' if record.get('counts') else 'build'} of "
+                                    "another input (files added, removed or changed since); use another --output, "
+                                    "or --force to remove it")
+        remove_release(output_dir, keep=[SAMPLE_DIR] if path is None else [])
+        state = "empty"
+    for scratch in (TMP_DIR, PROGRESS_DIR):  # this build's own leftovers: half-written files, display counts
+        storage.delete_tree(storage.join(output_dir, scratch))
+    document = dict(document, input={"kind": index.kind})
+    if state == "empty":
+        write_build_record(output_dir, {"edition": edition, "config": config,
+                                        "input": {"kind": index.kind, "listing_sha256": listing,
+                                                  "images": len(index.entries)}})
+    ledger = read_ledger(output_dir)
+    done = set()
+    if ledger and add_sinks is None:
+        done = completed_images(output_dir, ledger, index.entries, outputs_per_image, related)
+    pending = [entry for entry in index.entries if entry.key not in done]
+    if ledger:
+        print(f"resuming: {len(done)} of {len(index.entries)} images are built already", file=stream)
     shard_count = max(1, math.ceil(len(index.entries) / examples_per_shard))
-    document = dict(document, config=config, input={"kind": index.kind})
 
     local = is_local(beam_args) and storage.is_local(output_dir)
     progress_dir = output_dir if local else None
     pipeline = make_pipeline(workers, beam_args)
-    images = pipeline | "ReadImageNet" >> ReadImageNet(write_entry_lists(output_dir, index.entries), progress_dir)
+    images = pipeline | "ReadImageNet" >> ReadImageNet(write_entry_lists(output_dir, pending), progress_dir)
     outputs = images.images | make_transform(progress_dir)
     listed = pipeline | "ListingFailures" >> beam.Create(index.failures)
-    failures = (listed, images.failures, outputs.failures) | "AllFailures" >> beam.Flatten()
-    _ = ({"records": outputs.records, "sources": outputs.sources,
-          "failures": failures | "FailureRecords" >> beam.Map(lambda f: f.to_json()),
+    failures = {f"failures_{name}": pcoll | f"FailureRecords_{name}" >> beam.Map(lambda f: f.to_json())
+                for name, pcoll in (("listing", listed), ("read", images.failures), ("outputs", outputs.failures))}
+    _ = ({"records": outputs.records, "sources": outputs.sources, **failures,
           "environments": outputs.environments}
-         | "WriteRelease" >> WriteRelease(output_dir, dataset, shard_count, progress_dir))
+         | "WriteRelease" >> WriteRelease(output_dir, dataset, shard_count, progress_dir, committed_names(ledger),
+                                          part_records, part_seconds))
     if add_sinks is not None:
         add_sinks(outputs, index, output_dir)
 
+    def space_needed() -> int:
+        entries = read_ledger(output_dir)
+        written = sum(e["bytes"] for e in entries)
+        outputs_done = max(1, sum(e["records"] for e in entries if e["bytes"]))
+        expected = len(index.entries) * outputs_per_image
+        return int(written / outputs_done * max(0, expected - outputs_done) * 1.5)
+
     progress = None
     if local:
-        progress = ProgressLine(output_dir, len(index.entries) * outputs_per_image, len(index.entries),
+        progress = ProgressLine(output_dir, len(pending) * outputs_per_image, len(pending),
                                 progress_interval, stream)
         progress.start()
     try:
-        result = pipeline.run()
-        result.wait_until_finish()
+        with stopping_cleanly(output_dir, space_needed) if local else contextlib.nullcontext():
+            result = pipeline.run()
+            result.wait_until_finish()
+            release = seal_release(output_dir, document)
     finally:
         if progress:
             progress.stop()
-    return BuildResult(seal_release(output_dir, document), _counters(result))
+    return BuildResult(release, _counters(result))
 
 
 def build_imagenet_c(output_dir: str, selection: SourceSelection = SourceSelection(),

@@ -74,6 +74,6 @@ def edition_build_options(config: ImageNetCConfig, path: Optional[str]) -> dict:
         "outputs_per_image": len(config.pairs),
         "make_transform": lambda progress_dir: CorruptImages(config, progress_dir, family),
         "list_input": list_input,
-        "add_sinks": add_sinks,
+        "add_sinks": add_sinks if edition.c.encoding == NPY else None,  # a sink makes a resumed build redo all
     }
     return options

@@ -428,7 +428,8 @@ def _edition_build_options(config: ImageNetPConfig, path: Optional[str]) -> dict
     return {"document": imagenet_p_document(config, family, class_names),
             "dataset": p_dataset(config.edition, family, class_names),
             "make_transform": lambda progress_dir: PerturbImages(config, progress_dir, tree),
-            "list_input": list_input, "add_sinks": add_sinks}
+            "list_input": list_input, "related": lambda entry: video_name(entry).casefold(),
+            "add_sinks": add_sinks if config.table.output == NPY else None}  # a sink makes a resumed build redo all
 
 
 def build_imagenet_p(output_dir: str, selection: SourceSelection = SourceSelection(),
@@ -448,6 +449,7 @@ def build_imagenet_p(output_dir: str, selection: SourceSelection = SourceSelecti
     if config.edition == DEFAULT_EDITION:
         return run_build(output_dir, selection, imagenet_p_document(config), p_dataset(config.edition),
                          len(config.pairs), lambda progress_dir: PerturbImages(config, progress_dir),
-                         examples_per_shard=examples_per_shard, **options)
+                         examples_per_shard=examples_per_shard, related=lambda entry: video_name(entry).casefold(),
+                         **options)
     return run_build(output_dir, selection, outputs_per_image=len(config.pairs), examples_per_shard=examples_per_shard,
                      **_edition_build_options(config, selection.input), **options)

@@ -19,6 +19,7 @@ from typing import Iterator, Optional
 
 from schemas.release import CHECKSUMS, PACKAGES_DIR, RELEASE_JSON, TREE_CATEGORIES, checksum_line
 
+from .output_folder import FolderLock
 from .verify import file_sha256, verify_release
 
 
@@ -92,15 +93,28 @@ def package_release(release_dir: str, output_dir: Optional[str] = None) -> list[
     ValueError
         If the release fails verification (:class:`PackageError`, naming the first problems), has
         no ``release.json`` or its tree has no category table.
+    pipelines.output_folder.FolderBusy
+        If a build or another ``package`` holds the release folder.
     """
     if not os.path.isdir(release_dir):
         raise PackageError(f"{release_dir} is not a release folder")
-    report = verify_release(release_dir, include_packages=False)
-    if not report.ok:
-        lines = report.text().splitlines()
-        shown = "; ".join(lines[:3]) + ("; ..." if len(lines) > 4 else "")
-        raise PackageError(f"{release_dir} fails verification, not packed: {lines[-1]} ({shown}); "
-                           f"run imagenet-cp verify {release_dir} for the full list")
+    try:
+        lock = FolderLock(release_dir, "package", create=False).acquire()
+    except FileNotFoundError as err:
+        raise ValueError(f"{release_dir} is not a built release: {err}") from err
+    try:
+        report = verify_release(release_dir, include_packages=False)  # our own lock file is not in it
+        if not report.ok:
+            lines = report.text().splitlines()
+            shown = "; ".join(lines[:3]) + ("; ..." if len(lines) > 4 else "")
+            raise PackageError(f"{release_dir} fails verification, not packed: {lines[-1]} ({shown}); "
+                               f"run imagenet-cp verify {release_dir} for the full list")
+        return _package(release_dir, output_dir)
+    finally:
+        lock.release()
+
+
+def _package(release_dir: str, output_dir: Optional[str]) -> list[str]:
     try:
         with open(os.path.join(release_dir, RELEASE_JSON), encoding="utf-8") as stream:
             tree_name = json.load(stream)["tree"]

@@ -60,7 +60,10 @@ class ProgressCounter:
     def flush(self) -> None:
         """Write the counts so far to this instance's progress file."""
         if self._counts and self._output_dir is not None:
-            storage.write_atomic(self._output_dir, self._relative, json.dumps(dict(self._counts)).encode())
+            try:
+                storage.write_atomic(self._output_dir, self._relative, json.dumps(dict(self._counts)).encode())
+            except OSError:  # display only: a full disk is reported by the writes that matter
+                pass
         self._written = time.monotonic()
 
 

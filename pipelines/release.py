@@ -5,12 +5,15 @@ of any edition and writes, under the release directory:
 
 - each record's file in the folder tree (``record.path``);
 - TFDS TFRecord shards, one set per group (TFDS config): the shard of a record is a hash of its
-  key, records are sorted by key inside a shard, so the bytes do not depend on workers or order.
-  The serialized examples do not go through the shuffle: each worker spills them to
-  ``DIR/.spill/`` (:mod:`pipelines.spill`) and the shard writers read them back by reference;
+  key, records are sorted by key inside a shard, so the bytes do not depend on workers or order;
 - ``dataset_info.json``, ``features.json`` and label files of every config;
 - ``manifest/<group>.jsonl``, ``sources.jsonl`` and ``failures.jsonl``, sorted;
 - per-group checksum parts and the worker environments, in ``.parts/`` for the driver.
+
+No per-output element goes through a shuffle (a local runner would hold it in the driver's
+memory): workers commit *parts* (:mod:`pipelines.parts`: sorted runs of manifest lines, checksums
+and shard references, the serialized examples in ``DIR/.spill/``) and emit only the parts' names;
+one task per group then merges the group's runs with a streaming merge.
 
 :func:`seal_release` (driver, after the pipeline) writes ``release.json`` and ``SHA256SUMS`` and
 removes the scratch folders.
@@ -18,11 +21,13 @@ removes the scratch folders.
 from __future__ import annotations
 
 import hashlib
+import heapq
 import importlib.metadata
 import itertools
 import json
 import platform
-from typing import Any, Iterable, Mapping, Optional, Tuple
+import uuid
+from typing import Any, Iterable, Iterator, Mapping, Optional, Sequence, Tuple
 
 import apache_beam as beam
 
@@ -32,12 +37,16 @@ from schemas.release import (CHECKSUMS, FAILURES, PARTS_DIR, RELEASE_FORMAT, REL
 from schemas.tfds import TfdsDataset
 
 from . import storage
+from .output_folder import WorkerLock
+from .parts import (FAILURES_TABLE, PART_RECORDS, PART_SECONDS, SOURCES_TABLE, PartWriter, iter_file_chunks,
+                    ledger_runs, merge_runs)
 from .progress import ProgressCounter
-from .spill import SpillRef, SpillWriter, read_spilled
+from .spill import SpillReader
 from .tfrecord import encode_example, frame_record
 
 CHECKSUM_PARTS = f"{PARTS_DIR}/sha256"
-ENVIRONMENTS = f"{PARTS_DIR}/environments.json"
+ENVIRONMENTS_DIR = f"{PARTS_DIR}/environments"
+"""One file per run of a build: the distinct worker environments it saw."""
 RELEASE_WIDE_GROUP = "_release"
 """Checksum-part name of the files that belong to no group (sources, failures)."""
 
@@ -107,20 +116,30 @@ def shard_index(key: str, count: int) -> int:
     return int.from_bytes(hashlib.sha256(key.encode("utf-8")).digest()[:8], "big") % count
 
 
-class WriteOutputFiles(beam.DoFn):
-    """OutputRecord -> its file in the tree, and its serialized example appended to this bundle's
-    spill file. Emits ``((group, shard), (key, spill path, offset, length))`` for the shard writer,
-    and tagged ``manifest`` rows ``(group, row)`` and ``files`` infos."""
+def _windowed(values):
+    """Values a DoFn emits from ``finish_bundle`` (which must give their window)."""
+    return [beam.transforms.window.GlobalWindows.windowed_value(v) for v in values]
 
-    def __init__(self, output_dir: str, dataset: TfdsDataset, shard_count: int, progress_dir: Optional[str]):
+
+class WriteOutputFiles(beam.DoFn):
+    """OutputRecord -> its file in the tree; its run line (manifest line, checksum, shard) and its
+    serialized example go to this worker's current part (:class:`pipelines.parts.PartWriter`).
+    Emits ``(group, (group, part, offset, length))`` of each run it commits, nothing per output."""
+
+    def __init__(self, output_dir: str, dataset: TfdsDataset, shard_count: int, progress_dir: Optional[str],
+                 part_records: int = PART_RECORDS, part_seconds: float = PART_SECONDS):
         self._output_dir, self._dataset, self._shard_count = output_dir, dataset, shard_count
-        self._progress_dir = progress_dir
+        self._progress_dir, self._part_limits = progress_dir, (part_records, part_seconds)
 
     def setup(self):
         self._progress = ProgressCounter(self._progress_dir)
+        self._lock = WorkerLock(self._progress_dir)
 
     def start_bundle(self):
-        self._spill = SpillWriter(self._output_dir)
+        self._parts = PartWriter(self._output_dir, *self._part_limits)
+
+    def _committed(self):
+        return [(run[0], run) for run in self._parts.commit()]
 
     def process(self, record: OutputRecord):
         if record.stacked:  # a row of a stacked .npy, written by pipelines.npy_release
@@ -131,88 +150,165 @@ class WriteOutputFiles(beam.DoFn):
         shard = f"{self._dataset.config_dir(record.group)}/{self._dataset.shard_name(index, self._shard_count)}"
         row = {**record.metadata, "key": record.key, "path": record.path, "sha256": info.sha256,
                "bytes": info.size, "shard": shard}
+        self._parts.add_output(record.group, record.key, index, json_line(row), info.sha256,
+                               None if record.stacked else info.path, info.size, encode_example(record.example))
         self._progress.add(outputs_written=1)
-        yield beam.pvalue.TaggedOutput("manifest", (record.group, row))
-        if not record.stacked:
-            yield beam.pvalue.TaggedOutput("files", info)
-        yield (record.group, index), (record.key, *self._spill.append(encode_example(record.example)))
+        if self._parts.due():
+            yield from self._committed()
 
     def finish_bundle(self):
-        self._spill.close()
+        return _windowed(self._committed())
 
     def teardown(self):
         self._progress.flush()
 
 
-class WriteShard(beam.DoFn):
-    """``((group, index), [(key, spill path, offset, length)])`` -> one TFRecord shard of the spilled
-    examples, sorted by key. Emits ``(group, (index, examples, example bytes))`` and a tagged
-    ``files`` info."""
+class WriteListParts(beam.DoFn):
+    """``(table, record)`` of ``sources.jsonl`` or ``failures.jsonl`` -> its line in this worker's
+    current part. Emits ``(RELEASE_WIDE_GROUP, (table, part, offset, length))`` of each run it commits."""
+
+    def __init__(self, output_dir: str, progress_dir: Optional[str] = None, part_records: int = PART_RECORDS,
+                 part_seconds: float = PART_SECONDS):
+        self._output_dir, self._progress_dir, self._part_limits = output_dir, progress_dir, (part_records, part_seconds)
+
+    def setup(self):
+        self._lock = WorkerLock(self._progress_dir)
+
+    def start_bundle(self):
+        self._parts = PartWriter(self._output_dir, *self._part_limits, follow=True)
+
+    def _committed(self):
+        return [(RELEASE_WIDE_GROUP, run) for run in self._parts.commit()]
+
+    def process(self, element):
+        table, record = element
+        self._parts.add_line(table, record["key"], json_line(record))
+        if self._parts.due():
+            yield from self._committed()
+
+    def finish_bundle(self):
+        return _windowed(self._committed())
+
+
+def _tagged(record, table: str) -> tuple:
+    return table, record
+
+
+def _checksum_lines(infos: Iterable[FileInfo]) -> list:
+    return [(i.path, checksum_line(i.sha256, i.path)) for i in sorted(infos, key=lambda i: i.path)]
+
+
+def _merged_checksums(records: Iterable[tuple], others: Iterable[FileInfo]) -> Iterator[bytes]:
+    """``sha256sum`` lines of a group, sorted by path: the outputs' ``(path, line)`` (in key order,
+    which is path order) merged with the group's other files."""
+    def checked(pairs):
+        previous = ""
+        for path, line in pairs:
+            if path < previous:
+                raise ValueError(f"output paths are not in key order ({previous} before {path})")
+            previous = path
+            yield path, line
+    for _, line in heapq.merge(checked(records), _checksum_lines(others), key=lambda pair: pair[0]):
+        yield line.encode("utf-8")
+
+
+def write_group(output_dir: str, dataset: TfdsDataset, shard_count: int, group: str, runs: Iterable[tuple]) -> None:
+    """Merge the committed runs of one group into its files: ``manifest/<group>.jsonl``, the
+    TFRecord shards (examples sorted by key; a shard that received none is written empty),
+    ``dataset_info.json``, ``features.json``, the label files, and the group's checksum part
+    ``.parts/sha256/<group>.txt``.
+
+    Memory: one chunk per run being merged, and one ``(part, offset, length)`` per output of the
+    group (the shards' references, about 100 bytes each).
+    """
+    runs = sorted(set(map(tuple, runs)))
+    refs: list = [[] for _ in range(shard_count)]
+
+    def manifest_lines():
+        for _, shard, offset, length, _, _, line, part in merge_runs(output_dir, group, runs):
+            refs[shard].append((part, offset, length))
+            yield line.encode("utf-8")
+
+    infos = [storage.write_atomic(output_dir, manifest_path(group), manifest_lines(), group=group)]
+    folder = dataset.config_dir(group)
+    lengths, num_bytes, reader = [0] * shard_count, [0], SpillReader(output_dir)
+
+    def frames(index):
+        for ref in refs[index]:
+            example = reader.read(*ref)
+            lengths[index] += 1
+            num_bytes[0] += len(example)
+            yield frame_record(example)
+
+    try:
+        for index in range(shard_count):
+            infos.append(storage.write_atomic(output_dir, f"{folder}/{dataset.shard_name(index, shard_count)}",
+                                              frames(index), group=group))
+            refs[index] = []
+    finally:
+        reader.close()
+    files = {"dataset_info.json": dataset.dataset_info_json(group, lengths, num_bytes[0]),
+             "features.json": dataset.features_json(), **dataset.metadata_files()}
+    for name, text in sorted(files.items()):
+        infos.append(storage.write_atomic(output_dir, f"{folder}/{name}", text.encode("utf-8"), group=group))
+    records = ((fields[5], checksum_line(fields[4], fields[5])) for fields in merge_runs(output_dir, group, runs)
+               if fields[5] is not None)  # None: a row of a stacked array, checksummed by its own sink
+    storage.write_atomic(output_dir, f"{CHECKSUM_PARTS}/{group}.txt", _merged_checksums(records, infos))
+
+
+def write_lists(output_dir: str, names: Iterable[tuple]) -> None:
+    """Merge the committed list runs ``(table, part, offset, length)`` into ``sources.jsonl`` and
+    ``failures.jsonl`` (sorted by key, then text; written empty when there is nothing) and their
+    checksum part."""
+    names = list(names)
+    infos = []
+    for table, relative in ((SOURCES_TABLE, SOURCES), (FAILURES_TABLE, FAILURES)):
+        runs = [run[1:] for run in names if run[0] == table]
+        lines = (line.encode("utf-8") for _, line, _ in merge_runs(output_dir, table, runs))
+        infos.append(storage.write_atomic(output_dir, relative, lines, group=RELEASE_WIDE_GROUP))
+    text = "".join(line for _, line in _checksum_lines(infos))
+    storage.write_atomic(output_dir, f"{CHECKSUM_PARTS}/{RELEASE_WIDE_GROUP}.txt", text.encode("utf-8"))
+
+
+class WriteTables(beam.DoFn):
+    """``(group, [(table, part, offset, length)])`` -> the merged files of a group (:func:`write_group`), or, for
+    :data:`RELEASE_WIDE_GROUP`, ``sources.jsonl`` and ``failures.jsonl`` (:func:`write_lists`)."""
 
     def __init__(self, output_dir: str, dataset: TfdsDataset, shard_count: int):
         self._output_dir, self._dataset, self._shard_count = output_dir, dataset, shard_count
 
     def process(self, element):
-        (group, index), refs = element
-        refs = sorted(refs)  # keys are unique
-        examples = read_spilled(SpillRef(*ref[1:]) for ref in refs)
-        path = f"{self._dataset.config_dir(group)}/{self._dataset.shard_name(index, self._shard_count)}"
-        data = (frame_record(example) for example in examples)
-        yield beam.pvalue.TaggedOutput("files", storage.write_atomic(self._output_dir, path, data, group=group))
-        yield group, (index, len(examples), sum(len(example) for example in examples))
-
-
-class WriteTfdsMetadata(beam.DoFn):
-    """``(group, [(index, examples, bytes)])`` -> ``dataset_info.json``, ``features.json`` and the
-    label files of one config; shards that received no example are written empty."""
-
-    def __init__(self, output_dir: str, dataset: TfdsDataset, shard_count: int):
-        self._output_dir, self._dataset, self._shard_count = output_dir, dataset, shard_count
-
-    def process(self, element):
-        group, shards = element
-        lengths = [0] * self._shard_count
-        num_bytes = 0
-        for index, examples, size in shards:
-            lengths[index] = examples
-            num_bytes += size
-        folder = self._dataset.config_dir(group)
-        files = {self._dataset.shard_name(i, self._shard_count): "" for i, n in enumerate(lengths) if not n}
-        files["dataset_info.json"] = self._dataset.dataset_info_json(group, lengths, num_bytes)
-        files["features.json"] = self._dataset.features_json()
-        files.update(self._dataset.metadata_files())
-        for name, text in sorted(files.items()):
-            yield storage.write_atomic(self._output_dir, f"{folder}/{name}", text.encode("utf-8"), group=group)
-
-
-class WriteManifestPart(beam.DoFn):
-    """``(group, [row])`` -> ``manifest/<group>.jsonl``, one JSON line per output sorted by key."""
-
-    def __init__(self, output_dir: str):
-        self._output_dir = output_dir
-
-    def process(self, element):
-        group, rows = element
-        text = "".join(json_line(row) for row in sorted(rows, key=lambda r: r["key"]))
-        yield storage.write_atomic(self._output_dir, manifest_path(group), text.encode("utf-8"), group=group)
-
-
-def write_json_lines(output_dir: str, relative: str, records: Iterable[Mapping[str, Any]]) -> FileInfo:
-    """Write records as canonical JSON lines, sorted by ``key`` then text, to ``relative``."""
-    text = "".join(line for _, line in sorted((r["key"], json_line(r)) for r in records))
-    return storage.write_atomic(output_dir, relative, text.encode("utf-8"), group=RELEASE_WIDE_GROUP)
+        group, names = element
+        names = [name for name in names if name is not None]
+        if group == RELEASE_WIDE_GROUP:
+            write_lists(self._output_dir, names)
+        elif names:
+            write_group(self._output_dir, self._dataset, self._shard_count, group, [run[1:] for run in names])
+        return []
 
 
 def write_checksum_part(output_dir: str, element) -> None:
     """``(group, [FileInfo])`` -> ``.parts/sha256/<group>.txt`` (``sha256sum`` lines sorted by path)."""
     group, infos = element
-    text = "".join(checksum_line(i.sha256, i.path) for i in sorted(infos, key=lambda i: i.path))
+    text = "".join(line for _, line in _checksum_lines(infos))
     storage.write_atomic(output_dir, f"{CHECKSUM_PARTS}/{group}.txt", text.encode("utf-8"))
+
+
+def committed_names(ledger: Iterable[Mapping[str, Any]]) -> list:
+    """``(group, (table, part, offset, length))`` of every run of every committed part (see
+    :func:`pipelines.parts.read_ledger`)."""
+    return [(table if not table.startswith("_") else RELEASE_WIDE_GROUP, (table, *run))
+            for table, runs in ledger_runs(ledger).items() for run in runs]
 
 
 class WriteRelease(beam.PTransform):
     """``{'records', 'sources', 'failures', 'environments'}`` -> every file of a release but
-    ``release.json`` and ``SHA256SUMS`` (see :func:`seal_release`).
+    ``release.json`` and ``SHA256SUMS`` (see :func:`seal_release`). Failure records (JSON-ready
+    dicts) may come in several PCollections, under keys that start with ``failures``.
+
+    Workers write the outputs' files and commit parts (:mod:`pipelines.parts`); only the parts'
+    names are shuffled, grouped by TFDS config, and each group's runs are merged into its
+    manifest, shards and metadata files.
 
     Parameters
     ----------
@@ -224,53 +320,69 @@ class WriteRelease(beam.PTransform):
         TFRecord shards per config.
     progress_dir : str, optional
         Where workers leave progress counts (see :class:`ProgressCounter`).
+    committed : sequence, optional
+        :func:`committed_names` of parts an earlier, interrupted run of this build committed.
+    part_records, part_seconds : int, float
+        When workers commit a part (see :class:`pipelines.parts.PartWriter`).
     """
 
-    def __init__(self, output_dir: str, dataset: TfdsDataset, shard_count: int, progress_dir: Optional[str] = None):
+    def __init__(self, output_dir: str, dataset: TfdsDataset, shard_count: int, progress_dir: Optional[str] = None,
+                 committed: Sequence = (), part_records: int = PART_RECORDS, part_seconds: float = PART_SECONDS):
         super().__init__()
         if shard_count < 1:
             raise ValueError(f"shard_count must be >= 1, got {shard_count}")
         self._output_dir, self._dataset, self._shard_count = output_dir, dataset, shard_count
-        self._progress_dir = progress_dir
+        self._progress_dir, self._committed = progress_dir, list(committed)
+        self._part_limits = (part_records, part_seconds)
 
     def expand(self, inputs):
         out, args = self._output_dir, (self._output_dir, self._dataset, self._shard_count)
-        written = inputs["records"] | "WriteOutputFiles" >> beam.ParDo(WriteOutputFiles(*args, self._progress_dir)).with_output_types(
-            Tuple[Tuple[str, int], Tuple[str, str, int, int]]).with_outputs("manifest", "files", main="example_refs")
-        shards = (written.example_refs
-                  | "GroupShards" >> beam.GroupByKey()
-                  | "WriteShards" >> beam.ParDo(WriteShard(*args)).with_output_types(
-                      Tuple[str, Tuple[int, int, int]]).with_outputs("files", main="shards"))
-        metadata_files = (shards.shards
-                          | "GroupShardsByConfig" >> beam.GroupByKey()
-                          | "WriteTfdsMetadata" >> beam.ParDo(WriteTfdsMetadata(*args)))
-        manifest_files = (written.manifest
-                          | "GroupManifest" >> beam.GroupByKey()
-                          | "WriteManifest" >> beam.ParDo(WriteManifestPart(out)))
-        jsonl_files = [
-            inputs[name] | f"Collect{title}" >> beam.combiners.ToList()
-            | f"Write{title}" >> beam.Map(lambda rows, path=path: write_json_lines(out, path, rows))
-            for name, title, path in (("sources", "Sources", SOURCES), ("failures", "Failures", FAILURES))]
-        (inputs["environments"]
-         | "DistinctEnvironments" >> beam.Distinct()
-         | "CollectEnvironments" >> beam.combiners.ToList()
-         | "WriteEnvironments" >> beam.Map(lambda envs: storage.write_atomic(
-             out, ENVIRONMENTS, json.dumps(sorted(envs)).encode("utf-8"))))
-        return ((written.files, shards.files, metadata_files, manifest_files, *jsonl_files)
-                | "AllFiles" >> beam.Flatten()
-                | "KeyByGroup" >> beam.Map(lambda info: (info.group or RELEASE_WIDE_GROUP, info))
-                | "GroupChecksums" >> beam.GroupByKey()
-                | "WriteChecksumParts" >> beam.Map(lambda element: write_checksum_part(out, element)))
+        pipeline = inputs["records"].pipeline
+        output_parts = inputs["records"] | "WriteOutputFiles" >> beam.ParDo(
+            WriteOutputFiles(*args, self._progress_dir, *self._part_limits))
+        # One sink per input, fused with the stage that makes it (a Flatten would be materialized
+        # by a local runner, in the driver's memory, until its last input is done).
+        failures = [inputs[name] for name in sorted(inputs) if name.startswith("failures")]
+        lists = [("Sources", SOURCES_TABLE, inputs["sources"])] + [
+            (f"Failures{i}", FAILURES_TABLE, pcoll) for i, pcoll in enumerate(failures)]
+        list_parts = [pcoll | f"Tag{name}" >> beam.Map(_tagged, table)
+                      | f"Write{name}Parts" >> beam.ParDo(WriteListParts(out, self._progress_dir, *self._part_limits))
+                      for name, table, pcoll in lists]
+        earlier = pipeline | "CommittedParts" >> beam.Create(
+            self._committed + [(RELEASE_WIDE_GROUP, None)], reshuffle=False)
+        environments = self._write_environments(inputs["environments"])
+        return ((output_parts, *list_parts, earlier) | "AllParts" >> beam.Flatten()
+                | "GroupPartsByConfig" >> beam.GroupByKey()
+                | "WriteTables" >> beam.ParDo(WriteTables(*args)), environments)
+
+    def _write_environments(self, environments):
+        relative = f"{ENVIRONMENTS_DIR}/{uuid.uuid4().hex}.json"
+        out = self._output_dir
+        return (environments
+                | "DistinctEnvironments" >> beam.Distinct()
+                | "CollectEnvironments" >> beam.combiners.ToList()
+                | "WriteEnvironments" >> beam.Map(lambda envs: storage.write_atomic(
+                    out, relative, json.dumps(sorted(envs)).encode("utf-8"))))
 
 
 def _count_and_digest(output_dir: str, relative_paths: Iterable[str]) -> tuple[dict, str]:
-    """Lines per file and one SHA-256 over the files' bytes concatenated in the given order."""
+    """Lines per file and one SHA-256 over the files' bytes concatenated in the given order
+    (read in chunks: memory does not grow with the files)."""
     digest, counts = hashlib.sha256(), {}
     for relative in relative_paths:
-        data = storage.read_bytes(storage.join(output_dir, relative))
-        digest.update(data)
-        counts[relative] = data.count(b"\n")
+        counts[relative] = 0
+        for data in iter_file_chunks(storage.join(output_dir, relative)):
+            digest.update(data)
+            counts[relative] += data.count(b"\n")
     return counts, digest.hexdigest()
+
+
+def read_environments(output_dir: str) -> list:
+    """Distinct worker environments (JSON texts, sorted) every run of a build reported."""
+    found = set()
+    for relative in storage.list_files(output_dir, ENVIRONMENTS_DIR):
+        found.update(json.loads(storage.read_bytes(storage.join(output_dir, relative))))
+    return sorted(found)
 
 
 def seal_release(output_dir: str, document: Mapping[str, Any]) -> dict:
@@ -292,8 +404,8 @@ def seal_release(output_dir: str, document: Mapping[str, Any]) -> dict:
     manifest_parts = storage.list_files(output_dir, "manifest")
     per_part, manifest_sha256 = _count_and_digest(output_dir, manifest_parts)
     lists, _ = _count_and_digest(output_dir, [SOURCES, FAILURES])
-    sources_sha256 = hashlib.sha256(storage.read_bytes(storage.join(output_dir, SOURCES))).hexdigest()
-    environments = [json.loads(e) for e in json.loads(storage.read_bytes(storage.join(output_dir, ENVIRONMENTS)))]
+    _, sources_sha256 = _count_and_digest(output_dir, [SOURCES])
+    environments = [json.loads(e) for e in read_environments(output_dir)]
     environments = environments or [library_versions()]  # no image reached a worker
     release = {
         **document,
@@ -306,7 +418,8 @@ def seal_release(output_dir: str, document: Mapping[str, Any]) -> dict:
     }
     text = dumps(release).encode("utf-8")
     release_info = storage.write_atomic(output_dir, RELEASE_JSON, text)
-    parts = (storage.read_bytes(storage.join(output_dir, p)) for p in storage.list_files(output_dir, CHECKSUM_PARTS))
+    parts = (chunk for p in storage.list_files(output_dir, CHECKSUM_PARTS)
+             for chunk in iter_file_chunks(storage.join(output_dir, p)))
     storage.write_atomic(output_dir, CHECKSUMS, itertools.chain(
         parts, [checksum_line(release_info.sha256, RELEASE_JSON).encode("utf-8")]))
     for scratch in SCRATCH_DIRS:

@@ -1,22 +1,23 @@
-"""Spill files: large values a worker parks in the release's scratch folder, so that a shuffle
-carries a small reference (path, offset, length) instead of the bytes.
+"""Spill files: large values a worker parks in the release's scratch folder, so that what crosses
+a shuffle is at most a small reference (path, offset, length), never the bytes.
 
 A local FnApiRunner holds every shuffled element in the driver's memory, and a distributed
-runner moves it through its shuffle service. A worker therefore appends each large value to one
-spill file per bundle, ``DIR/.spill/<random>``, and emits a :class:`SpillRef`; after the shuffle,
-:func:`read_spilled` fetches the ranges it is handed.
+runner moves it through its shuffle service. A worker therefore appends each large value (a
+serialized TFRecord example) to a spill file, ``DIR/.spill/<name>`` (one per part of
+:mod:`pipelines.parts`, which records where each value lies); :class:`SpillReader` (and
+:func:`read_spilled`) fetch the ranges back.
 
-Retries and reruns are safe: a retried bundle writes a new file under a new random name, a
-runner commits a bundle's outputs only after its ``finish_bundle`` (which closes the file), and
-only ranges that committed outputs point to are ever read. :func:`pipelines.release.seal_release`
+Retries and reruns are safe: a retried bundle writes a new file under a new name, and only
+ranges that committed parts point to are ever read. :func:`pipelines.release.seal_release`
 removes the folder with the other scratch folders. Scratch space: the spilled values once more
 (for ImageNet-C, about the size of the TFRecord shards) until the release is sealed.
 """
 from __future__ import annotations
 
+import collections
 import itertools
 import uuid
-from typing import Iterable, NamedTuple
+from typing import Iterable, NamedTuple, Optional
 
 from schemas.release import SPILL_DIR
 
@@ -39,11 +40,13 @@ class SpillWriter:
     Parameters
     ----------
     output_dir : str
-        The release directory (local, or any Beam file system); the file is ``DIR/.spill/<random>``.
+        The release directory (local, or any Beam file system); the file is ``DIR/.spill/<name>``.
+    name : str, optional
+        A fresh, unique file name (default: a random one).
     """
 
-    def __init__(self, output_dir: str):
-        self._path = storage.join(output_dir, f"{SPILL_DIR}/{uuid.uuid4().hex}")
+    def __init__(self, output_dir: str, name: Optional[str] = None):
+        self._path = storage.join(output_dir, f"{SPILL_DIR}/{name or uuid.uuid4().hex}")
         self._stream = None
         self._size = 0
 
@@ -85,3 +88,44 @@ def read_spilled(refs: Iterable[SpillRef]) -> list[bytes]:
                     raise OSError(f"{path}: expected {refs[i].length} bytes at offset {refs[i].offset}, "
                                   f"got {len(values[i])}")
     return values
+
+
+class SpillReader:
+    """Reads single values from spill files, keeping a few files open (the least recently used
+    is closed first), for readers that go through many files in an order of their own.
+
+    Parameters
+    ----------
+    output_dir : str
+        The release directory; names are relative to ``DIR/.spill/``.
+    open_files : int
+        Files kept open at most.
+    """
+
+    def __init__(self, output_dir: str, open_files: int = 16):
+        self._output_dir, self._limit = output_dir, open_files
+        self._streams: collections.OrderedDict = collections.OrderedDict()
+
+    def read(self, name: str, offset: int, length: int) -> bytes:
+        """``length`` bytes at ``offset`` of spill file ``name``.
+
+        Raises
+        ------
+        OSError
+            If the file cannot be opened or holds fewer bytes than asked for.
+        """
+        stream = self._streams.pop(name, None)
+        if stream is None:
+            stream = storage.open_stream(storage.join(self._output_dir, f"{SPILL_DIR}/{name}"))
+            while len(self._streams) >= self._limit:
+                self._streams.popitem(last=False)[1].close()
+        self._streams[name] = stream
+        stream.seek(offset)
+        data = stream.read(length)
+        if len(data) != length:
+            raise OSError(f"{SPILL_DIR}/{name}: expected {length} bytes at offset {offset}, got {len(data)}")
+        return data
+
+    def close(self) -> None:
+        while self._streams:
+            self._streams.popitem()[1].close()

@@ -30,6 +30,10 @@ from schemas.release import (CHECKSUMS, FAILURES, MANIFEST_DIR, PACKAGES_DIR, RE
 
 CHUNK_BYTES = 1 << 20
 
+LOCK_FILE = ".lock"
+"""The folder lock a build or ``package`` holds, left out of the check (the value of
+``pipelines.output_folder.LOCK_FILE``, not imported from there: it needs Beam's file systems)."""
+
 
 def file_sha256(path: str) -> str:
     """Hex SHA-256 of a file, read in 1 MiB chunks."""
@@ -269,7 +273,7 @@ def verify_release(root: str, threads: Optional[int] = None, include_packages: b
     if not os.path.isdir(root):
         return VerifyReport(problems=[f"{root} is not a release folder"])
     root = os.path.realpath(root)  # the folder the user named; nothing inside it is followed
-    report = verify_checksums(root, (PACKAGES_DIR,), threads)
+    report = verify_checksums(root, (PACKAGES_DIR, LOCK_FILE), threads)
     if os.path.isfile(os.path.join(root, CHECKSUMS)):
         with open(os.path.join(root, CHECKSUMS), encoding="utf-8") as stream:
             try:

@@ -34,6 +34,9 @@ def add_arguments(parser):
                         help="with --scaling: comma-separated image counts (default 100,250,500)")
     parser.add_argument("--workers", type=_int_list,
                         help="with --scaling: comma-separated worker counts (default 1,2)")
+    parser.add_argument("--resume", action="store_true",
+                        help="with --scaling: also kill the largest build half way (SIGKILL of the driver and its "
+                             "workers) and time its rerun against the uninterrupted build")
     parser.add_argument("--perturbations",
                         help="comma-separated ImageNet-P names to time (default: all 14, or none when "
                              "--corruptions is given)")
@@ -50,7 +53,8 @@ def _scaling_command(args) -> int:
             raise ValueError(f"--scaling builds in one rng mode, got {args.rng!r}")
         config = ImageNetCConfig.select(args.corruptions.split(",") if args.corruptions else None, rng=modes[0])
         result = run_scaling(SCALING_SIZES if args.sizes is None else args.sizes,
-                             SCALING_WORKERS if args.workers is None else args.workers, config)
+                             SCALING_WORKERS if args.workers is None else args.workers, config,
+                             resume=args.resume)
     except ValueError as err:
         print(f"imagenet-cp bench: {err}", file=sys.stderr)
         return 2

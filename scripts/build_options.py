@@ -24,6 +24,9 @@ def add_source_arguments(parser):
     parser.add_argument("--workers", type=int, help="local worker processes (default: all cores)")
     parser.add_argument("--limit", type=int, help="only the first N images in key order")
     parser.add_argument("--image-ids", help="file of <wnid>/<file> or <file> lines to keep (e.g. RobustBench's 5,000)")
+    parser.add_argument("--force", action="store_true",
+                        help="replace a release or unfinished build of another config or input in --output (only "
+                             "the release's own files and folders are removed)")
     parser.add_argument("--seed", "--release-seed", dest="seed", type=int, default=0,
                         help="release seed of the per-example seeds (default 0)")
 
@@ -46,8 +49,8 @@ def check_source_arguments(args) -> None:
     """
     import os
 
-    for option, value, least in (("--workers", args.workers, 1), ("--limit", args.limit, 0),
-                                 ("--examples-per-shard", args.examples_per_shard, 1), ("--seed", args.seed, 0)):
+    for option, least in (("--workers", 1), ("--limit", 0), ("--examples-per-shard", 1), ("--seed", 0)):
+        value = getattr(args, option[2:].replace("-", "_"), None)
         if value is not None and value < least:
             raise ValueError(f"{option} must be >= {least}, got {value}")
     for option, path in (("--input", args.input), ("--image-ids", args.image_ids)):
@@ -91,6 +94,7 @@ def run_build(args, build, config_from_args, default_examples_per_shard=None, er
         print(f"error: {err}", file=sys.stderr)
         return 2
     from pipelines.build import SourceSelection
+    from pipelines.shutdown import BuildInterrupted, BuildStopped
     from pipelines.sources import NoUsableImages
 
     shard = args.examples_per_shard or default_examples_per_shard
@@ -102,7 +106,7 @@ def run_build(args, build, config_from_args, default_examples_per_shard=None, er
         with log if quiet else contextlib.nullcontext():
             result = build(args.output, SourceSelection(args.input, args.image_ids, args.limit), config,
                            workers=args.workers, beam_args=[a for a in args.beam_args if a != "--"],
-                           stream=log.terminal or sys.stderr, **options)
+                           stream=log.terminal or sys.stderr, force=args.force, **options)
     except NoUsableImages as err:
         print(f"error: {err}:", file=sys.stderr)
         print_failures(err.failures, sys.stderr)
@@ -110,6 +114,12 @@ def run_build(args, build, config_from_args, default_examples_per_shard=None, er
     except errors as err:
         print(f"error: {describe(err)}", file=sys.stderr)
         return 2
+    except BuildInterrupted as err:  # exit 130 (SIGINT) or 143 (SIGTERM)
+        print(err, file=sys.stderr)
+        return err.exit_code
+    except BuildStopped as err:  # a worker died, the disk is full: resumable
+        print(f"error: {err}", file=sys.stderr)
+        return err.exit_code
     except Exception as err:
         if logging_verbose():  # --debug: the traceback
             raise

@@ -65,3 +65,20 @@ def test_scaling_rejects_bad_options(capsys):
     assert "one rng mode" in capsys.readouterr().err
     assert main(["bench", "--scaling", "--sizes", "0"]) == 2
     assert "sizes" in capsys.readouterr().err
+
+
+def test_driver_memory_trend_extrapolates_the_largest_worker_count():
+    runs = [{"workers": 1, "outputs": 100, "driver_peak_rss_mib": 999.0},
+            {"workers": 2, "outputs": 1000, "driver_peak_rss_mib": 200.0},
+            {"workers": 2, "outputs": 5000, "driver_peak_rss_mib": 210.0}]
+    trend = bench_scaling.driver_memory_trend(runs, full_outputs=9000)
+    assert trend["from_outputs"] == 1000 and trend["to_outputs"] == 5000 and trend["ratio"] == pytest.approx(1.05)
+    assert trend["kib_per_output"] == pytest.approx(10 / 4000 * 1024)
+    assert trend["full_driver_peak_mib"] == pytest.approx(220.0)
+    assert bench_scaling.driver_memory_trend(runs[:2]) is None
+    table = bench_scaling.format_scaling_table({
+        "runs": [], "conditions_per_image": 20, "corruptions": ["contrast"], "severities": [1], "rng": "reference",
+        "memory": "m", "machine": {"cpu": "c", "usable_cores": 2, "cores": 2, "python": "3"}, "driver_memory": trend,
+        "resume": {"killed_at_fraction": 0.5, "killed_after_seconds": 10.0, "rerun_seconds": 6.0,
+                   "rerun_ratio": 0.5, "fresh_seconds": 12.0}})
+    assert "extrapolated to 9,000 outputs: 220 MiB" in table and "rerun 6.0 s = 50% of a fresh build" in table

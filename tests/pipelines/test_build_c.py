@@ -90,21 +90,6 @@ def test_one_and_two_workers_give_identical_releases(sample_release, tmp_path, f
     assert (tmp_path / "one" / "release.json").read_bytes() == (output / "release.json").read_bytes()
 
 
-def test_interrupted_build_rerun_gives_the_same_release(sample_release, tmp_path, fast_build):
-    output, _ = sample_release
-    partial = tmp_path / "partial"
-    shutil.copytree(output, partial)
-    # What an interruption leaves: some outputs missing, a half-written temporary file, no seal.
-    for name in ("release.json", CHECKSUMS, "manifest/contrast_1.jsonl"):
-        (partial / name).unlink()
-    shutil.rmtree(partial / "imagenet-c" / "gaussian_noise" / "2")
-    (partial / ".tmp").mkdir()
-    (partial / ".tmp" / "0123abcd").write_bytes(b"half")
-    fast_build(partial)
-    assert (partial / CHECKSUMS).read_bytes() == (output / CHECKSUMS).read_bytes()
-    assert verify_release(str(partial)).ok
-
-
 def test_output_of_another_config_is_refused(sample_release):
     output, _ = sample_release
     with pytest.raises(ValueError, match="holds a release of another config"):

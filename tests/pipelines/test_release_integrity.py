@@ -159,3 +159,8 @@ def test_debug_shows_the_traceback(sample_release, tmp_path, capsys):
     assert "Traceback" not in err and str(tmp_path / "tars") in err
     with pytest.raises(OSError):
         cli(["--debug", *argv])
+
+
+def test_verify_skips_the_folder_lock_under_its_real_name():
+    from pipelines import output_folder, verify
+    assert verify.LOCK_FILE == output_folder.LOCK_FILE

@@ -6,7 +6,8 @@ import random
 import pytest
 
 from pipelines.imagenet_p import DecodeImagesFn, ImageNetPConfig, VideoTask
-from pipelines.release import WriteOutputFiles, WriteShard
+from pipelines.parts import read_ledger
+from pipelines.release import WriteOutputFiles, write_group
 from pipelines.spill import SpillRef, SpillWriter, read_spilled
 from pipelines.tfrecord import encode_example, frame_record
 from schemas.records import Locator, OutputRecord, SourceEntry, SourceImage
@@ -63,43 +64,55 @@ def test_a_range_beyond_the_file_is_an_error(tmp_path):
         read_spilled([SpillRef(ref.path, 0, 10)])
 
 
-def test_output_writer_sends_references_not_examples(tmp_path):
-    dofn = WriteOutputFiles(str(tmp_path), IMAGENET2012_CORRUPTED, SHARDS, None)
+def part_names(outputs):
+    """The part names a writer emitted (from process and finish_bundle alike)."""
+    return [getattr(out, "value", out) for out in outputs]
+
+
+def run_writer(dofn, elements):
+    dofn.start_bundle()
+    outputs = [out for element in elements for out in dofn.process(element)]
+    return part_names(outputs + list(dofn.finish_bundle() or []))
+
+
+def test_output_writer_emits_part_names_not_outputs(tmp_path):
+    dofn = WriteOutputFiles(str(tmp_path), IMAGENET2012_CORRUPTED, SHARDS, None, part_records=3)
     dofn.setup()
-    records = [record(i) for i in range(4)]
-    shuffled = main_outputs(run_bundle(dofn, records))
-    assert len(shuffled) == 4
-    for (_, _), (key, path, offset, length) in shuffled:
-        assert all(isinstance(v, int) for v in (offset, length)) and isinstance(path, str)
-    assert max(len(pickle.dumps(element)) for element in shuffled) < 400  # the examples are >= 1000 bytes
-    examples = read_spilled(SpillRef(*value[1:]) for _, value in shuffled)
-    assert examples == [encode_example(r.example) for r in records]
+    records = [record(i) for i in range(7)]
+    names = run_writer(dofn, records)
+    assert len(names) == 3 and all(group == GROUP and run[0] == GROUP for group, run in names)
+    assert max(len(pickle.dumps(name)) for name in names) < 200  # the examples are >= 1000 bytes
+    ledger = read_ledger(str(tmp_path))
+    assert sorted(e["part"] for e in ledger) == sorted(run[1] for _, run in names)
+    assert sum(e["records"] for e in ledger) == 7
     assert (tmp_path / records[0].path).read_bytes() == records[0].data
 
 
-def test_shard_writer_reads_spilled_examples_in_key_order(tmp_path):
-    writer = WriteOutputFiles(str(tmp_path), IMAGENET2012_CORRUPTED, 1, None)
+def shard_bytes(tmp_path, index=0, count=1):
+    return (tmp_path / IMAGENET2012_CORRUPTED.config_dir(GROUP) / IMAGENET2012_CORRUPTED.shard_name(index, count)
+            ).read_bytes()
+
+
+def test_group_writer_merges_parts_in_key_order(tmp_path):
+    writer = WriteOutputFiles(str(tmp_path), IMAGENET2012_CORRUPTED, 1, None, part_records=2)
     writer.setup()
     records = [record(i) for i in range(6)]
-    refs = [value for bundle in (records[3:], records[:3]) for _, value in main_outputs(run_bundle(writer, bundle))]
-    random.Random(1).shuffle(refs)
-    outputs = list(WriteShard(str(tmp_path), IMAGENET2012_CORRUPTED, 1).process(((GROUP, 0), refs)))
+    names = run_writer(writer, records[3:]) + run_writer(writer, records[:3])
+    write_group(str(tmp_path), IMAGENET2012_CORRUPTED, 1, GROUP, [run[1:] for _, run in names])
     examples = [encode_example(r.example) for r in sorted(records, key=lambda r: r.key)]
-    shard = tmp_path / IMAGENET2012_CORRUPTED.config_dir(GROUP) / IMAGENET2012_CORRUPTED.shard_name(0, 1)
-    assert shard.read_bytes() == b"".join(frame_record(e) for e in examples)
-    assert main_outputs(outputs) == [(GROUP, (0, 6, sum(map(len, examples))))]
+    assert shard_bytes(tmp_path) == b"".join(frame_record(e) for e in examples)
+    keys = [line.split('"key":"')[1].split('"')[0] for line in (tmp_path / "manifest" / f"{GROUP}.jsonl").read_text().splitlines()]
+    assert keys == sorted(r.key for r in records)
 
 
-def test_a_retried_bundle_spills_to_a_new_file(tmp_path):
-    writer = WriteOutputFiles(str(tmp_path), IMAGENET2012_CORRUPTED, 1, None)
+def test_a_record_in_two_parts_is_written_once(tmp_path):
+    writer = WriteOutputFiles(str(tmp_path), IMAGENET2012_CORRUPTED, 1, None, part_records=2)
     writer.setup()
     records = [record(i) for i in range(3)]
-    failed, retried = (main_outputs(run_bundle(writer, records)) for _ in range(2))
-    os.remove(failed[0][1][1])  # the failed attempt's outputs are dropped: its file is never read
-    assert retried[0][1][1] != failed[0][1][1]
-    list(WriteShard(str(tmp_path), IMAGENET2012_CORRUPTED, 1).process(((GROUP, 0), [v for _, v in retried])))
-    shard = tmp_path / IMAGENET2012_CORRUPTED.config_dir(GROUP) / IMAGENET2012_CORRUPTED.shard_name(0, 1)
-    assert shard.read_bytes() == b"".join(frame_record(encode_example(r.example)) for r in records)
+    first, again = run_writer(writer, records), run_writer(writer, records[1:])  # a rerun built two again
+    write_group(str(tmp_path), IMAGENET2012_CORRUPTED, 1, GROUP, [run[1:] for _, run in first + again])
+    assert shard_bytes(tmp_path) == b"".join(frame_record(encode_example(r.example)) for r in records)
+    assert len((tmp_path / "manifest" / f"{GROUP}.jsonl").read_text().splitlines()) == 3
 
 
 def test_video_tasks_carry_no_pixels(sample_folder):
