@@ -48,8 +48,11 @@ setup(
         "model": MODEL_PACKAGES,
         "tfds": ["tensorflow-cpu>=2.16", "tensorflow-datasets>=4.9"],
         "eval": ["onnxruntime>=1.18", "onnx>=1.16"],
+        "aws": ["apache-beam[aws]>=2.60"],  # s3:// inputs and releases (Beam's S3 file system, boto3)
         "test": ["pytest>=8", "wand==0.7.2", "tensorflow-cpu>=2.16", "tensorflow-datasets>=4.9",
-                 "onnxruntime>=1.18", "onnx>=1.16"] + MODEL_PACKAGES,
+                 "onnxruntime>=1.18", "onnx>=1.16",
+                 "apache-beam[aws]>=2.60", "moto[server,s3]>=5.0"]  # a local S3 server for the object-store tests
+                + MODEL_PACKAGES,
     },
     entry_points={"console_scripts": ["imagenet-cp=scripts.cli:main"]},
 )

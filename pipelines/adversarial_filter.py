@@ -30,7 +30,7 @@ from schemas.adversarial import (CLASS_SETS, DECISIONS, FILTER_JSON, KEPT, LOGIT
 from schemas.class_subsets import subset_wnids
 from schemas.imagenet_val import IMAGE_EXTENSIONS
 from schemas.records import Failure, Locator, SourceEntry, SourceImage
-from schemas.release import FAILURES, SCRATCH_DIRS, dumps, is_safe_name
+from schemas.release import FAILURES, SCRATCH_DIRS, dumps, is_safe_name, json_line
 from schemas.wnids import imagenet_wnids, wnid_to_label
 from transforms.image_hash import difference_hash
 from transforms.ten_crop import centre_crop, normalise, ten_crops, upright_rgb
@@ -38,7 +38,7 @@ from transforms.ten_crop import centre_crop, normalise, ten_crops, upright_rgb
 from . import storage
 from .filtration import judge_candidate, rank_confusion
 from .progress import ProgressLine
-from .release import OutputsFn, library_versions, write_json_lines
+from .release import OutputsFn, library_versions
 from .runner import make_pipeline
 from .sources import ReadImageNet, SourceIndex, inspect_image, source_note, walk_folder, write_entry_lists
 
@@ -140,6 +140,14 @@ def _unusable(image: SourceImage, reason: str, info: Optional[dict] = None) -> d
     return {"key": entry.key, "wnid": entry.wnid, "source": entry.source, "bytes": len(image.data),
             "sha256": hashlib.sha256(image.data).hexdigest(), **(info or {}), "decision": REJECTED,
             "reason": f"R0: {reason}", "rules": {"R0": True}, "confusion": None, "models": []}
+
+
+def _write_json_lines(output_dir: str, relative: str, records) -> None:
+    """Write records as canonical JSON lines, sorted by ``key`` then text, to ``relative``.
+
+    A filter run holds one row per candidate (tens of thousands at most), so one list is fine here."""
+    text = "".join(line for _, line in sorted((r["key"], json_line(r)) for r in records))
+    storage.write_atomic(output_dir, relative, text.encode("utf-8"))
 
 
 class _ScoreCandidatesFn(OutputsFn):
@@ -375,7 +383,7 @@ def filter_candidates(task: str, candidates: str, model_paths: Sequence[str], ou
     result = images.images | "Filter" >> FilterCandidates(list(model_paths), models, config, progress_dir)
     rows = result["rows"] | "FinalRows" >> beam.Map(_final_row, metadata)
     _ = (rows | "CollectDecisions" >> beam.combiners.ToList()
-         | "WriteDecisions" >> beam.Map(lambda all_rows: write_json_lines(output_dir, DECISIONS, all_rows)))
+         | "WriteDecisions" >> beam.Map(lambda all_rows: _write_json_lines(output_dir, DECISIONS, all_rows)))
     _ = (rows | "Shortlist" >> beam.Filter(lambda r: r["decision"] == KEPT)
          | "WriteReviewItems" >> beam.ParDo(_WriteReviewItemFn(output_dir, candidates, primary["crop"],
                                                                 primary["resize"])))
@@ -385,7 +393,7 @@ def filter_candidates(task: str, candidates: str, model_paths: Sequence[str], ou
     _ = ((listed, images.failures, result["failures"]) | "AllFailures" >> beam.Flatten()
          | "FailureRecords" >> beam.Map(lambda f: f.to_json())
          | "CollectFailures" >> beam.combiners.ToList()
-         | "WriteFailures" >> beam.Map(lambda fs: write_json_lines(output_dir, FAILURES, fs)))
+         | "WriteFailures" >> beam.Map(lambda fs: _write_json_lines(output_dir, FAILURES, fs)))
     progress = ProgressLine(output_dir, len(index.entries), len(index.entries), progress_interval, stream)
     progress.start()
     try:

@@ -200,6 +200,7 @@ def run_build(output_dir: str, selection: SourceSelection, document: Mapping[str
     """
     if examples_per_shard < 1:
         raise ValueError(f"examples_per_shard must be >= 1, got {examples_per_shard}")
+    storage.configure(beam_args)  # object-store options (--s3_endpoint_url, ...) for the driver's own I/O
     ids = None
     config = dict(document["config"], examples_per_shard=examples_per_shard, limit=selection.limit,
                   image_ids_sha256=None)

@@ -3,18 +3,17 @@
 Each tar holds the corruptions of its categories (folders, or ``.npy`` files plus the labels
 array), below the tree (``noise.tar``: ``gaussian_noise/1/...``) or with the tree folder as the
 first member (``CIFAR-10-C.tar``: ``CIFAR-10-C/``, ``CIFAR-10-C/brightness.npy``, ...), written
-reproducibly by :func:`pipelines.package.write_tar`.
+reproducibly by :func:`pipelines.package.write_tar`, on any file system :mod:`pipelines.storage` reaches.
 """
 from __future__ import annotations
 
-import os
-import tarfile
 from typing import Optional
 
 from schemas.edition import Edition, Layout
 from schemas.editions import EDITIONS
 
-from .package import _members, _tar_info
+from . import storage
+from .package import write_tar
 
 
 def find_layout(tree: str) -> Optional[tuple[Edition, Layout]]:
@@ -38,49 +37,37 @@ def package_plan(release_dir: str, tree: str) -> Optional[list[tuple[str, list]]
         return None
     edition, layout = found
     packages = layout.packages or {category: (category,) for category in edition.c.categories}
-    root = os.path.join(release_dir, tree)
+    root = storage.join(release_dir, tree)
     plan = []
     for name, categories in packages.items():
         members = [layout.corruption_entry(c) for c, spec in edition.c.corruptions.items()
                    if spec.category in categories]
-        members = [m for m in members if os.path.exists(os.path.join(root, m))]
+        members = [m for m in members if storage.exists(storage.join(root, m))]
         if not members:
             continue
-        if layout.labels_file and os.path.exists(os.path.join(root, layout.labels_file)):
+        if layout.labels_file and storage.exists(storage.join(root, layout.labels_file)):
             members.append(layout.labels_file)
         plan.append((f"{name}.tar", ([tree] if layout.package_prefix else []) + [f"{tree}/{m}" for m in members]))
     return plan
 
 
-def write_edition_tar(release_dir: str, tree: str, members: list, destination: str, prefix: bool) -> None:
-    """Write ``destination`` reproducibly and atomically (settings of :func:`pipelines.package.write_tar`).
+def write_edition_tar(release_dir: str, tree: str, members: list, destination: str, prefix: bool) -> str:
+    """Write ``destination`` reproducibly and atomically (:func:`pipelines.package.write_tar`); return
+    its SHA-256.
 
     Member names start with ``tree/`` when ``prefix``, else they are relative to the tree."""
-    base = release_dir if prefix else os.path.join(release_dir, tree)
-    partial = destination + ".partial"
-    with tarfile.open(partial, "w", format=tarfile.GNU_FORMAT) as archive:
-        for member in members:
-            relative = member if prefix else member[len(tree) + 1:]
-            names = [relative] if member == tree else _members(base, relative)
-            for name in names:
-                info = _tar_info(base, name)
-                if info.isdir():
-                    archive.addfile(info)
-                else:
-                    with open(os.path.join(base, name), "rb") as stream:
-                        archive.addfile(info, stream)
-    os.replace(partial, destination)
+    base = release_dir if prefix else storage.join(release_dir, tree)
+    names = [member if prefix else member[len(tree) + 1:] for member in members]
+    return write_tar(base, names, destination, folder_only=(tree,) if prefix else ())
 
 
-def write_edition_packages(release_dir: str, tree: str, output_dir: str) -> Optional[list[str]]:
-    """Write the tars of an edition's tree into ``output_dir``; None when no edition has ``tree``."""
+def write_edition_packages(release_dir: str, tree: str, output_dir: str) -> Optional[dict[str, str]]:
+    """Write the tars of an edition's tree into ``output_dir``: ``{path: SHA-256}`` in plan order;
+    None when no edition has ``tree``."""
     plan = package_plan(release_dir, tree)
     if plan is None:
         return None
     prefix = find_layout(tree)[1].package_prefix
-    written = []
-    for name, members in plan:
-        destination = os.path.join(output_dir, name)
-        write_edition_tar(release_dir, tree, members, destination, prefix)
-        written.append(destination)
-    return written
+    return {storage.join(output_dir, name): write_edition_tar(release_dir, tree, members,
+                                                              storage.join(output_dir, name), prefix)
+            for name, members in plan}

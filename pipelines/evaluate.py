@@ -20,11 +20,14 @@ the release and its ``SHA256SUMS`` untouched)::
     imagenet-p-predictions.npz    top-5 classes per set, (V, T, 5) (``imagenet-cp metrics --flips``)
     metrics.json, report.md, plots/*.png
 
-Every file is sorted by key, so equal predictions give equal bytes whatever the runner.
+Every file is sorted by key, so equal predictions give equal bytes whatever the runner. The
+release and ``OUT`` may lie on any file system :mod:`pipelines.storage` reaches (a local disk,
+``s3://``, ``gs://``); Beam options such as ``--s3_endpoint_url`` configure it.
 """
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 import apache_beam as beam
@@ -34,11 +37,13 @@ from apache_beam.ml.inference.base import RunInference
 from metrics.imagenet_c import summarize_imagenet_c
 from metrics.imagenet_p import (flip_probability_by_offset, parse_sequence_set,
                                 summarize_imagenet_p, top_k_classes)
+from pipelines import storage
 from pipelines.evaluate_p import edition_model_input, npy_sequences, p_sets, sequence_frames
 from pipelines.inference import model_handler, model_input
 from pipelines.metrics_files import ERRORS_FILE, FLIPS_FILE, write_errors, write_flips
 from pipelines.report import write_report
 from pipelines.runner import make_pipeline
+from pipelines.tfrecord import decode_example, iter_records
 from schemas.imagenet_c import CORRUPTIONS, SEVERITIES
 from schemas.release import C_TREE, P_TREE, TFDS_DIR, dumps, json_line
 from schemas.tfds import IMAGENET2012_CORRUPTED
@@ -69,52 +74,53 @@ def parse_config(name: str) -> tuple[str, int]:
 
 def c_tree_configs(release_dir: str) -> list[tuple[str, str]]:
     """(config name, folder) of every ``imagenet-c/<corruption>/<severity>`` folder, sorted."""
-    root = Path(release_dir, C_TREE)
+    root = storage.join(release_dir, C_TREE)
     configs = []
-    for corruption in sorted(p for p in root.iterdir() if p.is_dir()) if root.is_dir() else []:
-        for severity in sorted(p for p in corruption.iterdir() if p.is_dir()):
-            name = f"{corruption.name}_{severity.name}"
+    for corruption in storage.list_folders(root):
+        for severity in storage.list_folders(storage.join(root, corruption)):
+            name = f"{corruption}_{severity}"
             parse_config(name)
-            configs.append((name, str(severity)))
+            configs.append((name, storage.join(root, f"{corruption}/{severity}")))
     return configs
 
 
 def tfds_configs(release_dir: str) -> list[tuple[str, str]]:
     """(config name, version folder) of every ImageNet-C TFDS config under ``DIR/tfds``, sorted."""
     configs = []
-    pattern = f"{IMAGENET2012_CORRUPTED.name}/*/*/dataset_info.json"  # not imagenet_p's noise_2 configs
-    for info in sorted(Path(release_dir, TFDS_DIR).glob(pattern)):
-        name = info.parent.parent.name
+    pattern = f"{TFDS_DIR}/{IMAGENET2012_CORRUPTED.name}/*/*/dataset_info.json"  # not imagenet_p's noise_2 configs
+    for info in storage.match(storage.join(release_dir, pattern)):
+        version_dir = storage.parent(info)
+        name = storage.basename(storage.parent(version_dir))
         parse_config(name)
-        configs.append((name, str(info.parent)))
+        configs.append((name, version_dir))
     return configs
 
 
 def labelled_files(folder: str, suffix: str | None = None):
     """Yield ``(key, label, path)`` for each ``<wnid>/<file>`` under ``folder``, sorted by key."""
     labels = wnid_to_label()
-    for wnid in sorted(os.listdir(folder)):
+    for relative in storage.list_tree(folder):
+        wnid, _, name = relative.partition("/")
         if wnid not in labels:
-            raise ValueError(f"{os.path.join(folder, wnid)}: {wnid!r} is not an ImageNet wnid")
-        for name in sorted(os.listdir(os.path.join(folder, wnid))):
-            if suffix is None or name.endswith(suffix):
-                yield f"{wnid}/{name}", labels[wnid], os.path.join(folder, wnid, name)
+            raise ValueError(f"{storage.join(folder, wnid)}: {wnid!r} is not an ImageNet wnid")
+        if suffix is None or name.endswith(suffix):
+            yield relative, labels[wnid], storage.join(folder, relative)
 
 
 def tfds_examples(version_dir: str):
     """Yield ``(key, label, encoded image)`` of a TFDS config's ``validation`` split.
 
-    The key is ``<wnid of label>/<base name of file_name>``, as in the JPEG tree.
+    The key is ``<wnid of label>/<base name of file_name>``, as in the JPEG tree. The shards are
+    read with :mod:`pipelines.tfrecord` (CRCs checked), from any file system, without TensorFlow.
     """
-    import tensorflow_datasets as tfds
-
-    builder = tfds.builder_from_directory(version_dir)
-    dataset = builder.as_dataset(split=TFDS_SPLIT, decoders={"image": tfds.decode.SkipDecoding()})
     wnids = imagenet_wnids()
-    for example in tfds.as_numpy(dataset):
-        label = int(example["label"])
-        file_name = os.path.basename(example["file_name"].decode())
-        yield f"{wnids[label]}/{file_name}", label, example["image"]
+    for shard in storage.match(storage.join(version_dir, f"*-{TFDS_SPLIT}.tfrecord-*")):
+        with storage.open_stream(shard) as stream:
+            for _, data in iter_records(stream):
+                example = decode_example(data)
+                label = int(example["label"][0])
+                file_name = os.path.basename(example["file_name"][0].decode())
+                yield f"{wnids[label]}/{file_name}", label, example["image"][0]
 
 
 def read_video(path: str) -> np.ndarray:
@@ -127,6 +133,11 @@ def read_video(path: str) -> np.ndarray:
     """
     import cv2
 
+    if not storage.is_local(path):  # OpenCV reads local files only
+        with tempfile.NamedTemporaryFile(suffix=".mp4") as local:
+            local.write(storage.read_bytes(path))
+            local.flush()
+            return read_video(local.name)
     capture = cv2.VideoCapture(path)
     frames = []
     ok, frame = capture.read()
@@ -141,8 +152,7 @@ def read_video(path: str) -> np.ndarray:
 
 def read_bytes(path: str) -> bytes:
     """The bytes of a file (an encoded image)."""
-    with open(path, "rb") as f:
-        return f.read()
+    return storage.read_bytes(path)
 
 
 # --- Beam composites --------------------------------------------------------------------------
@@ -234,9 +244,9 @@ class PredictImageNetP(beam.PTransform):
                 | "GroupSets" >> beam.GroupByKey())
 
 
-def _write_jsonl(path: Path, rows) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("".join(json_line({"key": k, "label": l, "top5": t}) for k, l, t in rows))
+def _write_jsonl(out_dir: str, relative: str, rows) -> None:
+    text = "".join(json_line({"key": k, "label": l, "top5": t}) for k, l, t in rows)
+    storage.write_atomic(out_dir, relative, text.encode("utf-8"))
 
 
 class WriteConfigPredictions(beam.DoFn):
@@ -248,7 +258,7 @@ class WriteConfigPredictions(beam.DoFn):
     def process(self, element):
         name, rows = element
         rows = sorted(rows)
-        _write_jsonl(Path(self._out_dir, PREDICTIONS_DIR, C_TREE, f"{name}.jsonl"), rows)
+        _write_jsonl(self._out_dir, f"{PREDICTIONS_DIR}/{C_TREE}/{name}.jsonl", rows)
         wrong = sum(top5[0] != label for _, label, top5 in rows)
         yield name, wrong / len(rows)
 
@@ -262,7 +272,7 @@ class WriteSetPredictions(beam.DoFn):
     def process(self, element):
         name, rows = element
         rows = sorted(rows)
-        _write_jsonl(Path(self._out_dir, PREDICTIONS_DIR, P_TREE, f"{name}.jsonl"), rows)
+        _write_jsonl(self._out_dir, f"{PREDICTIONS_DIR}/{P_TREE}/{name}.jsonl", rows)
         lengths = {len(top5) for _, _, top5 in rows}
         if len(lengths) != 1:
             raise ValueError(f"{name}: videos differ in frame count {sorted(lengths)}")
@@ -293,29 +303,41 @@ def imagenet_p_section(set_predictions, flip_baseline):
 
 def write_evaluation(out_dir, config_errors, set_predictions, model_name, clean_error, baseline,
                      flip_baseline):
-    """Sink: the errors and flips files, ``metrics.json`` and the report."""
-    out = Path(out_dir)
+    """Sink: the errors and flips files, ``metrics.json`` and the report (written in a local
+    folder, then each file moved to ``out_dir`` atomically, wherever it lies)."""
     document = {"model": model_name}
-    if config_errors:
-        document["imagenet_c"], complete = imagenet_c_section(config_errors, clean_error, baseline)
-        write_errors(out / ERRORS_FILE, complete, clean_error)
-    if set_predictions:
-        document["imagenet_p"], predictions = imagenet_p_section(set_predictions, flip_baseline)
-        write_flips(out / FLIPS_FILE, predictions)
-    (out / METRICS_FILE).write_text(dumps(document))
-    write_report(document, out, baseline)
+    with tempfile.TemporaryDirectory() as local:
+        out = Path(local)
+        if config_errors:
+            document["imagenet_c"], complete = imagenet_c_section(config_errors, clean_error, baseline)
+            write_errors(out / ERRORS_FILE, complete, clean_error)
+        if set_predictions:
+            document["imagenet_p"], predictions = imagenet_p_section(set_predictions, flip_baseline)
+            write_flips(out / FLIPS_FILE, predictions)
+        (out / METRICS_FILE).write_text(dumps(document))
+        write_report(document, out, baseline)
+        for path in sorted(p for p in out.rglob("*") if p.is_file()):
+            storage.write_atomic(out_dir, path.relative_to(out).as_posix(), path.read_bytes())
 
 
-def default_output(release_dir: str, model_path: str) -> Path:
-    """``DIR-evaluations/<model file stem>``, beside the release directory ``DIR``."""
-    release = Path(os.path.abspath(release_dir))
-    return release.with_name(release.name + EVALUATIONS_SUFFIX) / Path(model_path.rstrip("/")).stem
+def default_output(release_dir: str, model_path: str):
+    """``DIR-evaluations/<model file stem>``, beside the release directory ``DIR``: a
+    ``pathlib.Path`` for a local release, a URL (str) on an object store."""
+    if storage.is_local(release_dir):
+        release = Path(os.path.abspath(release_dir))
+        return release.with_name(release.name + EVALUATIONS_SUFFIX) / model_name_of(model_path)
+    return storage.join(release_dir.rstrip("/") + EVALUATIONS_SUFFIX, model_name_of(model_path))
+
+
+def model_name_of(model_path: str) -> str:
+    """A model's name: its file name without the extension."""
+    return Path(storage.basename(model_path.rstrip("/"))).stem
 
 
 def evaluate_release(release_dir: str, model_path: str, out_dir: str | None = None,
                      framework: str | None = None, source: str = "auto", clean_error=None,
                      baseline=None, flip_baseline=None, batch_size: int = 32,
-                     workers: int | None = None, beam_args=()) -> Path:
+                     workers: int | None = None, beam_args=()):
     """Run ``model_path`` over the release in ``release_dir`` and write predictions, metrics, report.
 
     Parameters
@@ -334,8 +356,8 @@ def evaluate_release(release_dir: str, model_path: str, out_dir: str | None = No
 
     Returns
     -------
-    pathlib.Path
-        The output folder.
+    pathlib.Path or str
+        The output folder: a Path when it is local, its URL otherwise.
 
     Raises
     ------
@@ -344,7 +366,8 @@ def evaluate_release(release_dir: str, model_path: str, out_dir: str | None = No
     """
     from schemas.baselines import ALEXNET_IMAGENET_C
 
-    if Path(release_dir, "imagenet-a").is_dir():  # a packaged ImageNet-A set (imagenet-cp package-a)
+    storage.configure(beam_args)
+    if storage.is_folder(storage.join(release_dir, "imagenet-a")):  # a packaged ImageNet-A set (package-a)
         from .evaluate_a_o import evaluate_imagenet_a
         return evaluate_imagenet_a(release_dir, model_path, out_dir, framework, batch_size, workers, beam_args)
     if source not in ("auto", "tree", "tfds"):
@@ -353,13 +376,16 @@ def evaluate_release(release_dir: str, model_path: str, out_dir: str | None = No
 
     edition = release_edition(release_dir)  # an edition other than 224: inputs and scores from its Edition
     if edition is not None:
+        if not storage.is_local(release_dir) or (out_dir and not storage.is_local(out_dir)):
+            raise ValueError(f"the {edition[0].name} edition is evaluated from and into local folders only "
+                             f"(copy or mount {release_dir}); 224 releases are evaluated on object stores directly")
         out = Path(out_dir) if out_dir else default_output(release_dir, model_path)
         out.mkdir(parents=True, exist_ok=True)
         return evaluate_edition_release(release_dir, edition, model_handler(model_path, framework, batch_size), out,
                                         Path(model_path.rstrip("/")).stem, clean_error, baseline, workers, beam_args,
                                         source)
     if source == "auto":
-        source = "tree" if Path(release_dir, C_TREE).is_dir() else "tfds"
+        source = "tree" if storage.is_folder(storage.join(release_dir, C_TREE)) else "tfds"
     configs = c_tree_configs(release_dir) if source == "tree" else tfds_configs(release_dir)
     sets = p_sets(release_dir)
     for p_set in sets:
@@ -367,9 +393,8 @@ def evaluate_release(release_dir: str, model_path: str, out_dir: str | None = No
     if not configs and not sets:
         raise ValueError(f"{release_dir} holds no {C_TREE}/ tree, {TFDS_DIR}/ ImageNet-C records "
                          f"or {P_TREE}/ tree")
-    model_name = Path(model_path.rstrip("/")).stem
-    out = Path(out_dir) if out_dir else default_output(release_dir, model_path)
-    out.mkdir(parents=True, exist_ok=True)
+    model_name = model_name_of(model_path)
+    out = str(out_dir or default_output(release_dir, model_path))
     handler = model_handler(model_path, framework, batch_size)
     with make_pipeline(workers, beam_args) as pipeline:
         errors = (pipeline | "ImageNetC" >> PredictImageNetC(configs, source, handler)
@@ -386,4 +411,4 @@ def evaluate_release(release_dir: str, model_path: str, out_dir: str | None = No
              set_predictions=beam.pvalue.AsSingleton(flips) if flips is not None else [],
              model_name=model_name, clean_error=clean_error,
              baseline=baseline or ALEXNET_IMAGENET_C, flip_baseline=flip_baseline))
-    return out
+    return Path(out) if storage.is_local(out) else out

@@ -38,6 +38,7 @@ from schemas.release import RELEASE_JSON, TFDS_DIR, dumps, json_line
 from schemas.wnids import wnid_to_label
 from transforms.preprocess import to_pil
 
+from . import storage
 from .metrics_files import ERRORS_FILE, write_errors
 from .runner import make_pipeline
 
@@ -52,16 +53,16 @@ def release_edition(release_dir: str) -> Optional[tuple[Edition, Layout, list]]:
     Severities are those of ``release.json``'s config (all five without one).
     """
     document = {}
-    path = Path(release_dir, RELEASE_JSON)
-    if path.is_file():
-        document = json.loads(path.read_text())
+    path = storage.join(release_dir, RELEASE_JSON)
+    if storage.exists(path):
+        document = json.loads(storage.read_bytes(path))
     severities = list(document.get("config", {}).get("severities", SEVERITIES))
     for edition in EDITIONS.values():
         if edition.name == DEFAULT_EDITION or edition.c is None:
             continue
         for family, layout in edition.c.layouts.items():
             named = document.get("edition") == edition.name and document.get("tree") == layout.tree
-            if named or (not document and Path(release_dir, layout.tree).is_dir()):
+            if named or (not document and storage.is_folder(storage.join(release_dir, layout.tree))):
                 return edition, layout, severities
     return None
 

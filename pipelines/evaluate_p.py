@@ -21,6 +21,8 @@ from schemas.editions import get_edition
 from schemas.imagenet_p_editions import NPY, P_EDITIONS
 from schemas.release import P_TREE, RELEASE_JSON, manifest_path
 
+from pipelines import storage
+
 
 class PSet(NamedTuple):
     """One sequence set of a release: its name (``rotate``, ``shot_noise_2``), where it lies, its edition."""
@@ -36,14 +38,13 @@ def p_tree(release_dir: str) -> tuple[str, str]:
     ``('imagenet-p', 'imagenet')``."""
     trees = {tree: name for name, e in P_EDITIONS.items() for tree in e.trees}
     try:
-        with open(os.path.join(release_dir, RELEASE_JSON), encoding="utf-8") as stream:
-            document = json.load(stream)
+        document = json.loads(storage.read_bytes(storage.join(release_dir, RELEASE_JSON)))
         if document.get("tree") in trees:
             return document["tree"], document.get("config", {}).get("edition", trees[document["tree"]])
     except (OSError, ValueError):
         pass
     for tree, name in trees.items():  # an official download without release.json: the folder it holds
-        if os.path.isdir(os.path.join(release_dir, tree)):
+        if storage.is_folder(storage.join(release_dir, tree)):
             return tree, name
     return P_TREE, "imagenet"
 
@@ -51,14 +52,13 @@ def p_tree(release_dir: str) -> tuple[str, str]:
 def p_sets(release_dir: str) -> list[PSet]:
     """Every sequence set of the release, sorted by name (empty when it has no ImageNet-P)."""
     tree, edition = p_tree(release_dir)
-    root = os.path.join(release_dir, tree)
-    if not os.path.isdir(root):
+    root = storage.join(release_dir, tree)
+    if not storage.is_folder(root):
         return []
     if get_edition(edition).p.output == NPY:
-        return [PSet(name[:-len(".npy")], os.path.join(root, name), edition)
-                for name in sorted(os.listdir(root)) if name.endswith(".npy")]
-    return [PSet(name, os.path.join(root, name), edition)
-            for name in sorted(os.listdir(root)) if os.path.isdir(os.path.join(root, name))]
+        names = [storage.basename(path) for path in storage.list_files(release_dir, tree)]
+        return [PSet(name[:-len(".npy")], storage.join(root, name), edition) for name in names if name.endswith(".npy")]
+    return [PSet(name, storage.join(root, name), edition) for name in storage.list_folders(root)]
 
 
 def npy_sequences(release_dir: str, p_set: PSet):

@@ -3,8 +3,10 @@
 Without ``--runner`` in the Beam arguments the build uses the portable FnApiRunner with
 ``direct_running_mode='multi_processing'`` and one SDK worker process per core (the plain
 DirectRunner may hand batch pipelines to the Prism runner, which downloads a binary first).
-With ``--runner=DataflowRunner`` (or Flink, Spark, ...) every argument goes to Beam unchanged;
-``--setup_file ./setup.py`` makes the workers install this package.
+With ``--runner=DataflowRunner`` (or Flink, Spark, ``PortableRunner`` against any job server)
+every argument goes to Beam unchanged; ``--setup_file ./setup.py`` makes the workers install this
+package. Locally, the Beam arguments (file-system options such as ``--s3_endpoint_url`` among them)
+reach the worker processes too.
 """
 from __future__ import annotations
 
@@ -51,13 +53,15 @@ def make_pipeline(workers: Optional[int] = None, beam_args: Sequence[str] = ()) 
     direct = options.view_as(DirectOptions)
     direct.direct_running_mode = "multi_processing"
     direct.direct_num_workers = workers or os.cpu_count() or 1
-    return beam.Pipeline(runner=FnApiRunner(provision_info=_worker_provision_info()), options=options)
+    return beam.Pipeline(runner=FnApiRunner(provision_info=_worker_provision_info(beam_args)), options=options)
 
 
-def _worker_provision_info() -> ExtendedProvisionInfo:
-    """What the local runner hands its worker processes: only their log level (the FnApiRunner
-    passes them no pipeline options of its own)."""
+def _worker_provision_info(beam_args: Sequence[str] = ()) -> ExtendedProvisionInfo:
+    """What the local runner hands its worker processes: the Beam arguments given (the FnApiRunner
+    passes them no pipeline options of its own) and their log level."""
+    given = PipelineOptions(list(beam_args)).get_all_options(drop_default=True, retain_unknown_options=True)
     options = struct_pb2.Struct()
+    options.update({name: value for name, value in given.items() if value is not None})
     options.update({"default_sdk_harness_log_level": WORKER_LOG_LEVEL})
     return ExtendedProvisionInfo(beam_provision_api_pb2.ProvisionInfo(
         retrieval_token="unused-retrieval-token", pipeline_options=options))

@@ -13,7 +13,9 @@ in the release is a problem. The three records are cross-checked:
   ``sources.jsonl`` and ``failures.jsonl``, and the TFDS ``shardLengths`` of each config;
 - its manifest digest and input checksum are recomputed from the parts and ``sources.jsonl``.
 
-A ``packages/`` folder, when present, is checked against its own ``SHA256SUMS``.
+A ``packages/`` folder, when present, is checked against its own ``SHA256SUMS``. The release may
+lie on any file system :mod:`pipelines.storage` reaches (a local disk, ``s3://``, ``gs://``); an
+object store holds no links, devices or empty folders.
 """
 from __future__ import annotations
 
@@ -28,6 +30,8 @@ from typing import Optional
 from schemas.release import (CHECKSUMS, FAILURES, MANIFEST_DIR, PACKAGES_DIR, RELEASE_JSON, SOURCES,
                              parse_checksum_lines)
 
+from . import storage
+
 CHUNK_BYTES = 1 << 20
 
 LOCK_FILE = ".lock"
@@ -38,7 +42,9 @@ LOCK_FILE = ".lock"
 def file_sha256(path: str) -> str:
     """Hex SHA-256 of a file, read in 1 MiB chunks."""
     digest = hashlib.sha256()
-    with os.fdopen(os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0)), "rb") as stream:
+    opened = (os.fdopen(os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0)), "rb") if storage.is_local(path)
+              else storage.open_stream(path))
+    with opened as stream:
         for chunk in iter(lambda: stream.read(CHUNK_BYTES), b""):
             digest.update(chunk)
     return digest.hexdigest()
@@ -50,6 +56,9 @@ def scan_tree(root: str, skip: tuple = ()) -> tuple[set, set, list]:
 
     ``problems`` names every symlink and every entry that is neither a regular file nor a folder.
     """
+    if not storage.is_local(root):  # an object store: no links, devices or empty folders
+        files = set(storage.list_tree(root, skip))
+        return files, {parent for path in files for parent in _parents(path)}, []
     files, folders, problems = set(), set(), []
     pending = [""]
     while pending:
@@ -81,6 +90,13 @@ def relative_files(root: str, skip: tuple = ()) -> set[str]:
     """Relative ``/``-separated paths of every regular file below ``root`` (links not followed),
     leaving out ``skip`` paths (files or whole folders, relative to ``root``)."""
     return scan_tree(root, skip)[0]
+
+
+def _is_file(path: str) -> bool:
+    """True for a regular file (local: not a link) or an object."""
+    if storage.is_local(path):
+        return os.path.isfile(path) and not os.path.islink(path)
+    return storage.exists(path)
 
 
 def _unsafe(path: str) -> bool:
@@ -120,16 +136,15 @@ class VerifyReport:
 def verify_checksums(root: str, skip: tuple = (), threads: Optional[int] = None) -> VerifyReport:
     """Compare the files below ``root`` with ``root/SHA256SUMS``."""
     report = VerifyReport()
-    listing = os.path.join(root, CHECKSUMS)
-    if not os.path.isfile(listing):
+    listing = storage.join(root, CHECKSUMS)
+    if not _is_file(listing):
         report.problems.append(f"{CHECKSUMS} not found in {root}")
         return report
-    with open(listing, encoding="utf-8") as stream:
-        try:
-            expected = parse_checksum_lines(stream)
-        except ValueError as err:
-            report.problems.append(str(err))
-            return report
+    try:
+        expected = parse_checksum_lines(storage.read_bytes(listing).decode("utf-8").splitlines())
+    except ValueError as err:
+        report.problems.append(str(err))
+        return report
     unsafe = sorted(p for p in expected if _unsafe(p))
     report.problems += [f"{CHECKSUMS} lists a path outside the release: {p!r}" for p in unsafe]
     for path in unsafe:
@@ -143,7 +158,7 @@ def verify_checksums(root: str, skip: tuple = (), threads: Optional[int] = None)
     report.extra = sorted(report.extra + sorted(present - set(expected)))
     common = sorted(set(expected) & present)
     with ThreadPoolExecutor(max_workers=threads or os.cpu_count()) as pool:
-        digests = pool.map(lambda p: file_sha256(os.path.join(root, p)), common)
+        digests = pool.map(lambda p: file_sha256(storage.join(root, p)), common)
         report.changed = [p for p, digest in zip(common, digests) if digest != expected[p]]
     return report
 
@@ -155,9 +170,7 @@ def _parents(path: str):
 
 
 def _lines(root: str, relative: str):
-    with open(os.path.join(root, relative), encoding="utf-8") as stream:
-        for line in stream:
-            yield line
+    yield from storage.read_bytes(storage.join(root, relative)).decode("utf-8").splitlines(True)
 
 
 def _check_manifests(root: str, release: dict, listed: dict, report: VerifyReport) -> None:
@@ -177,7 +190,7 @@ def _check_manifests(root: str, release: dict, listed: dict, report: VerifyRepor
     tree = release.get("tree")
     rows_total, shard_rows, files_in_folders = 0, {}, 0
     for part in parts:
-        if part not in listed or not os.path.isfile(os.path.join(root, part)):
+        if part not in listed or not _is_file(storage.join(root, part)):
             continue  # reported as missing
         config = part.rsplit("/", 1)[-1][:-len(".jsonl")]
         rows, previous = 0, None
@@ -218,7 +231,7 @@ def _check_manifests(root: str, release: dict, listed: dict, report: VerifyRepor
     for relative, name, key in ((SOURCES, "input.images", ("input", "images")), (FAILURES, "counts.failures",
                                                                                  ("counts", "failures"))):
         expected = release.get(key[0], {}).get(key[1])
-        if expected is not None and relative in listed and os.path.isfile(os.path.join(root, relative)):
+        if expected is not None and relative in listed and _is_file(storage.join(root, relative)):
             lines = sum(1 for _ in _lines(root, relative))
             if expected != lines:
                 problems.append(f"{relative}: {lines} records, {RELEASE_JSON} {name} is {expected}")
@@ -228,11 +241,10 @@ def _check_manifests(root: str, release: dict, listed: dict, report: VerifyRepor
     split = release.get("tfds", {}).get("split")
     for folder, rows in sorted(shard_rows.items()):
         info_path = f"{folder}/dataset_info.json"
-        if info_path not in listed or not os.path.isfile(os.path.join(root, info_path)):
+        if info_path not in listed or not _is_file(storage.join(root, info_path)):
             problems.append(f"{info_path} is not listed in {CHECKSUMS}")
             continue
-        with open(os.path.join(root, info_path), encoding="utf-8") as stream:
-            info = json.load(stream)
+        info = json.loads(storage.read_bytes(storage.join(root, info_path)))
         lengths = [sum(int(n) for n in s.get("shardLengths", [])) for s in info.get("splits", [])
                    if split is None or s.get("name") == split]
         if sum(lengths) != rows:
@@ -242,15 +254,13 @@ def _check_manifests(root: str, release: dict, listed: dict, report: VerifyRepor
 def _check_release_json(root: str, report: VerifyReport, listed: Optional[dict] = None) -> None:
     """Recompute the manifest digest and the input checksum that ``release.json`` records."""
     try:
-        with open(os.path.join(root, RELEASE_JSON), encoding="utf-8") as stream:
-            release = json.load(stream)
+        release = json.loads(storage.read_bytes(storage.join(root, RELEASE_JSON)))
         digest = hashlib.sha256()
         for part in release["manifest"]["parts"]:
-            with open(os.path.join(root, part), "rb") as stream:
-                digest.update(stream.read())
+            digest.update(storage.read_bytes(storage.join(root, part)))
         if digest.hexdigest() != release["manifest"]["sha256"]:
             report.problems.append(f"manifest digest differs from {RELEASE_JSON}")
-        if file_sha256(os.path.join(root, SOURCES)) != release["input"]["sha256"]:
+        if file_sha256(storage.join(root, SOURCES)) != release["input"]["sha256"]:
             report.problems.append(f"{SOURCES} differs from the input checksum in {RELEASE_JSON}")
         if listed is not None:
             _check_manifests(root, release, listed, report)
@@ -270,22 +280,23 @@ def verify_release(root: str, threads: Optional[int] = None, include_packages: b
     include_packages : bool
         Also check ``packages/`` against its own ``SHA256SUMS`` when it exists.
     """
-    if not os.path.isdir(root):
+    local = storage.is_local(root)
+    if not (os.path.isdir(root) if local else storage.is_folder(root)):
         return VerifyReport(problems=[f"{root} is not a release folder"])
-    root = os.path.realpath(root)  # the folder the user named; nothing inside it is followed
+    if local:
+        root = os.path.realpath(root)  # the folder the user named; nothing inside it is followed
     report = verify_checksums(root, (PACKAGES_DIR, LOCK_FILE), threads)
-    if os.path.isfile(os.path.join(root, CHECKSUMS)):
-        with open(os.path.join(root, CHECKSUMS), encoding="utf-8") as stream:
-            try:
-                listed = parse_checksum_lines(stream)
-            except ValueError:
-                listed = None
+    if _is_file(storage.join(root, CHECKSUMS)):
+        try:
+            listed = parse_checksum_lines(storage.read_bytes(storage.join(root, CHECKSUMS)).decode("utf-8").splitlines())
+        except ValueError:
+            listed = None
         if listed is not None:
             _check_release_json(root, report, listed)
     if include_packages:
-        packages = os.path.join(root, PACKAGES_DIR)
-        if os.path.islink(packages) or (os.path.lexists(packages) and not os.path.isdir(packages)):
+        packages = storage.join(root, PACKAGES_DIR)
+        if local and (os.path.islink(packages) or (os.path.lexists(packages) and not os.path.isdir(packages))):
             report.problems.append(f"{PACKAGES_DIR} is not a folder (a link or a file)")
-        elif os.path.isdir(packages):
+        elif os.path.isdir(packages) if local else storage.is_folder(packages):
             report.merge(verify_checksums(packages, (), threads), f"{PACKAGES_DIR}/")
     return report

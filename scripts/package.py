@@ -1,4 +1,5 @@
 """``imagenet-cp package DIR``: the official category tars of a release and their SHA-256 list."""
+import argparse
 import sys
 
 NAME = "package"
@@ -8,11 +9,16 @@ HELP = "pack a release's tree into the official category tars (noise.tar, blur.t
 def add_arguments(parser):
     parser.add_argument("release", help="release directory (as written by build-c)")
     parser.add_argument("--output", help="where the tars go (default: RELEASE/packages)")
+    parser.add_argument("beam_args", nargs=argparse.REMAINDER,
+                        help="after '--': file-system options for a release on an object store, "
+                             "e.g. -- --s3_endpoint_url=URL --s3_region_name=REGION")
 
 
 def run(args) -> int:
+    from pipelines import storage
     from pipelines.package import package_release
 
+    storage.configure([a for a in args.beam_args if a != "--"])
     try:
         written = package_release(args.release, args.output)
     except ValueError as err:

@@ -1,4 +1,6 @@
 """``imagenet-cp verify DIR``: recompute every hash of a release; non-zero exit on any problem."""
+import argparse
+
 NAME = "verify"
 HELP = "recompute every SHA-256 of a release; report missing, extra and changed files (exit 1 on any)"
 
@@ -6,11 +8,16 @@ HELP = "recompute every SHA-256 of a release; report missing, extra and changed 
 def add_arguments(parser):
     parser.add_argument("release", help="release directory (as written by build-c)")
     parser.add_argument("--threads", type=int, help="hashing threads (default: one per core)")
+    parser.add_argument("beam_args", nargs=argparse.REMAINDER,
+                        help="after '--': file-system options for a release on an object store, "
+                             "e.g. -- --s3_endpoint_url=URL --s3_region_name=REGION")
 
 
 def run(args) -> int:
+    from pipelines import storage
     from pipelines.verify import verify_release
 
+    storage.configure([a for a in args.beam_args if a != "--"])
     report = verify_release(args.release, args.threads)
     print(report.text())
     return 0 if report.ok else 1

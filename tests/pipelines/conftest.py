@@ -8,8 +8,13 @@ from __future__ import annotations
 import io
 import json
 import os
+import signal
+import socket
 import struct
+import subprocess
+import sys
 import tarfile
+import time
 import zlib
 from pathlib import Path
 
@@ -165,3 +170,48 @@ def sample_release(tmp_path_factory):
     """(release directory, BuildResult) of the sample, fast corruptions, 2 workers."""
     output = tmp_path_factory.mktemp("release") / "sample"
     return output, build(output)
+
+
+# --- a Beam worker pool, as Flink and Spark job servers use (EXTERNAL environment) -------------
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def worker_pool(tmp_path_factory):
+    """``start(env=None) -> (port, log path)``: a worker pool
+    (``python -m apache_beam.runners.worker.worker_pool_main``) whose SDK workers run this checkout
+    with ``env`` added to their environment; every pool started is stopped at the end."""
+    repo = Path(__file__).resolve().parents[2]
+    pools = []
+
+    def start(env=None):
+        port = _free_port()
+        environment = dict(os.environ, **(env or {}),
+                           PYTHONPATH=os.pathsep.join(filter(None, [str(repo), os.environ.get("PYTHONPATH")])),
+                           PATH=os.pathsep.join([os.path.dirname(sys.executable), os.environ.get("PATH", "")]))
+        log = tmp_path_factory.mktemp("worker_pool") / "pool.log"  # a file: a pipe nobody reads would fill
+        with open(log, "wb") as stream:
+            pool = subprocess.Popen([sys.executable, "-m", "apache_beam.runners.worker.worker_pool_main",
+                                     f"--service_port={port}"], env=environment, start_new_session=True,
+                                    stdout=stream, stderr=subprocess.STDOUT)
+        pools.append(pool)
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                socket.create_connection(("localhost", port), timeout=1).close()
+                return port, log
+            except OSError as err:
+                if pool.poll() is not None or time.monotonic() > deadline:
+                    pytest.skip(f"the Beam worker pool did not start on port {port}: {err!r} "
+                                f"{log.read_text(errors='replace')[-500:]}")
+                time.sleep(0.2)
+
+    yield start
+    for pool in pools:
+        if pool.poll() is None:
+            os.killpg(pool.pid, signal.SIGTERM)  # the pool and the SDK workers it started
+            pool.wait(10)

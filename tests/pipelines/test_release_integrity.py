@@ -152,7 +152,7 @@ def test_an_intact_release_packs_only_listed_files(sample_release, tmp_path):
 
 def test_debug_shows_the_traceback(sample_release, tmp_path, capsys):
     (tmp_path / "tars").write_text("a file where the tars' folder should be")
-    argv = ["package", str(sample_release[0]), "--output", str(tmp_path / "tars")]
+    argv = ["package", "--output", str(tmp_path / "tars"), str(sample_release[0])]  # options before the folder
     assert cli(argv) == 1
     err = capsys.readouterr().err
     assert err.startswith("imagenet-cp package: error: ") and len(err.strip().splitlines()) == 1
