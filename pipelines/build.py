@@ -32,7 +32,7 @@ from .release import WriteRelease, committed_names, seal_release
 from .shutdown import stopping_cleanly
 from .runner import is_local, make_pipeline
 from .sample import write_sample
-from .sources import ReadImageNet, index_source, select_entries, write_entry_lists
+from .sources import ReadImageNet, index_source, require_entries, select_entries, write_entry_lists
 
 DEFAULT_EXAMPLES_PER_SHARD = 2048
 """Examples per TFRecord shard on average (about 50 MB of ImageNet-C JPEGs)."""
@@ -243,7 +243,7 @@ def _locked_build(output_dir, selection, document, dataset, outputs_per_image, m
         if path is None:
             path, kind = write_sample(storage.join(output_dir, f"{SAMPLE_DIR}/val")), "sample"
         index = index_source(path, kind)
-    index = select_entries(index, ids, selection.limit)
+    index = require_entries(select_entries(index, ids, selection.limit), path or "the bundled sample")
     listing = listing_sha256(index.entries, index.failures)
     if state == "release":
         if _release_input_matches(output_dir, index, record):

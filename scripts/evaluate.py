@@ -35,7 +35,27 @@ def add_arguments(parser):
                         help="Beam pipeline options after --, e.g. -- --runner=DataflowRunner ...")
 
 
+def check(args) -> None:
+    """The paths and numbers, before Beam (and a model runtime) is imported."""
+    import os
+
+    for option, path in (("--release", args.release), ("--model", args.model), ("--baseline", args.baseline),
+                         ("--flip-baseline", args.flip_baseline)):
+        if path is not None and "://" not in path and not os.path.exists(path):
+            raise ValueError(f"{option} {path}: no such file or folder")
+    for option, value in (("--batch-size", args.batch_size), ("--workers", args.workers)):
+        if value is not None and value < 1:
+            raise ValueError(f"{option} must be >= 1, got {value}")
+    if args.clean_error is not None and not 0 <= args.clean_error <= 1:
+        raise ValueError(f"--clean-error must be a fraction in [0, 1], got {args.clean_error}")
+
+
 def run(args) -> int:
+    try:
+        check(args)
+    except ValueError as err:
+        print(f"imagenet-cp evaluate: {err}", file=sys.stderr)
+        return 2
     code = evaluate_vcr.dispatch(args)
     if code is not None:
         return code
