@@ -16,6 +16,15 @@ def ints(text):
         raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from None
 
 
+def add_beam_arguments(parser, text: str):
+    """Document the options after ``--`` (``imagenet-cp`` hands them over as ``args.beam_args``).
+
+    They are not an argparse ``REMAINDER``: one after a positional would swallow the options
+    that follow it (``package DIR --output X``)."""
+    parser.set_defaults(beam_args=[])
+    parser.epilog = f"{parser.epilog}\n{text}" if parser.epilog else text
+
+
 def add_source_arguments(parser):
     """--input, --output, --workers, --limit, --image-ids, --seed."""
     parser.add_argument("--input", help="ImageNet val folder (<wnid>/<file> or flat), ILSVRC2012_img_val.tar, "
@@ -37,9 +46,8 @@ def add_source_arguments(parser):
 def add_output_arguments(parser, shard_help: str):
     """--examples-per-shard and the Beam options after ``--``."""
     parser.add_argument("--examples-per-shard", type=int, default=None, help=shard_help)
-    parser.add_argument("beam_args", nargs=argparse.REMAINDER,
-                        help="after '--': Beam pipeline options, e.g. -- --runner=DataflowRunner --project=P "
-                             "--region=R --temp_location=gs://B/tmp --setup_file=./setup.py")
+    add_beam_arguments(parser, "after '--': Beam pipeline options, e.g. -- --runner=DataflowRunner --project=P "
+                               "--region=R --temp_location=gs://B/tmp --setup_file=./setup.py")
 
 
 def check_source_arguments(args) -> None:

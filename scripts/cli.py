@@ -59,7 +59,12 @@ def main(argv=None) -> int:
     parser = build_parser()
     parser.add_argument("--debug", action="store_true",
                         help="show library log lines and the traceback of an error")
-    args = parser.parse_args(argv)
+    head, beam_args = (argv[:argv.index("--")], argv[argv.index("--") + 1:]) if "--" in argv else (argv, [])
+    args = parser.parse_args(head)
+    if beam_args and "beam_args" not in vars(args):
+        parser.error(f"{args.command} takes no options after '--'")
+    if "beam_args" in vars(args):
+        args.beam_args = beam_args
     try:
         return int(args.run(args) or 0)
     except KeyboardInterrupt:

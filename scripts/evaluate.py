@@ -3,6 +3,7 @@ import argparse
 import sys
 
 from scripts import evaluate_vcr
+from scripts.build_options import add_beam_arguments
 
 NAME = "evaluate"
 HELP = ("run a model (ONNX; TorchScript or TensorFlow when installed) over a release's ImageNet-C / "
@@ -31,8 +32,7 @@ def add_arguments(parser):
     parser.add_argument("--batch-size", type=int, default=32, help="largest inference batch (default 32)")
     parser.add_argument("--workers", type=int, help="local worker processes (default: all cores)")
     evaluate_vcr.add_arguments(parser)
-    parser.add_argument("beam_args", nargs=argparse.REMAINDER,
-                        help="Beam pipeline options after --, e.g. -- --runner=DataflowRunner ...")
+    add_beam_arguments(parser, "after '--': Beam pipeline options, e.g. -- --runner=DataflowRunner ...")
 
 
 def check(args) -> None:
