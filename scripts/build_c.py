@@ -19,6 +19,9 @@ def add_arguments(parser):
                         help="random streams: 'reference' (legacy RandomState, seed-comparable with the reference "
                              "code) or 'fast' (NumPy Generator on PCG64, same distributions, other samples); "
                              "recorded in release.json (default: reference)")
+    parser.add_argument("--no-clean", dest="clean", action="store_false",
+                        help="leave out the clean config (imagenet-c/clean/, TFDS config clean): the images "
+                             "exactly as the corruptions received them, for the clean error of Relative mCE")
     add_output_arguments(parser, "average examples per TFRecord shard (default: the edition's; 2048 for imagenet)")
 
 
@@ -43,7 +46,7 @@ def run(args) -> int:
 
     def config(a):
         from pipelines.imagenet_c import ImageNetCConfig
-        return ImageNetCConfig.select(a.corruptions, a.severities, a.seed, a.rng, a.edition)
+        return ImageNetCConfig.select(a.corruptions, a.severities, a.seed, a.rng, a.edition, a.clean)
 
     edition = EDITIONS.get(args.edition)
     default_per_shard = edition.c.examples_per_shard if edition else None  # None: the build's own default

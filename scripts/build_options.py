@@ -32,7 +32,10 @@ def add_source_arguments(parser):
     parser.add_argument("--output", required=True, help="release directory")
     parser.add_argument("--workers", type=int, help="local worker processes (default: all cores)")
     parser.add_argument("--limit", type=int, help="only the first N images in key order")
-    parser.add_argument("--image-ids", help="file of <wnid>/<file> or <file> lines to keep (e.g. RobustBench's 5,000)")
+    from schemas.image_ids import ID_LISTS
+
+    parser.add_argument("--image-ids", help="file of <wnid>/<file> or <file> lines to keep, or the name of a bundled "
+                        f"list ({', '.join(ID_LISTS)}; robustbench-5000 is RobustBench's 5,000 ImageNet-C test images)")
     parser.add_argument("--force", action="store_true",
                         help="replace a release or unfinished build of another config or input in --output (only "
                              "the release's own files and folders are removed)")

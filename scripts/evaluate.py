@@ -23,7 +23,8 @@ def add_arguments(parser):
     parser.add_argument("--source", choices=("auto", "tree", "tfds"), default="auto",
                         help="ImageNet-C input: the JPEG tree or the TFDS records (default: tree if present)")
     parser.add_argument("--clean-error", type=float,
-                        help="the model's clean top-1 error (fraction), for Relative CE")
+                        help="the model's clean top-1 error (fraction), for Relative CE (default: measured on the "
+                             "release's clean config; this value overrides it, and the report says which was used)")
     parser.add_argument("--baseline",
                         help="errors JSON of the ImageNet-C normalising model (default: AlexNet)")
     parser.add_argument("--flip-baseline", help="ImageNet-P baseline: JSON or the baseline model's NPZ "
@@ -58,8 +59,11 @@ def run(args) -> int:
     code = evaluate_vcr.dispatch(args)
     if code is not None:
         return code
-    from pipelines.evaluate import evaluate_release
+    import json
+
+    from pipelines.evaluate import METRICS_FILE, evaluate_release
     from pipelines.metrics_files import load_error_baseline, load_flip_baseline
+    from pipelines.report import summary_lines
 
     try:
         out = evaluate_release(
@@ -70,5 +74,11 @@ def run(args) -> int:
     except (OSError, ValueError, ImportError) as err:
         print(f"imagenet-cp evaluate: {err}", file=sys.stderr)
         return 2
+    from pipelines import storage
+
+    metrics = storage.join(str(out), METRICS_FILE)
+    if storage.exists(metrics):  # a local folder or an object store
+        for line in summary_lines(json.loads(storage.read_bytes(metrics))):
+            print(line)
     print(f"wrote {out}/metrics.json and {out}/report.md")
     return 0
