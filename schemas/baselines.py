@@ -72,3 +72,35 @@ ALEXNET_IMAGENET_C = ErrorBaseline(
 #: ImageNet-P difficulties: the frame stride of the non-noise types at evaluation (spec metrics
 #: 3.3); noise types have one data set per difficulty instead (``<name>``, ``<name>_2``, ...).
 DIFFICULTIES = (1, 2, 3)
+
+
+@dataclass(frozen=True)
+class ReferenceResult:
+    """A published ImageNet-C result a report shows beside the model's (percent).
+
+    Attributes
+    ----------
+    model : str
+        The classifier.
+    mCE, relative_mCE : float
+        Its mCE and Relative mCE (%, AlexNet = 100).
+    clean_error : float
+        Its top-1 error on the clean images (%).
+    source : str
+        Where the numbers come from.
+    """
+
+    model: str
+    mCE: float
+    relative_mCE: float
+    clean_error: float
+    source: str
+
+
+#: The paper's reference rows (Hendrycks & Dietterich, ICLR 2019): AlexNet, the normaliser, and the
+#: ResNet-50 baseline of the ``hendrycks/robustness`` leaderboard (``../shared/spec/metrics.md`` 2.2, 5.1).
+REFERENCE_RESULTS = (
+    ReferenceResult("AlexNet", 100.0, 100.0, 100 * ALEXNET_IMAGENET_C.clean,
+                    "the normaliser; clean error: torchvision's pretrained AlexNet"),
+    ReferenceResult("ResNet-50", 76.7, 105.0, 23.85, "paper; clean error: the README leaderboard"),
+)

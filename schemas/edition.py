@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Mapping, Optional
 
+from schemas.release import CLEAN
+
 DEFAULT_EDITION = "imagenet"
 """The edition every API and command uses when none is named: ImageNet-C/P at 224."""
 
@@ -25,6 +27,9 @@ JPEG = "jpeg"
 NPY = "npy"
 """Output encoding: raw uint8 arrays, stacked per corruption into one ``.npy`` (CIFAR-10-C layout)."""
 ENCODINGS = (JPEG, NPY)
+
+CLEAN_TEMPLATE = f"{CLEAN}/{{wnid}}/{{file_name}}"
+"""Where a JPEG layout puts its clean config below the tree: ``clean/<wnid>/<file>``."""
 
 
 @dataclass(frozen=True)
@@ -117,6 +122,11 @@ class Layout:
     package_prefix : bool
         Whether tar members start with the tree folder (``CIFAR-10-C/fog.npy``) or below it
         (``fog/1/<wnid>/<file>``).
+    clean_template : str, optional
+        Path below ``tree`` of one output of the clean config (the image as the corruptions
+        receive it, encoded as the outputs), with fields ``wnid`` and ``file_name``, e.g.
+        ``'clean/{wnid}/{file_name}'``; its TFDS config is ``clean``
+        (:data:`schemas.release.CLEAN`). None: this layout has no clean config.
     """
 
     tree: str
@@ -126,6 +136,7 @@ class Layout:
     labels_file: Optional[str] = None
     packages: Optional[Mapping[str, tuple]] = None
     package_prefix: bool = False
+    clean_template: Optional[str] = None
 
     def corruption_entry(self, corruption: str) -> str:
         """The top-level entry of ``corruption`` below the tree: its folder or its ``.npy``."""

@@ -34,3 +34,11 @@ def validation_wnid(file_name: str) -> Optional[str]:
     if not match or not 1 <= int(match.group(1)) <= VALIDATION_IMAGES:
         return None
     return validation_wnids()[int(match.group(1)) - 1]
+
+
+OFFICIAL_VAL_TAR = "ILSVRC2012_img_val.tar"
+"""File name of the official validation archive; an input of this name must be that archive."""
+OFFICIAL_VAL_TAR_BYTES = 6_744_924_160
+OFFICIAL_VAL_TAR_SHA256 = "c7e06a6c0baccf06d8dbeb6577d71efff84673a5dbdd50633ab44f8ea0456ae0"
+"""Size and SHA-256 of the official archive (as tensorflow-datasets' url_checksums record them);
+it holds :data:`VALIDATION_IMAGES` members."""

@@ -137,8 +137,27 @@ class Failure:
     reason: str
 
     def to_json(self) -> dict:
-        """The record as written to ``failures.jsonl``."""
-        return {"key": self.key, "source": self.source, "stage": self.stage, "reason": self.reason}
+        """The record as written to ``failures.jsonl`` (names that are not UTF-8 escaped, see
+        :func:`escape_name`)."""
+        return {"key": escape_name(self.key), "source": escape_name(self.source), "stage": self.stage,
+                "reason": escape_name(self.reason)}
+
+
+def escape_name(name: str) -> str:
+    """A file name as printable UTF-8 text: bytes that are not UTF-8 (which Python keeps as
+    surrogates, e.g. ``caf\udce9``) become ``\\xNN`` escapes (``caf\\xe9``), the same on every run.
+
+    Names that are valid UTF-8 are returned unchanged.
+    """
+    try:
+        name.encode("utf-8")
+        return name
+    except UnicodeEncodeError:
+        pass
+    try:
+        return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    except UnicodeEncodeError:  # a surrogate that no file system byte made
+        return name.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,8 @@
 
 A release directory ``DIR`` holds::
 
-    DIR/<tree>/...                       the official folder tree (``imagenet-c/<c>/<s>/<wnid>/<file>``)
+    DIR/<tree>/...                       the official folder tree (``imagenet-c/<c>/<s>/<wnid>/<file>``,
+                                         and ours ``imagenet-c/clean/<wnid>/<file>``)
     DIR/tfds/<dataset>/<config>/<version>/  TFDS shards + dataset_info.json, features.json, label.labels.txt
     DIR/manifest/<config>.jsonl          one record per output, sorted by key
     DIR/sources.jsonl                    one record per input image used, sorted by key
@@ -51,12 +52,16 @@ SCRATCH_DIRS = (TMP_DIR, PARTS_DIR, PROGRESS_DIR, SAMPLE_DIR, SPILL_DIR)
 
 C_TREE = "imagenet-c"
 """Folder of the ImageNet-C JPEG tree: ``imagenet-c/<corruption>/<severity>/<wnid>/<file>``."""
+CLEAN = "clean"
+"""Folder (``imagenet-c/clean/<wnid>/<file>``), TFDS config and manifest part of a release's clean
+images: each source image exactly as the corruptions receive it (after the edition's
+preprocessing), encoded as the edition encodes its outputs; category tar ``clean.tar``."""
 P_TREE = "imagenet-p"
 """Folder of the ImageNet-P video tree: ``imagenet-p/<name>[_<d>]/<wnid>/<stem>.mp4``."""
 
 #: Release tree -> {top-level folder of the tree -> category tar it is packed into}.
 TREE_CATEGORIES: Mapping[str, Mapping[str, str]] = MappingProxyType({
-    C_TREE: MappingProxyType({name: c.category for name, c in CORRUPTIONS.items()}),
+    C_TREE: MappingProxyType({**{name: c.category for name, c in CORRUPTIONS.items()}, CLEAN: CLEAN}),
     P_TREE: MappingProxyType({p.dataset_name(d): p.category for p in PERTURBATIONS.values()
                                     for d in p.difficulties}),
     # the other ImageNet-P editions: one folder per dataset, or one <dataset>.npy file (CIFAR)

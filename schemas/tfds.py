@@ -17,7 +17,7 @@ from types import MappingProxyType
 from typing import Mapping, Optional, Sequence
 
 from schemas.imagenet_c import CORRUPTIONS, IMAGE_SIZE, SEVERITIES
-from schemas.release import TFDS_DIR
+from schemas.release import CLEAN, TFDS_DIR
 from schemas.wnids import imagenet_wnids
 
 _FEATURES = "tensorflow_datasets.core.features."
@@ -189,7 +189,8 @@ def imagenet_c_config(corruption: str, severity: int) -> str:
     return f"{corruption}_{severity}"
 
 
-#: ImageNet-C as TFDS's ``imagenet2012_corrupted`` (version 3.1.0, 95 configs, split validation).
+#: ImageNet-C as TFDS's ``imagenet2012_corrupted`` (version 3.1.0, 95 configs, split validation),
+#: plus our ``clean`` config (the registered builder lacks it, so ``tfds.load`` reads it from files).
 BENCHMARK_CITATION = ("@inproceedings{hendrycks2019robustness,\n"
                       "  title={Benchmarking Neural Network Robustness to Common Corruptions and Perturbations},\n"
                       "  author={Dan Hendrycks and Thomas Dietterich},\n"
@@ -207,8 +208,9 @@ IMAGENET2012_CORRUPTED = TfdsDataset(
         "file_name": Text(),
     }),
     config_descriptions=MappingProxyType({
-        imagenet_c_config(c, s): f"corruption type = {c}, severity = {s}"
-        for c in CORRUPTIONS for s in SEVERITIES}),
+        **{imagenet_c_config(c, s): f"corruption type = {c}, severity = {s}"
+           for c in CORRUPTIONS for s in SEVERITIES},
+        CLEAN: "clean images (ours, not TFDS's): each image as the corruptions receive it, same encoding"}),
     description=("ImageNet-C built by imagenet-cp: the ImageNet validation images, Resize(256) + "
                  "CenterCrop(224), corrupted as hendrycks/robustness's make_imagenet_c.py does, with a "
                  "per-example seed, saved as Pillow JPEG q85 (the same bytes as the imagenet-c/ tree)."),

@@ -12,6 +12,7 @@ from typing import Optional, Sequence
 
 from schemas.edition import Edition
 from schemas.imagenet_c import CORRUPTIONS, SEVERITIES
+from schemas.release import CLEAN
 from schemas.tfds import (BENCHMARK_CITATION, BENCHMARK_HOMEPAGE, IMAGENET2012_CORRUPTED, ClassLabel, Image, Text,
                           TfdsDataset)
 from schemas.wnids import imagenet_wnids
@@ -48,8 +49,9 @@ def c_dataset(edition: Edition, family: Optional[str] = None,
         version=names.version,
         features=MappingProxyType(features),
         config_descriptions=MappingProxyType({
-            names.config(c, s): f"corruption type = {names.config_names.get(c, c)}, severity = {s}"
-            for c in CORRUPTIONS for s in SEVERITIES}),
+            **{names.config(c, s): f"corruption type = {names.config_names.get(c, c)}, severity = {s}"
+               for c in CORRUPTIONS for s in SEVERITIES},
+            **({CLEAN: IMAGENET2012_CORRUPTED.config_descriptions[CLEAN]} if layout.clean_template else {})}),
         split=names.split,
         description=names.description or f"{edition.title} built by imagenet-cp.",
         citation=BENCHMARK_CITATION,

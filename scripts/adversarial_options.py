@@ -1,5 +1,5 @@
 """Options and runners shared by ``filter-a`` / ``filter-o`` and ``package-a`` / ``package-o``."""
-import argparse
+from scripts.build_options import add_beam_arguments
 import sys
 
 
@@ -29,7 +29,7 @@ def add_filter_arguments(parser, task: str) -> None:
     parser.add_argument("--exemplars", help="folder of <wnid>/<image> training images: up to 5 per class are "
                         "shown on the review sheet")
     parser.add_argument("--workers", type=int, help="local worker processes (default: all cores)")
-    parser.add_argument("beam_args", nargs=argparse.REMAINDER, help="Beam pipeline options after --")
+    add_beam_arguments(parser, "after '--': Beam pipeline options")
 
 
 def run_filter(args, task: str) -> int:

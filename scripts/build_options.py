@@ -16,6 +16,15 @@ def ints(text):
         raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from None
 
 
+def add_beam_arguments(parser, text: str):
+    """Document the options after ``--`` (``imagenet-cp`` hands them over as ``args.beam_args``).
+
+    They are not an argparse ``REMAINDER``: one after a positional would swallow the options
+    that follow it (``package DIR --output X``)."""
+    parser.set_defaults(beam_args=[])
+    parser.epilog = f"{parser.epilog}\n{text}" if parser.epilog else text
+
+
 def add_source_arguments(parser):
     """--input, --output, --workers, --limit, --image-ids, --seed."""
     parser.add_argument("--input", help="ImageNet val folder (<wnid>/<file> or flat), ILSVRC2012_img_val.tar, "
@@ -23,7 +32,10 @@ def add_source_arguments(parser):
     parser.add_argument("--output", required=True, help="release directory")
     parser.add_argument("--workers", type=int, help="local worker processes (default: all cores)")
     parser.add_argument("--limit", type=int, help="only the first N images in key order")
-    parser.add_argument("--image-ids", help="file of <wnid>/<file> or <file> lines to keep (e.g. RobustBench's 5,000)")
+    from schemas.image_ids import ID_LISTS
+
+    parser.add_argument("--image-ids", help="file of <wnid>/<file> or <file> lines to keep, or the name of a bundled "
+                        f"list ({', '.join(ID_LISTS)}; robustbench-5000 is RobustBench's 5,000 ImageNet-C test images)")
     parser.add_argument("--force", action="store_true",
                         help="replace a release or unfinished build of another config or input in --output (only "
                              "the release's own files and folders are removed)")
@@ -34,28 +46,107 @@ def add_source_arguments(parser):
 def add_output_arguments(parser, shard_help: str):
     """--examples-per-shard and the Beam options after ``--``."""
     parser.add_argument("--examples-per-shard", type=int, default=None, help=shard_help)
-    parser.add_argument("beam_args", nargs=argparse.REMAINDER,
-                        help="after '--': Beam pipeline options, e.g. -- --runner=DataflowRunner --project=P "
-                             "--region=R --temp_location=gs://B/tmp --setup_file=./setup.py")
+    add_beam_arguments(parser, "after '--': Beam pipeline options, e.g. -- --runner=DataflowRunner --project=P "
+                               "--region=R --temp_location=gs://B/tmp --setup_file=./setup.py")
 
 
-def run_build(args, build, config_from_args, default_examples_per_shard: int, errors=(ValueError,)) -> int:
-    """Run ``build(output, selection, config, ...)``; exit 2 on a bad option, 1 if any input failed."""
-    from pipelines.beam.build import SourceSelection
-    from pipelines.beam.shutdown import BuildInterrupted, BuildStopped
+def check_source_arguments(args) -> None:
+    """Check the options every build shares, and that the input exists, before Beam is imported.
+
+    Raises
+    ------
+    ValueError
+        On a bad option value or a missing input (the message names it).
+    """
+    import os
+
+    for option, least in (("--workers", 1), ("--limit", 0), ("--examples-per-shard", 1), ("--seed", 0)):
+        value = getattr(args, option[2:].replace("-", "_"), None)
+        if value is not None and value < least:
+            raise ValueError(f"{option} must be >= {least}, got {value}")
+    for option, path in (("--input", args.input), ("--image-ids", args.image_ids)):
+        if path is not None and "://" not in path and not os.path.exists(path):
+            raise ValueError(f"{option} {path}: no such file or folder")
+    if args.image_ids is not None and "://" not in args.image_ids and not os.path.isfile(args.image_ids):
+        raise ValueError(f"--image-ids {args.image_ids}: not a file")
+    if "://" not in args.output and os.path.isfile(args.output):
+        raise ValueError(f"--output {args.output} is a file; give a release folder")
+
+
+def print_failures(failures, stream, limit: int = 50) -> None:
+    """The first ``limit`` failures as ``<key>: <reason>`` lines."""
+    for failure in failures[:limit]:
+        record = failure.to_json()
+        print(f"  {record['key']}: {record['reason']}", file=stream)
+    if len(failures) > limit:
+        print(f"  ... and {len(failures) - limit} more", file=stream)
+
+
+def run_build(args, build, config_from_args, default_examples_per_shard=None, errors=(ValueError,),
+              check=None) -> int:
+    """Run ``build(output, selection, config, ...)``; exit 2 on a bad option or input, 1 if any input
+    failed (or none can be built: the failures are listed, no release is written).
+
+    ``check(args)``, when given, checks the edition's own options; it and
+    :func:`check_source_arguments` run before ``pipelines`` (and so Beam) is imported.
+    ``default_examples_per_shard`` may be None: the edition's default then applies.
+    """
+    import contextlib
+    import os
+    import tempfile
+
+    from scripts.errors import WorkerStderr, describe
 
     try:
-        result = build(args.output, SourceSelection(args.input, args.image_ids, args.limit), config_from_args(args),
-                       workers=args.workers, beam_args=[a for a in args.beam_args if a != "--"],
-                       examples_per_shard=args.examples_per_shard or default_examples_per_shard, force=args.force)
-    except errors as err:
+        check_source_arguments(args)
+        if check is not None:
+            check(args)
+    except ValueError as err:
         print(f"error: {err}", file=sys.stderr)
+        return 2
+    from pipelines.beam.build import SourceSelection
+    from pipelines.beam.shutdown import BuildInterrupted, BuildStopped
+    from pipelines.beam.sources import NoUsableImages
+
+    shard = args.examples_per_shard or default_examples_per_shard
+    options = {} if shard is None else {"examples_per_shard": shard}
+    quiet = sys.stderr is sys.__stderr__ and not logging_verbose()
+    log = WorkerStderr(os.path.join(tempfile.gettempdir(), f"imagenet-cp-workers-{os.getpid()}.log"))
+    try:
+        config = config_from_args(args)
+        with log if quiet else contextlib.nullcontext():
+            result = build(args.output, SourceSelection(args.input, args.image_ids, args.limit), config,
+                           workers=args.workers, beam_args=[a for a in args.beam_args if a != "--"],
+                           stream=log.terminal or sys.stderr, force=args.force, **options)
+    except NoUsableImages as err:
+        print(f"error: {err}:", file=sys.stderr)
+        print_failures(err.failures, sys.stderr)
+        return 1
+    except errors as err:
+        print(f"error: {describe(err)}", file=sys.stderr)
         return 2
     except BuildInterrupted as err:  # exit 130 (SIGINT) or 143 (SIGTERM)
         print(err, file=sys.stderr)
         return err.exit_code
-    except BuildStopped as err:
+    except BuildStopped as err:  # a worker died, the disk is full: resumable
         print(f"error: {err}", file=sys.stderr)
         return err.exit_code
+    except Exception as err:
+        if logging_verbose():  # --debug: the traceback
+            raise
+        logged = quiet and os.path.exists(log.path) and os.path.getsize(log.path) > 0
+        if quiet and os.path.exists(log.path) and not logged:
+            os.remove(log.path)
+        where = f" (worker log: {log.path})" if logged else ""
+        print(f"error: building {args.output}: {describe(err)}{where}", file=sys.stderr)
+        return 1
     print(result.summary(args.output))
     return 1 if result.failures else 0
+
+
+def logging_verbose() -> bool:
+    """True when ``--debug`` asked for the libraries' log lines (the root logger is at INFO)."""
+    import logging
+
+    return logging.getLogger().getEffectiveLevel() <= logging.INFO
+

@@ -3,6 +3,7 @@ import argparse
 import sys
 
 from scripts import evaluate_vcr
+from scripts.build_options import add_beam_arguments
 
 NAME = "evaluate"
 HELP = ("run a model (ONNX; TorchScript or TensorFlow when installed) over a release's ImageNet-C / "
@@ -22,7 +23,8 @@ def add_arguments(parser):
     parser.add_argument("--source", choices=("auto", "tree", "tfds"), default="auto",
                         help="ImageNet-C input: the JPEG tree or the TFDS records (default: tree if present)")
     parser.add_argument("--clean-error", type=float,
-                        help="the model's clean top-1 error (fraction), for Relative CE")
+                        help="the model's clean top-1 error (fraction), for Relative CE (default: measured on the "
+                             "release's clean config; this value overrides it, and the report says which was used)")
     parser.add_argument("--baseline",
                         help="errors JSON of the ImageNet-C normalising model (default: AlexNet)")
     parser.add_argument("--flip-baseline", help="ImageNet-P baseline: JSON or the baseline model's NPZ "
@@ -30,16 +32,38 @@ def add_arguments(parser):
     parser.add_argument("--batch-size", type=int, default=32, help="largest inference batch (default 32)")
     parser.add_argument("--workers", type=int, help="local worker processes (default: all cores)")
     evaluate_vcr.add_arguments(parser)
-    parser.add_argument("beam_args", nargs=argparse.REMAINDER,
-                        help="Beam pipeline options after --, e.g. -- --runner=DataflowRunner ...")
+    add_beam_arguments(parser, "after '--': Beam pipeline options, e.g. -- --runner=DataflowRunner ...")
+
+
+def check(args) -> None:
+    """The paths and numbers, before Beam (and a model runtime) is imported."""
+    import os
+
+    for option, path in (("--release", args.release), ("--model", args.model), ("--baseline", args.baseline),
+                         ("--flip-baseline", args.flip_baseline)):
+        if path is not None and "://" not in path and not os.path.exists(path):
+            raise ValueError(f"{option} {path}: no such file or folder")
+    for option, value in (("--batch-size", args.batch_size), ("--workers", args.workers)):
+        if value is not None and value < 1:
+            raise ValueError(f"{option} must be >= 1, got {value}")
+    if args.clean_error is not None and not 0 <= args.clean_error <= 1:
+        raise ValueError(f"--clean-error must be a fraction in [0, 1], got {args.clean_error}")
 
 
 def run(args) -> int:
+    try:
+        check(args)
+    except ValueError as err:
+        print(f"imagenet-cp evaluate: {err}", file=sys.stderr)
+        return 2
     code = evaluate_vcr.dispatch(args)
     if code is not None:
         return code
-    from pipelines.beam.evaluate import evaluate_release
+    import json
+
+    from pipelines.beam.evaluate import METRICS_FILE, evaluate_release
     from pipelines.evaluation.metrics_files import load_error_baseline, load_flip_baseline
+    from pipelines.evaluation.report import summary_lines
 
     try:
         out = evaluate_release(
@@ -50,5 +74,11 @@ def run(args) -> int:
     except (OSError, ValueError, ImportError) as err:
         print(f"imagenet-cp evaluate: {err}", file=sys.stderr)
         return 2
+    from pipelines.formats import storage
+
+    metrics = storage.join(str(out), METRICS_FILE)
+    if storage.exists(metrics):  # a local folder or an object store
+        for line in summary_lines(json.loads(storage.read_bytes(metrics))):
+            print(line)
     print(f"wrote {out}/metrics.json and {out}/report.md")
     return 0

@@ -23,8 +23,11 @@ def add_arguments(parser):
 
 
 def run(args) -> int:
+    import json
+
     from pipelines.evaluation import metrics_files
     from schemas.release import dumps
+    from scripts.errors import describe_os_error
 
     try:
         if args.errors:
@@ -35,8 +38,15 @@ def run(args) -> int:
             result = metrics_files.imagenet_a_metrics(args.imagenet_a)
         else:
             result = metrics_files.imagenet_o_metrics_file(args.imagenet_o)
-    except (OSError, ValueError) as err:
-        print(f"imagenet-cp metrics: {err}", file=sys.stderr)
+        json.dumps(result, allow_nan=False)  # the output is always valid JSON
+    except ValueError as err:
+        message = str(err)
+        if "Out of range float values are not JSON compliant" in message:
+            message = "a metric is not finite (NaN or infinity): check the inputs and the baseline"
+        print(f"imagenet-cp metrics: error: {message}", file=sys.stderr)
+        return 2
+    except OSError as err:
+        print(f"imagenet-cp metrics: error: {describe_os_error(err)}", file=sys.stderr)
         return 2
     sys.stdout.write(dumps(result))
     return 0

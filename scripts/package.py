@@ -1,5 +1,5 @@
 """``imagenet-cp package DIR``: the official category tars of a release and their SHA-256 list."""
-import argparse
+from scripts.build_options import add_beam_arguments
 import sys
 
 NAME = "package"
@@ -9,9 +9,8 @@ HELP = "pack a release's tree into the official category tars (noise.tar, blur.t
 def add_arguments(parser):
     parser.add_argument("release", help="release directory (as written by build-c)")
     parser.add_argument("--output", help="where the tars go (default: RELEASE/packages)")
-    parser.add_argument("beam_args", nargs=argparse.REMAINDER,
-                        help="after '--': file-system options for a release on an object store, "
-                             "e.g. -- --s3_endpoint_url=URL --s3_region_name=REGION")
+    add_beam_arguments(parser, "after '--': file-system options for a release on an object store, "
+                               "e.g. -- --s3_endpoint_url=URL --s3_region_name=REGION")
 
 
 def run(args) -> int:

@@ -1,5 +1,5 @@
 """``imagenet-cp verify DIR``: recompute every hash of a release; non-zero exit on any problem."""
-import argparse
+from scripts.build_options import add_beam_arguments
 
 NAME = "verify"
 HELP = "recompute every SHA-256 of a release; report missing, extra and changed files (exit 1 on any)"
@@ -8,9 +8,8 @@ HELP = "recompute every SHA-256 of a release; report missing, extra and changed 
 def add_arguments(parser):
     parser.add_argument("release", help="release directory (as written by build-c)")
     parser.add_argument("--threads", type=int, help="hashing threads (default: one per core)")
-    parser.add_argument("beam_args", nargs=argparse.REMAINDER,
-                        help="after '--': file-system options for a release on an object store, "
-                             "e.g. -- --s3_endpoint_url=URL --s3_region_name=REGION")
+    add_beam_arguments(parser, "after '--': file-system options for a release on an object store, "
+                               "e.g. -- --s3_endpoint_url=URL --s3_region_name=REGION")
 
 
 def run(args) -> int:

@@ -1,4 +1,6 @@
-"""Shared fixtures. Fidelity tests read ../shared/reference and skip with a reason without it."""
+"""Shared fixtures. Fidelity tests read the committed golden hashes (tests/golden/); the arrays in
+../shared/reference, when present, only add a diagnostic to a failure. Other tests that need those
+arrays skip with a reason without them."""
 from __future__ import annotations
 
 import json
@@ -11,6 +13,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("IMAGENET_CP_SHARED", REPO.parent / "shared"))
 REFERENCE = SHARED / "reference"
+GOLDEN = REPO / "tests" / "golden"
 
 
 def _need(path: Path) -> Path:
@@ -34,6 +37,36 @@ def reference_p():
     npz = np.load(_need(REFERENCE / "reference_p_dev.npz"))
     meta = json.loads(_need(REFERENCE / "reference_p_dev.json").read_text())
     return npz, meta
+
+
+def load_golden(name: str) -> dict:
+    """A committed golden document (``tests/golden/<name>.json``), entries keyed by ``key``."""
+    document = json.loads((GOLDEN / f"{name}.json").read_text())
+    return {**document, "by_key": {e["key"]: e for e in document["entries"]}}
+
+
+def optional_arrays(name: str):
+    """The reference arrays ``../shared/reference/<name>.npz`` when present, else None (no skip)."""
+    path = REFERENCE / f"{name}.npz"
+    return np.load(path) if path.exists() else None
+
+
+@pytest.fixture(scope="session")
+def golden_c():
+    """(golden document of reference_c_dev, its npz or None)."""
+    return load_golden("reference_c_dev"), optional_arrays("reference_c_dev")
+
+
+@pytest.fixture(scope="session")
+def golden_p():
+    """(golden document of reference_p_dev, its npz or None)."""
+    return load_golden("reference_p_dev"), optional_arrays("reference_p_dev")
+
+
+@pytest.fixture(scope="session")
+def reference_dir() -> Path:
+    """``../shared/reference`` (or ``$IMAGENET_CP_SHARED/reference``); it may not exist."""
+    return REFERENCE
 
 
 @pytest.fixture(scope="session")

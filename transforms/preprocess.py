@@ -10,7 +10,7 @@ import io
 from typing import Union
 
 import numpy as np
-from PIL import Image
+from PIL import Image, UnidentifiedImageError
 
 from schemas.edition import DEFAULT_EDITION, Preprocessing
 from schemas.editions import get_edition
@@ -23,26 +23,73 @@ RESIZE_SHORT_SIDE = RESIZE_256
 JPEG_QUALITY = get_edition(DEFAULT_EDITION).c.jpeg_quality
 """Quality of the JPEGs the reference driver writes (``save(quality=85, optimize=True)``)."""
 
+MAX_ASPECT_RATIO = 32
+"""Largest long side / short side accepted: Resize(256) then makes at most 256 x 8192 pixels.
+
+An image beyond it is rejected before any resize (a 1 x 20000 PNG of 164 bytes would otherwise
+become a 256 x 5,120,000 image, 3.9 GB)."""
+
+HIGH_DEPTH_MODES = ("I;16", "I;16L", "I;16B", "I;16N", "I", "F")
+"""Pillow modes of 16-bit, 32-bit integer and float greyscale images, scaled to 8 bits by :func:`to_8bit`."""
+
 ImageLike = Union[Image.Image, bytes, bytearray, np.ndarray]
 
 
-def to_pil(image: ImageLike) -> Image.Image:
-    """Open ``image`` (PIL image, encoded bytes or uint8 array) as a PIL image, pixels loaded.
+def _decode_error(err: BaseException) -> ValueError:
+    """A ValueError whose message names the decoder's problem without object reprs (reproducible)."""
+    if isinstance(err, UnidentifiedImageError):  # its message holds a memory address
+        return ValueError("cannot decode image: not in any format Pillow reads")
+    text = str(err).strip()
+    return ValueError(f"cannot decode image: {type(err).__name__}" + (f": {text}" if text else ""))
+
+
+def to_8bit(image: Image.Image) -> Image.Image:
+    """Scale a 16-bit, 32-bit integer or float greyscale image to 8-bit ``L``, as a viewer shows it.
+
+    Integer images are read as 16-bit (0..65535 -> 0..255, rounded); float images as 0.0..1.0
+    (-> 0..255, rounded). Every other mode is returned unchanged.
 
     Raises
     ------
     ValueError
-        If the bytes are not a decodable image or the array is not uint8 HxW or HxWxC.
+        If a 32-bit integer image holds values outside 0..65535, or a float image values outside
+        0..1 or not finite: no scale would show them faithfully.
+    """
+    if image.mode not in HIGH_DEPTH_MODES:
+        return image
+    values = np.asarray(image)
+    if image.mode == "F":
+        if not np.all(np.isfinite(values)) or values.min() < 0 or values.max() > 1:
+            raise ValueError("cannot decode image: float image with values outside 0.0..1.0 "
+                             f"(min {float(np.nanmin(values)):g}, max {float(np.nanmax(values)):g})")
+        scaled = np.floor(values.astype(np.float64) * 255 + 0.5)
+    else:
+        if values.min() < 0 or values.max() > 65535:
+            raise ValueError(f"cannot decode image: {image.mode} image with values outside 0..65535 "
+                             f"(min {int(values.min())}, max {int(values.max())})")
+        scaled = (values.astype(np.int64) * 255 + 32767) // 65535
+    return Image.fromarray(scaled.astype(np.uint8), "L")
+
+
+def to_pil(image: ImageLike) -> Image.Image:
+    """Open ``image`` (PIL image, encoded bytes or uint8 array) as a PIL image, pixels loaded;
+    16-bit and float greyscale images are scaled to 8 bits (:func:`to_8bit`).
+
+    Raises
+    ------
+    ValueError
+        If the bytes are not a decodable image (whatever the decoder raised), a high-depth image
+        cannot be scaled, or the array is not uint8 HxW or HxWxC.
     """
     if isinstance(image, Image.Image):
-        return image
+        return to_8bit(image)
     if isinstance(image, (bytes, bytearray, memoryview)):
         try:
             pil = Image.open(io.BytesIO(bytes(image)))
             pil.load()
-        except (OSError, SyntaxError, Image.DecompressionBombError) as err:
-            raise ValueError(f"cannot decode image: {err}") from err
-        return pil
+        except Exception as err:  # any decoder exception (NotImplementedError for some DDS ...)
+            raise _decode_error(err) from err
+        return to_8bit(pil)
     if isinstance(image, np.ndarray):
         if image.dtype != np.uint8 or image.ndim not in (2, 3) or (
                 image.ndim == 3 and image.shape[2] not in (1, 3, 4)):
@@ -53,12 +100,34 @@ def to_pil(image: ImageLike) -> Image.Image:
     raise ValueError(f"expected a PIL image, encoded bytes or a uint8 array, got {type(image)!r}")
 
 
+def check_aspect_ratio(width: int, height: int, size: int = RESIZE_SHORT_SIDE) -> None:
+    """Refuse an image whose ``Resize(size)`` would exceed :data:`MAX_ASPECT_RATIO` (from its header
+    size alone, before anything is allocated).
+
+    Raises
+    ------
+    ValueError
+        If ``max(width, height) > MAX_ASPECT_RATIO * min(width, height)`` or a side is 0.
+    """
+    short, long = min(width, height), max(width, height)
+    if short < 1 or long > MAX_ASPECT_RATIO * short:
+        resized = int(size * long / short) if short else 0
+        raise ValueError(f"image of {width}x{height} pixels: aspect ratio above the limit of {MAX_ASPECT_RATIO}:1 "
+                         f"(Resize({size}) would make {size} x {resized:,} pixels)")
+
+
 def resize_short_side(image: Image.Image, size: int = RESIZE_SHORT_SIDE) -> Image.Image:
     """torchvision ``Resize(size)`` with an int size: PIL bilinear, long side truncated.
 
     The image is returned unchanged when its short side already equals ``size``.
+
+    Raises
+    ------
+    ValueError
+        If the aspect ratio exceeds :data:`MAX_ASPECT_RATIO` (checked before any resize).
     """
     w, h = image.size
+    check_aspect_ratio(w, h, size)
     if (w <= h and w == size) or (h <= w and h == size):
         return image
     if w < h:

@@ -18,6 +18,7 @@ import apache_beam as beam
 from apache_beam.metrics.metric import MetricsFilter
 
 from schemas.editions import get_edition
+from schemas.image_ids import is_named_id_list, named_id_list_bytes
 from schemas.release import FAILURES, PROGRESS_DIR, SAMPLE_DIR, SOURCES, TMP_DIR
 from schemas.tfds import TfdsDataset
 
@@ -31,7 +32,7 @@ from pipelines.beam.write_release import WriteRelease, committed_names, seal_rel
 from pipelines.beam.shutdown import stopping_cleanly
 from pipelines.beam.runner import is_local, make_pipeline
 from pipelines.install.sample import write_sample
-from pipelines.beam.sources import ReadImageNet, index_source, select_entries, write_entry_lists
+from pipelines.beam.sources import ReadImageNet, index_source, require_entries, select_entries, write_entry_lists
 
 DEFAULT_EXAMPLES_PER_SHARD = 2048
 """Examples per TFRecord shard on average (about 50 MB of ImageNet-C JPEGs)."""
@@ -46,7 +47,8 @@ class SourceSelection:
     input : str, optional
         Folder, tar or prepared TFDS ``imagenet2012``; the bundled sample when None.
     image_ids : str, optional
-        A file of ``<wnid>/<file>`` or ``<file>`` lines (e.g. RobustBench's 5,000 ids).
+        A file of ``<wnid>/<file>`` or ``<file>`` lines, or the name of a bundled list
+        (:data:`schemas.image_ids.ID_LISTS`, e.g. ``robustbench-5000``: RobustBench's 5,000 ids).
     limit : int, optional
         Keep only the first ``limit`` images in key order.
     """
@@ -73,6 +75,11 @@ class BuildResult:
                 f"{counts['outputs']} outputs in {len(counts['outputs_per_config'])} configs, "
                 f"{counts['failures']} failures")
         return text + (f" (listed with reasons in {FAILURES})" if counts["failures"] else "")
+
+
+def read_image_ids(name_or_path: str) -> bytes:
+    """The bytes of a bundled id list (checked against its SHA-256) or of a user's file."""
+    return named_id_list_bytes(name_or_path) if is_named_id_list(name_or_path) else storage.read_bytes(name_or_path)
 
 
 def _check_folder(output_dir: str, edition: str, config: Mapping[str, Any], force: bool) -> tuple[str, Optional[dict]]:
@@ -205,7 +212,7 @@ def run_build(output_dir: str, selection: SourceSelection, document: Mapping[str
     config = dict(document["config"], examples_per_shard=examples_per_shard, limit=selection.limit,
                   image_ids_sha256=None)
     if selection.image_ids is not None:
-        raw = storage.read_bytes(selection.image_ids)
+        raw = read_image_ids(selection.image_ids)
         config["image_ids_sha256"] = hashlib.sha256(raw).hexdigest()
         ids = raw.decode("utf-8").splitlines()
     check_not_inside(selection.input, output_dir)
@@ -236,7 +243,7 @@ def _locked_build(output_dir, selection, document, dataset, outputs_per_image, m
         if path is None:
             path, kind = write_sample(storage.join(output_dir, f"{SAMPLE_DIR}/val")), "sample"
         index = index_source(path, kind)
-    index = select_entries(index, ids, selection.limit)
+    index = require_entries(select_entries(index, ids, selection.limit), path or "the bundled sample")
     listing = listing_sha256(index.entries, index.failures)
     if state == "release":
         if _release_input_matches(output_dir, index, record):

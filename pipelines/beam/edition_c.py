@@ -71,7 +71,7 @@ def edition_build_options(config: ImageNetCConfig, path: Optional[str]) -> dict:
     options = {
         "document": imagenet_c_document(config, family, class_names),
         "dataset": imagenet_c_dataset(config, family, class_names),
-        "outputs_per_image": len(config.pairs),
+        "outputs_per_image": len(config.conditions_of(family)),
         "make_transform": lambda progress_dir: CorruptImages(config, progress_dir, family),
         "list_input": list_input,
         "add_sinks": add_sinks if edition.c.encoding == NPY else None,  # a sink makes a resumed build redo all

@@ -4,7 +4,9 @@ Inputs, under a release directory ``DIR``:
 
 - ImageNet-C, either the JPEG tree ``DIR/imagenet-c/<corruption>/<severity>/<wnid>/<file>`` or
   the TFDS records ``DIR/tfds/<dataset>/<corruption>_<severity>/<version>/`` (split ``validation``,
-  features image/label/file_name);
+  features image/label/file_name); the release's clean config (``imagenet-c/clean/<wnid>/<file>``
+  or TFDS config ``clean``), when present, gives the model's clean error for Relative CE unless
+  the caller gives one;
 - ImageNet-P, the MP4 tree ``DIR/imagenet-p/<perturbation>[_<d>]/<wnid>/<stem>.mp4``, or the tree
   of another P edition (``ImageNet-P-299``, ``Tiny-ImageNet-P``, ``ImageNet-64x64-P`` MP4s;
   ``CIFAR-10-P/<set>.npy``), as ``release.json`` names it (:mod:`pipelines.evaluation.p_sequences`).
@@ -15,6 +17,7 @@ Outputs, under ``OUT`` (default ``DIR-evaluations/<model file stem>`` beside ``D
 the release and its ``SHA256SUMS`` untouched)::
 
     predictions/imagenet-c/<corruption>_<severity>.jsonl   {"key", "label", "top5"} per image
+    predictions/imagenet-c/clean.jsonl                      the same, on the clean config
     predictions/imagenet-p/<set>.jsonl                      {"key", "label", "top5": T x 5} per video
     imagenet-c-errors.json        errors per corruption and severity (``imagenet-cp metrics --errors``)
     imagenet-p-predictions.npz    top-5 classes per set, (V, T, 5) (``imagenet-cp metrics --flips``)
@@ -45,7 +48,7 @@ from pipelines.evaluation.report import write_report
 from pipelines.beam.runner import make_pipeline
 from pipelines.formats.tfrecord import decode_example, iter_records
 from schemas.imagenet_c import CORRUPTIONS, SEVERITIES
-from schemas.release import C_TREE, P_TREE, TFDS_DIR, dumps, json_line
+from schemas.release import C_TREE, CLEAN, P_TREE, TFDS_DIR, dumps, json_line
 from schemas.tfds import IMAGENET2012_CORRUPTED
 from schemas.wnids import imagenet_wnids, wnid_to_label
 
@@ -72,11 +75,21 @@ def parse_config(name: str) -> tuple[str, int]:
     return corruption, int(severity)
 
 
+def check_config(name: str) -> None:
+    """Raise ``ValueError`` unless ``name`` is ``clean`` or ``<corruption>_<severity>``."""
+    if name != CLEAN:
+        parse_config(name)
+
+
 def c_tree_configs(release_dir: str) -> list[tuple[str, str]]:
-    """(config name, folder) of every ``imagenet-c/<corruption>/<severity>`` folder, sorted."""
+    """(config name, folder) of every ``imagenet-c/<corruption>/<severity>`` folder and of
+    ``imagenet-c/clean``, sorted."""
     root = storage.join(release_dir, C_TREE)
     configs = []
     for corruption in storage.list_folders(root):
+        if corruption == CLEAN:
+            configs.append((CLEAN, storage.join(root, CLEAN)))
+            continue
         for severity in storage.list_folders(storage.join(root, corruption)):
             name = f"{corruption}_{severity}"
             parse_config(name)
@@ -85,13 +98,14 @@ def c_tree_configs(release_dir: str) -> list[tuple[str, str]]:
 
 
 def tfds_configs(release_dir: str) -> list[tuple[str, str]]:
-    """(config name, version folder) of every ImageNet-C TFDS config under ``DIR/tfds``, sorted."""
+    """(config name, version folder) of every ImageNet-C TFDS config under ``DIR/tfds`` (the
+    ``clean`` config included), sorted."""
     configs = []
     pattern = f"{TFDS_DIR}/{IMAGENET2012_CORRUPTED.name}/*/*/dataset_info.json"  # not imagenet_p's noise_2 configs
     for info in storage.match(storage.join(release_dir, pattern)):
         version_dir = storage.parent(info)
         name = storage.basename(storage.parent(version_dir))
-        parse_config(name)
+        check_config(name)
         configs.append((name, version_dir))
     return configs
 
@@ -279,17 +293,48 @@ class _WriteSetPredictionsFn(beam.DoFn):
         yield name, np.asarray([top5 for _, _, top5 in rows], dtype=np.int16)
 
 
+CLEAN_SOURCES = ("given", "clean_config")
+"""Where an evaluation's clean error comes from: given by the caller (``--clean-error``), or
+measured on the release's clean config."""
+
+
+def choose_clean_error(given, measured) -> dict:
+    """The clean error Relative CE uses: ``given`` when not None, else ``measured``.
+
+    Parameters
+    ----------
+    given : float or None
+        The caller's clean error (fraction), e.g. ``--clean-error``.
+    measured : float or None
+        The model's top-1 error on the release's clean config (fraction), None without one.
+
+    Returns
+    -------
+    dict
+        ``error`` (the chosen fraction or None), ``source`` (one of :data:`CLEAN_SOURCES`, or None
+        when there is no clean error) and ``measured``.
+    """
+    source = "given" if given is not None else ("clean_config" if measured is not None else None)
+    return {"error": given if given is not None else measured, "source": source, "measured": measured}
+
+
 def imagenet_c_section(config_errors, clean_error, baseline):
-    """Errors per corruption and severity, plus the summary over corruptions with all 5 severities."""
+    """Errors per corruption and severity, the clean error (given, else measured on the clean
+    config), and the summary over corruptions with all 5 severities."""
     errors: dict = {}
+    measured = None
     for name, error in config_errors:
+        if name == CLEAN:
+            measured = error
+            continue
         corruption, severity = parse_config(name)
         errors.setdefault(corruption, {})[str(severity)] = error
+    clean = choose_clean_error(clean_error, measured)
     complete = {c: [e[str(s)] for s in SEVERITIES] for c, e in errors.items() if len(e) == len(SEVERITIES)}
-    summary = (summarize_imagenet_c(complete, clean_error, baseline, allow_incomplete=True)
+    summary = (summarize_imagenet_c(complete, clean["error"], baseline, allow_incomplete=True)
                if complete else None)
     return {"errors": {c: dict(sorted(e.items())) for c, e in sorted(errors.items())},
-            "summary": summary}, complete
+            "clean": clean, "summary": summary}, complete
 
 
 def imagenet_p_section(set_predictions, flip_baseline):
@@ -310,7 +355,7 @@ def write_evaluation(out_dir, config_errors, set_predictions, model_name, clean_
         out = Path(local)
         if config_errors:
             document["imagenet_c"], complete = imagenet_c_section(config_errors, clean_error, baseline)
-            write_errors(out / ERRORS_FILE, complete, clean_error)
+            write_errors(out / ERRORS_FILE, complete, document["imagenet_c"]["clean"]["error"])
         if set_predictions:
             document["imagenet_p"], predictions = imagenet_p_section(set_predictions, flip_baseline)
             write_flips(out / FLIPS_FILE, predictions)
@@ -345,7 +390,8 @@ def evaluate_release(release_dir: str, model_path: str, out_dir: str | None = No
     source : str
         ``"tree"`` (JPEG tree), ``"tfds"`` (TFDS records) or ``"auto"`` (the tree when present).
     clean_error : float, optional
-        The model's clean top-1 error (fraction), for Relative CE.
+        The model's clean top-1 error (fraction), for Relative CE; by default it is measured on
+        the release's clean config (when it has one). ``metrics.json`` records which was used.
     baseline : schemas.baselines.ErrorBaseline, optional
         ImageNet-C normaliser (AlexNet's errors by default).
     flip_baseline : mapping, optional

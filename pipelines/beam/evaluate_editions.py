@@ -34,12 +34,14 @@ from metrics.imagenet_p import top_k_classes
 from schemas.edition import DEFAULT_EDITION, NPY, Edition, Layout
 from schemas.editions import EDITIONS
 from schemas.imagenet_c import BENCHMARK_CORRUPTIONS, CORRUPTIONS, SEVERITIES
-from schemas.release import RELEASE_JSON, TFDS_DIR, dumps, json_line
+from schemas.release import CLEAN, RELEASE_JSON, TFDS_DIR, dumps, json_line
 from schemas.wnids import wnid_to_label
 from transforms.preprocess import to_pil
 
 from pipelines.formats import storage
+from pipelines.beam.evaluate import choose_clean_error
 from pipelines.evaluation.metrics_files import ERRORS_FILE, write_errors
+from pipelines.evaluation.report import clean_error_text
 from pipelines.beam.runner import make_pipeline
 
 METRICS_FILE = "metrics.json"
@@ -91,7 +93,8 @@ def _tree_labels(release_dir: str, layout: Layout) -> dict:
     for labels_file in sorted(Path(release_dir, TFDS_DIR, layout.tfds.dataset).glob("*/*/label.labels.txt")):
         return {w: i for i, w in enumerate(labels_file.read_text().split())}
     tree = Path(release_dir, layout.tree)
-    first = next((s for c in sorted(tree.iterdir()) if c.is_dir() for s in sorted(c.iterdir()) if s.is_dir()), None)
+    first = next((s for c in sorted(tree.iterdir()) if c.is_dir() and c.name != CLEAN
+                  for s in sorted(c.iterdir()) if s.is_dir()), None)
     return {w: i for i, w in enumerate(sorted(p.name for p in first.iterdir()))} if first else {}
 
 
@@ -101,16 +104,22 @@ def tfds_configs(release_dir: str, layout: Layout) -> list:
     configs = []
     for info in sorted(Path(release_dir, TFDS_DIR, layout.tfds.dataset).glob(f"*/{layout.tfds.version}/dataset_info.json")):
         name = info.parent.parent.name
-        if name in names:
+        if name == CLEAN:
+            configs.append((CLEAN, None, None, ("tfds", str(info.parent))))
+        elif name in names:
             corruption, severity = names[name]
             configs.append((f"{corruption}_{severity}", corruption, severity, ("tfds", str(info.parent))))
     return configs
 
 
 def list_configs(release_dir: str, edition: Edition, layout: Layout, severities) -> list:
-    """``(config, corruption, severity, source)`` of every corruption and severity in the tree, sorted."""
+    """``(config, corruption, severity, source)`` of the clean config (where the layout has one)
+    and of every corruption and severity in the tree, sorted."""
     tree = Path(release_dir, layout.tree)
     configs = []
+    clean = tree / layout.clean_template.split("/", 1)[0] if layout.clean_template else None
+    if clean is not None and clean.is_dir():
+        configs.append((CLEAN, None, None, str(clean)))
     for corruption in CORRUPTIONS:
         entry = tree / layout.corruption_entry(corruption)
         if edition.c.encoding == NPY:
@@ -209,16 +218,23 @@ def write_edition_evaluation(out_dir: str, config_errors, edition_name: str, tre
     """Sink: errors file, ``metrics.json`` and ``report.md`` of an edition's evaluation."""
     out = Path(out_dir)
     errors: dict = {}
+    measured = None
     for name, error in config_errors:
+        if name == CLEAN:
+            measured = error
+            continue
         corruption, _, severity = name.rpartition("_")
         errors.setdefault(corruption, {})[severity] = error
     errors = {c: dict(sorted(errors[c].items())) for c in CORRUPTIONS if c in errors}
-    section = {"edition": edition_name, "tree": tree, "errors": errors, "summary": unnormalised_summary(errors)}
+    clean = choose_clean_error(clean_error, measured)
+    section = {"edition": edition_name, "tree": tree, "errors": errors, "clean": clean,
+               "summary": unnormalised_summary(errors)}
     complete = {c: [e[str(s)] for s in SEVERITIES] for c, e in errors.items() if len(e) == len(SEVERITIES)}
     if baseline is not None and complete:
-        section["normalised_summary"] = summarize_imagenet_c(complete, clean_error, baseline, allow_incomplete=True)
+        section["normalised_summary"] = summarize_imagenet_c(complete, clean["error"], baseline,
+                                                             allow_incomplete=True)
     if complete:
-        write_errors(out / ERRORS_FILE, complete, clean_error)
+        write_errors(out / ERRORS_FILE, complete, clean["error"])
     (out / METRICS_FILE).write_text(dumps({"model": model_name, "imagenet_c": section}))
     summary = section["summary"]
     def percent(value):
@@ -226,7 +242,8 @@ def write_edition_evaluation(out_dir: str, config_errors, edition_name: str, tre
 
     lines = [f"# {model_name} on {tree} ({edition_name} edition)", "",
              f"Mean corruption error (unnormalised, benchmark corruptions): {percent(summary['mean_error'])} %; "
-             f"accuracy {percent(summary['mean_accuracy'])} %.",
+             f"accuracy {percent(summary['mean_accuracy'])} %.", "",
+             f"Clean error: {clean_error_text(clean)}.",
              "", "| corruption | " + " | ".join(f"s{s}" for s in SEVERITIES) + " | mean |",
              "|---|" + "---|" * (len(SEVERITIES) + 1)]
     for corruption, by_severity in errors.items():

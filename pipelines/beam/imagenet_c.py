@@ -13,6 +13,11 @@ optimize). Each result is an :class:`OutputRecord` for ``WriteRelease``: the fil
 ``<corruption>_<severity>`` of ``imagenet2012_corrupted``, and its manifest metadata. Editions
 that save ``.npy`` (CIFAR) emit the raw uint8 array as a stacked row instead of a JPEG file
 (:mod:`pipelines.beam.npy_release` writes the stacks) and a PNG in the TFDS example.
+
+The fan-out is the table :func:`schemas.conditions.fan_out`: by default its first row is the
+clean config, the preprocessed crop itself encoded the same way (``imagenet-c/clean/<wnid>/<file>``,
+TFDS config ``clean``), so that a model's clean error is measured on exactly the images that were
+corrupted. A layout carries it when it has a ``clean_template`` (:class:`schemas.edition.Layout`).
 """
 from __future__ import annotations
 
@@ -23,11 +28,12 @@ from typing import Iterator, Optional, Sequence, Union
 import apache_beam as beam
 import numpy as np
 
+from schemas.conditions import Condition, fan_out
 from schemas.edition import DEFAULT_EDITION, JPEG, Layout
 from schemas.editions import get_edition
 from schemas.imagenet_c import CORRUPTIONS, SEVERITIES, select_corruptions
 from schemas.records import Failure, OutputRecord, SourceImage
-from schemas.release import C_TREE
+from schemas.release import C_TREE, CLEAN
 from schemas.tfds import TfdsDataset
 from schemas.tfds_c import c_dataset
 from transforms import RNG_MODES, corrupt, encode_jpeg, example_rng, example_seed, preprocess
@@ -56,6 +62,8 @@ class ImageNetCConfig:
         ``'reference'`` (the reference's legacy ``RandomState``) or ``'fast'``.
     edition : str
         One of :data:`schemas.editions.EDITIONS` (default ``'imagenet'``, the 224 edition).
+    clean : bool
+        Also write the clean config where the edition's layout has one (``--no-clean`` leaves it out).
     """
 
     corruptions: tuple = tuple(CORRUPTIONS)
@@ -63,17 +71,19 @@ class ImageNetCConfig:
     seed: int = 0
     rng: str = "reference"
     edition: str = DEFAULT_EDITION
+    clean: bool = True
 
     @classmethod
     def select(cls, corruptions: Optional[Sequence[str]] = None, severities: Optional[Sequence[int]] = None,
-               seed: int = 0, rng: str = "reference", edition: str = DEFAULT_EDITION) -> "ImageNetCConfig":
+               seed: int = 0, rng: str = "reference", edition: str = DEFAULT_EDITION,
+               clean: bool = True) -> "ImageNetCConfig":
         """Validate a selection and put it in table order.
 
         Raises
         ------
         ValueError
             On an unknown corruption, a severity outside 1..5, a negative seed, an unknown
-            random mode or an unknown edition.
+            random mode, an unknown edition or a non-bool ``clean``.
         """
         get_edition(edition)
         chosen = SEVERITIES if severities is None else tuple(sorted(set(severities)))
@@ -83,7 +93,9 @@ class ImageNetCConfig:
             raise ValueError(f"seed must be an int >= 0, got {seed!r}")
         if rng not in RNG_MODES:
             raise ValueError(f"rng mode must be one of {', '.join(RNG_MODES)}; got {rng!r}")
-        return cls(select_corruptions(corruptions), chosen, seed, rng, edition)
+        if not isinstance(clean, bool):
+            raise ValueError(f"clean must be True or False, got {clean!r}")
+        return cls(select_corruptions(corruptions), chosen, seed, rng, edition, clean)
 
     @property
     def pairs(self) -> tuple:
@@ -94,10 +106,21 @@ class ImageNetCConfig:
         """The release layout of this edition for source ``family`` (default: the edition's first)."""
         return get_edition(self.edition).c.layout(family)
 
+    def conditions_of(self, family: Optional[str] = None) -> tuple:
+        """Every output config of an image, in release order (:func:`schemas.conditions.fan_out`):
+        the clean row first when asked for and the layout has one, then the pairs."""
+        clean = self.clean and self.layout(family).clean_template is not None
+        return fan_out(self.corruptions, self.severities, clean)
+
+    @property
+    def conditions(self) -> tuple:
+        """:meth:`conditions_of` the edition's default source family."""
+        return self.conditions_of()
+
     def groups_of(self, family: Optional[str] = None) -> tuple:
-        """TFDS config names, e.g. ``('gaussian_noise_1', ...)`` (``frosted_glass_blur_1`` for CIFAR)."""
+        """TFDS config names, e.g. ``('clean', 'gaussian_noise_1', ...)`` (``frosted_glass_blur_1`` for CIFAR)."""
         names = self.layout(family).tfds
-        return tuple(names.config(c, s) for c, s in self.pairs)
+        return tuple(CLEAN if c.is_clean else names.config(c.corruption, c.severity) for c in self.conditions_of(family))
 
     @property
     def groups(self) -> tuple:
@@ -106,7 +129,7 @@ class ImageNetCConfig:
 
     def to_json(self) -> dict:
         return {"corruptions": list(self.corruptions), "severities": list(self.severities), "seed": self.seed,
-                "rng": self.rng, "edition": self.edition}
+                "rng": self.rng, "edition": self.edition, "clean": bool(self.conditions and self.conditions[0].is_clean)}
 
 
 def _png(array: np.ndarray) -> bytes:
@@ -119,9 +142,25 @@ def _png(array: np.ndarray) -> bytes:
     return buffer.getvalue()
 
 
+def condition_array(crop: np.ndarray, condition: Condition, key: str, config: ImageNetCConfig
+                    ) -> tuple[np.ndarray, Optional[int]]:
+    """The image of one fan-out row before encoding, and its per-example seed (None: no draw).
+
+    The clean row is the crop itself; a corruption row is ``transforms.corrupt`` of it with the
+    example's own random stream, as the edition makes it.
+    """
+    if condition.is_clean:
+        return crop, None
+    name, severity = condition.corruption, condition.severity
+    rng = example_rng(config.seed, key, name, severity, config.rng)
+    return (corrupt(crop, name, severity, rng, edition=config.edition),
+            example_seed(config.seed, key, name, severity))
+
+
 def corrupted_outputs(image: SourceImage, crop: np.ndarray, config: ImageNetCConfig,
                       family: Optional[str] = None) -> Iterator[Union[OutputRecord, Failure]]:
-    """Every output of one preprocessed image; a corruption that raises becomes a Failure.
+    """Every output of one preprocessed image (one per row of ``config.conditions_of(family)``);
+    a corruption that raises becomes a Failure.
 
     Parameters
     ----------
@@ -137,14 +176,14 @@ def corrupted_outputs(image: SourceImage, crop: np.ndarray, config: ImageNetCCon
     entry = image.entry
     edition = get_edition(config.edition)
     layout = edition.c.layout(family)
-    for name, severity in config.pairs:
-        key = f"{name}/{severity}/{entry.key}"
-        seed = example_seed(config.seed, entry.key, name, severity)
-        path = f"{layout.tree}/" + layout.path_template.format(
+    for condition in config.conditions_of(family):
+        name, severity = condition.corruption, condition.severity
+        key = f"{condition.folder}/{entry.key}"
+        template = layout.clean_template if condition.is_clean else layout.path_template
+        path = f"{layout.tree}/" + template.format(
             corruption=name, severity=severity, wnid=entry.wnid, file_name=entry.file_name)
         try:
-            array = corrupt(crop, name, severity, example_rng(config.seed, entry.key, name, severity, config.rng),
-                            edition=edition.name)
+            array, seed = condition_array(crop, condition, entry.key, config)
             if edition.c.encoding == JPEG:
                 data = encoded = encode_jpeg(array, edition.c.jpeg_quality)
             else:  # a raw row of <tree>/<corruption>.npy, a lossless PNG in the TFDS example
@@ -156,9 +195,10 @@ def corrupted_outputs(image: SourceImage, crop: np.ndarray, config: ImageNetCCon
         if layout.tfds.file_name_feature:
             example["file_name"] = entry.file_name
         yield OutputRecord(
-            key=key, group=layout.tfds.config(name, severity), path=path, data=data, example=example,
-            metadata={"image_key": entry.key, "wnid": entry.wnid, "label": entry.label, "corruption": name,
-                      "severity": severity, "seed": seed,
+            key=key, group=CLEAN if condition.is_clean else layout.tfds.config(name, severity), path=path,
+            data=data, example=example,
+            metadata={"image_key": entry.key, "wnid": entry.wnid, "label": entry.label,
+                      **condition.manifest_fields(), "seed": seed,
                       "array_sha256": hashlib.sha256(array.tobytes()).hexdigest()},
             stacked=edition.c.encoding != JPEG)
 

@@ -15,6 +15,8 @@ as an entry or as a :class:`Failure` with a reason. Workers then read each entry
 """
 from __future__ import annotations
 
+import errno
+import hashlib
 import io
 import json
 import os
@@ -26,10 +28,12 @@ from typing import Iterable, Optional, Sequence
 import apache_beam as beam
 from PIL import Image, UnidentifiedImageError
 
-from schemas.imagenet_val import IMAGE_EXTENSIONS, validation_wnid
-from schemas.records import Failure, Locator, SourceEntry, SourceImage
+from schemas.imagenet_val import (IMAGE_EXTENSIONS, OFFICIAL_VAL_TAR, OFFICIAL_VAL_TAR_BYTES,
+                                  OFFICIAL_VAL_TAR_SHA256, VALIDATION_IMAGES, validation_wnid)
+from schemas.records import Failure, Locator, SourceEntry, SourceImage, escape_name
 from schemas.release import PARTS_DIR, is_safe_name, json_line
 from schemas.wnids import imagenet_wnids, wnid_to_label
+from transforms.preprocess import HIGH_DEPTH_MODES, check_aspect_ratio
 
 from pipelines.formats import storage
 from pipelines.beam.progress import ProgressCounter
@@ -38,6 +42,10 @@ from pipelines.formats.tfrecord import TFRecordError, decode_example, iter_recor
 SOURCE_KINDS = ("sample", "folder", "tar", "tfds")
 TFDS_IMAGENET = "imagenet2012"
 TFDS_SPLIT = "validation"
+
+MAX_INPUT_BYTES = 512 << 20
+"""Largest input file read (512 MiB, more than an uncompressed RGB image at Pillow's pixel limit);
+a larger one is rejected when listed, before its bytes are read."""
 
 
 @dataclass(frozen=True)
@@ -49,7 +57,27 @@ class SourceIndex:
     failures: tuple
 
 
+class NoUsableImages(ValueError):
+    """An input in which no file can be built; ``failures`` says why for each file found."""
+
+    def __init__(self, path: str, failures: Sequence[Failure]):
+        self.failures = tuple(failures)
+        count = len(self.failures)
+        super().__init__(f"no usable image in {path}: {count} file{'' if count == 1 else 's'} found, none can be built")
+
+
+def require_entries(index: "SourceIndex", path: str) -> "SourceIndex":
+    """``index`` itself, or :class:`NoUsableImages` when it has no entry."""
+    if not index.entries:
+        raise NoUsableImages(path, index.failures)
+    return index
+
+
 # --- classification ---------------------------------------------------------------------------
+
+def _too_large(size: Optional[int]) -> bool:
+    return size is not None and size > MAX_INPUT_BYTES
+
 
 def classify(relative: str, locator: Locator, source: Optional[str] = None):
     """Turn a file's path relative to the input root into a :class:`SourceEntry`, or a
@@ -65,10 +93,14 @@ def classify(relative: str, locator: Locator, source: Optional[str] = None):
     def failure(reason):
         return Failure(relative, source, "list", reason)
 
+    if escape_name(relative) != relative:
+        return failure("file or folder name is not UTF-8 (recorded with \\xNN escapes); rename it")
     if not all(is_safe_name(p) for p in parts):
         return failure("unsupported name: hidden, or with a control character or backslash")
     if os.path.splitext(name)[1].lower() not in IMAGE_EXTENSIONS:
         return failure(f"not an image file: the extension must be one of {', '.join(IMAGE_EXTENSIONS)}")
+    if _too_large(locator.length):
+        return failure(f"file of {locator.length:,} bytes: above the limit of {MAX_INPUT_BYTES:,} bytes per image")
     if len(parts) == 1:
         wnid = validation_wnid(name)
         if wnid is None:
@@ -117,42 +149,114 @@ def _within(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
+def _os_reason(err: OSError) -> str:
+    """``'permission denied'``-style text of an OSError, without its path or repr."""
+    return (err.strerror or type(err).__name__).lower()
+
+
 def walk_folder(root: str) -> Iterable:
     """Yield ``(relative path, Locator)`` for each regular file below a local folder, and a
-    :class:`Failure` for each entry that is not a regular file or whose real path (after
-    following symlinks) escapes the root. Sorted, so the listing is deterministic."""
+    :class:`Failure` for each entry that is not a regular file, whose real path (after following
+    symlinks) escapes the root, that is a symlink loop or a folder that cannot be listed. Sorted,
+    so the listing is deterministic. Names that are not UTF-8 are recorded escaped
+    (:func:`schemas.records.escape_name`).
+
+    Raises
+    ------
+    ValueError
+        If ``root`` itself cannot be listed.
+    """
     real_root = os.path.realpath(root)
     visited = set()
     pending = [(root, "")]
     while pending:
         folder, relative = pending.pop()
         visited.add(os.path.realpath(folder))
-        with os.scandir(folder) as scan:
-            children = sorted(scan, key=lambda e: e.name, reverse=True)
+        try:
+            with os.scandir(folder) as scan:
+                children = sorted(scan, key=lambda e: e.name, reverse=True)
+        except OSError as err:
+            if not relative:
+                raise ValueError(f"cannot list the input folder {root}: {_os_reason(err)}") from err
+            yield Failure(relative, relative, "list", f"cannot list this folder: {_os_reason(err)}")
+            continue
         for child in children:
             rel = f"{relative}/{child.name}" if relative else child.name
-            real = os.path.realpath(child.path)
+            try:
+                real = os.path.realpath(child.path)
+                is_dir, is_file = child.is_dir(), child.is_file()
+            except OSError as err:
+                reason = ("symlink loop" if err.errno == errno.ELOOP else f"cannot read: {_os_reason(err)}")
+                yield Failure(rel, rel, "list", reason)
+                continue
             if not _within(real, real_root):
                 yield Failure(rel, rel, "list", "path escapes the input root (symlink to outside it)")
-            elif child.is_dir():
+            elif is_dir:
                 if real in visited:
                     yield Failure(rel, rel, "list", "symlink loop: folder already visited")
                 else:
                     pending.append((child.path, rel))
-            elif child.is_file():
-                yield rel, Locator(child.path)
+            elif is_file:
+                try:
+                    size = child.stat().st_size
+                except OSError as err:
+                    yield Failure(rel, rel, "list", f"cannot read: {_os_reason(err)}")
+                    continue
+                if _too_large(size):
+                    yield Failure(rel, rel, "list", f"file of {size:,} bytes: above the limit of "
+                                  f"{MAX_INPUT_BYTES:,} bytes per image")
+                else:
+                    yield rel, Locator(child.path)
             else:
                 yield Failure(rel, rel, "list", "not a regular file (broken symlink, socket, device ...)")
+
+
+TAR_BLOCK = 512
+"""Bytes per tar block; an archive ends with two zero blocks (POSIX)."""
+
+
+def _check_end_of_archive(stream, end: int, path: str) -> None:
+    """Raise ValueError unless two zero blocks follow the last member (which ends at ``end``)."""
+    stream.seek(end)
+    marker = stream.read(2 * TAR_BLOCK)
+    if len(marker) < 2 * TAR_BLOCK or marker.count(0) != len(marker):
+        raise ValueError(f"{path}: truncated tar: no end-of-archive marker after the last member "
+                         f"(which ends at byte {end}); the file is incomplete or damaged, download it again")
+
+
+def _check_official_tar(path: str, stream, members: int) -> None:
+    """Raise ValueError when ``ILSVRC2012_img_val.tar`` differs from the official archive."""
+    advice = ("an incomplete download or another archive under the official name: download it again, "
+              "or rename the file to build from it anyway")
+    stream.seek(0, os.SEEK_END)
+    size = stream.tell()
+    if size != OFFICIAL_VAL_TAR_BYTES:
+        raise ValueError(f"{path}: {size:,} bytes, but the official {OFFICIAL_VAL_TAR} has "
+                         f"{OFFICIAL_VAL_TAR_BYTES:,} ({advice})")
+    if members != VALIDATION_IMAGES:
+        raise ValueError(f"{path}: {members:,} files, but the official {OFFICIAL_VAL_TAR} has "
+                         f"{VALIDATION_IMAGES:,} ({advice})")
+    stream.seek(0)
+    digest = hashlib.sha256()
+    for chunk in iter(lambda: stream.read(1 << 20), b""):
+        digest.update(chunk)
+    if digest.hexdigest() != OFFICIAL_VAL_TAR_SHA256:
+        raise ValueError(f"{path}: SHA-256 {digest.hexdigest()}, but the official {OFFICIAL_VAL_TAR} has "
+                         f"{OFFICIAL_VAL_TAR_SHA256} ({advice})")
 
 
 def walk_tar(path: str) -> Iterable:
     """Yield ``(relative path, Locator)`` for each regular member of an uncompressed tar and a
     :class:`Failure` for links, devices and names that would escape the extraction root.
 
+    The archive is read to its end-of-archive marker; a file named ``ILSVRC2012_img_val.tar`` must
+    be the official archive (size, 50,000 members and SHA-256 checked).
+
     Raises
     ------
     ValueError
-        If ``path`` is not an uncompressed tar.
+        If ``path`` is not an uncompressed tar, is truncated (cut inside a member or at a member
+        header), or is named like the official archive but differs from it.
     """
     with storage.open_stream(path) as stream:
         try:
@@ -160,17 +264,30 @@ def walk_tar(path: str) -> Iterable:
         except tarfile.TarError as err:
             raise ValueError(f"{path}: not an uncompressed tar ({err}); the official "
                              "ILSVRC2012_img_val.tar is one") from err
+        end, members = 0, 0
         with archive:
-            for member in archive:
+            while True:
+                try:
+                    member = archive.next()
+                except tarfile.TarError as err:
+                    raise ValueError(f"{path}: truncated or damaged tar after byte {end} ({err}); "
+                                     "the file is incomplete or damaged, download it again") from err
+                if member is None:
+                    break
+                end = member.offset_data + -(-member.size // TAR_BLOCK) * TAR_BLOCK
                 name = member.name[2:] if member.name.startswith("./") else member.name
                 if member.isdir():
                     continue
+                members += 1
                 if name.startswith("/") or ".." in name.split("/"):
                     yield Failure(name, member.name, "list", "path escapes the input root (absolute or '..')")
                 elif not member.isfile():
                     yield Failure(name, member.name, "list", "not a regular file (link or device member)")
                 else:
                     yield name, Locator(path, member.offset_data, member.size, "tar"), member.name
+            _check_end_of_archive(stream, end, path)
+            if storage.basename(path) == OFFICIAL_VAL_TAR:
+                _check_official_tar(path, stream, members)
 
 
 def tfds_version_dir(path: str) -> Optional[str]:
@@ -195,29 +312,53 @@ def walk_tfds(version_dir: str) -> Iterable:
     ValueError
         If the folder has no validation split in TFRecord format.
     """
-    info = json.loads(storage.read_bytes(storage.join(version_dir, "dataset_info.json")))
-    splits = {s["name"]: s for s in info.get("splits", [])}
+    info_path = storage.join(version_dir, "dataset_info.json")
+    try:
+        info = json.loads(storage.read_bytes(info_path))
+        splits = {s["name"]: s for s in info.get("splits", [])}
+        info["name"] + ""
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as err:
+        raise ValueError(f"{info_path}: not a TFDS dataset_info.json ({type(err).__name__}: {err})") from err
     if TFDS_SPLIT not in splits or info.get("fileFormat", "tfrecord") != "tfrecord":
         raise ValueError(f"{version_dir}: no '{TFDS_SPLIT}' split in TFRecord format "
                          f"(splits: {', '.join(splits) or 'none'})")
-    count = len(splits[TFDS_SPLIT].get("shardLengths", []))
+    try:
+        lengths = [int(n) for n in splits[TFDS_SPLIT].get("shardLengths", [])]
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"{info_path}: shardLengths of '{TFDS_SPLIT}' are not integers") from err
+    count = len(lengths)
     wnids = imagenet_wnids()
-    for index in range(count):
+    for index, expected in enumerate(lengths):
         shard_name = f"{info['name']}-{TFDS_SPLIT}.tfrecord-{index:05d}-of-{count:05d}"
         shard = storage.join(version_dir, shard_name)
-        with storage.open_stream(shard) as stream:
-            for number, (offset, data) in enumerate(iter_records(stream)):
-                source = f"{shard_name}#{number}"
-                try:
-                    example = decode_example(data)
-                    label, name = example["label"][0], example["file_name"][0].decode("utf-8")
-                except (TFRecordError, KeyError, IndexError, UnicodeDecodeError) as err:
-                    yield Failure(source, source, "list", f"unreadable example: {err!r}")
-                    continue
-                if not 0 <= label < len(wnids):
-                    yield Failure(name, source, "list", f"label {label} is outside 0..999")
-                else:
-                    yield f"{wnids[label]}/{name}", Locator(shard, offset, len(data), "tfrecord"), source
+        number = 0
+        try:
+            with storage.open_stream(shard) as stream:
+                for number, (offset, data) in enumerate(iter_records(stream), 1):
+                    yield from _tfds_example(shard, shard_name, number - 1, offset, data, wnids)
+        except TFRecordError as err:
+            raise ValueError(f"{shard}: corrupt TFRecord shard after {number} records ({err}); "
+                             "prepare the TFDS dataset again") from err
+        except OSError as err:
+            raise ValueError(f"{shard}: cannot read this TFDS shard: {_os_reason(err)}") from err
+        if number != expected:
+            raise ValueError(f"{shard}: {number} records, but dataset_info.json lists {expected} "
+                             "(an incomplete or replaced shard); prepare the TFDS dataset again")
+
+
+def _tfds_example(shard: str, shard_name: str, number: int, offset: int, data: bytes, wnids) -> Iterable:
+    """The listing of one TFDS example: ``(key, Locator, source)`` or a Failure."""
+    source = f"{shard_name}#{number}"
+    try:
+        example = decode_example(data)
+        label, name = example["label"][0], example["file_name"][0].decode("utf-8")
+    except (TFRecordError, KeyError, IndexError, UnicodeDecodeError) as err:
+        yield Failure(source, source, "list", f"unreadable example: {type(err).__name__}: {err}")
+        return
+    if not 0 <= label < len(wnids):
+        yield Failure(name, source, "list", f"label {label} is outside 0..999")
+    else:
+        yield f"{wnids[label]}/{name}", Locator(shard, offset, len(data), "tfrecord"), source
 
 
 def detect_kind(path: str) -> str:
@@ -311,17 +452,23 @@ def inspect_image(data: bytes) -> dict:
     Raises
     ------
     ValueError
-        If Pillow cannot identify the data or it exceeds Pillow's decompression-bomb limit.
+        If Pillow cannot identify the data, it exceeds Pillow's decompression-bomb limit
+        (``PIL.Image.MAX_IMAGE_PIXELS``) or its aspect ratio exceeds
+        :data:`transforms.preprocess.MAX_ASPECT_RATIO`.
     """
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error", Image.DecompressionBombWarning)
             with Image.open(io.BytesIO(data)) as image:
-                return {"format": image.format, "mode": image.mode, "width": image.width, "height": image.height}
+                info = {"format": image.format, "mode": image.mode, "width": image.width, "height": image.height}
     except UnidentifiedImageError as err:  # its message holds a memory address: not reproducible
         raise ValueError("cannot decode image: not in any format Pillow reads") from err
     except (OSError, SyntaxError, Image.DecompressionBombError, Image.DecompressionBombWarning) as err:
         raise ValueError(f"cannot decode image: {err}") from err
+    except Exception as err:  # any other decoder exception (NotImplementedError for some DDS ...)
+        raise ValueError(f"cannot decode image: {type(err).__name__}: {err}") from err
+    check_aspect_ratio(info["width"], info["height"])
+    return info
 
 
 def source_note(info: dict, file_name: str) -> str:
@@ -330,7 +477,9 @@ def source_note(info: dict, file_name: str) -> str:
     extension = os.path.splitext(file_name)[1].lower()
     if info["format"] != "JPEG" and extension in (".jpg", ".jpeg"):
         notes.append(f"{info['format']} data behind a {extension} name")
-    if info["mode"] != "RGB":
+    if info["mode"] in HIGH_DEPTH_MODES:
+        notes.append(f"{info['mode']} image scaled to 8 bits and converted to RGB")
+    elif info["mode"] != "RGB":
         notes.append(f"{info['mode']} image converted to RGB")
     return "; ".join(notes)
 
@@ -349,7 +498,8 @@ class _ReadImagesFn(beam.DoFn):
             data = read_entry(entry)
         except (OSError, ValueError) as err:
             self._progress.add(failures=1)
-            yield beam.pvalue.TaggedOutput("failures", Failure(entry.key, entry.source, "read", f"cannot read: {err}"))
+            reason = _os_reason(err) if isinstance(err, OSError) and err.errno is not None else str(err)
+            yield beam.pvalue.TaggedOutput("failures", Failure(entry.key, entry.source, "read", f"cannot read: {reason}"))
             return
         self._progress.add(images_read=1)
         yield SourceImage(entry, data)

@@ -1,7 +1,8 @@
 """The evaluation report a maintainer attaches to a release: ``report.md`` and ``plots/*.png``.
 
 Plots: top-1 error against severity per corruption, with the baseline's (AlexNet's) curve; CE and
-Relative CE bars; flip probability against frame offset per ImageNet-P set.
+Relative CE bars; clean against corrupted accuracy; flip probability against frame offset per
+ImageNet-P set. The summary sits beside the paper's reference rows (AlexNet, ResNet-50).
 """
 from __future__ import annotations
 
@@ -13,13 +14,14 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (after choosing the non-interactive backend)
 from matplotlib.ticker import MaxNLocator  # noqa: E402
 
-from schemas.baselines import ALEXNET_IMAGENET_C, ErrorBaseline  # noqa: E402
-from schemas.imagenet_c import CORRUPTIONS, EXTRA_CORRUPTIONS, SEVERITIES  # noqa: E402
+from schemas.baselines import ALEXNET_IMAGENET_C, REFERENCE_RESULTS, ErrorBaseline  # noqa: E402
+from schemas.imagenet_c import BENCHMARK_CORRUPTIONS, CORRUPTIONS, EXTRA_CORRUPTIONS, SEVERITIES  # noqa: E402
 
 REPORT_FILE = "report.md"
 PLOTS_DIR = "plots"
 ERROR_PLOT = "error_vs_severity.png"
 CE_PLOT = "corruption_errors.png"
+ACCURACY_PLOT = "clean_vs_corrupted.png"
 FLIP_PLOT = "flip_probability.png"
 _DPI = 110
 
@@ -86,6 +88,52 @@ def plot_corruption_errors(summary: dict, baseline_name: str, path: Path) -> Non
     plt.close(fig)
 
 
+def plot_clean_vs_corrupted(errors: dict, clean_error: float, path: Path) -> None:
+    """Accuracy (%) on the clean images against the corrupted ones.
+
+    Left: accuracy against severity, severity 0 being the clean images, one thin line per
+    corruption and the mean over the benchmark corruptions present in bold. Right: mean accuracy
+    over severities per corruption, with the clean accuracy as a dashed line.
+
+    Parameters
+    ----------
+    errors : dict
+        Corruption -> {severity (str) -> top-1 error (fraction)}.
+    clean_error : float
+        Top-1 error on the clean images (fraction).
+    """
+    clean = 100 * (1 - clean_error)
+    names = [c for c in CORRUPTIONS if c in errors]
+    fig, (left, right) = plt.subplots(1, 2, figsize=(12.0, 4.2), gridspec_kw={"width_ratios": [1, 1.6]})
+    for name in names:
+        severities = sorted(int(s) for s in errors[name])
+        left.plot([0] + severities, [clean] + [100 * (1 - errors[name][str(s)]) for s in severities],
+                  "-", color="tab:grey" if name in EXTRA_CORRUPTIONS else "tab:blue", alpha=0.35, linewidth=1)
+    complete = [c for c in names if c in BENCHMARK_CORRUPTIONS and len(errors[c]) == len(SEVERITIES)]
+    if complete:
+        mean = [clean] + [100 * (1 - sum(errors[c][str(s)] for c in complete) / len(complete)) for s in SEVERITIES]
+        left.plot((0,) + SEVERITIES, mean, "o-", color="tab:blue", linewidth=2.5,
+                  label=f"mean of {len(complete)} benchmark corruptions")
+        left.legend(fontsize=8, loc="upper right")
+    left.set_xticks((0,) + SEVERITIES, ["clean"] + [str(s) for s in SEVERITIES])
+    left.set_xlabel("severity")
+    left.set_ylabel("top-1 accuracy (%)")
+    left.set_ylim(0, 100)
+    left.grid(alpha=0.3)
+    means = [100 * (1 - sum(errors[c].values()) / len(errors[c])) for c in names]
+    right.bar(range(len(names)), means, color=["tab:grey" if c in EXTRA_CORRUPTIONS else "tab:blue" for c in names])
+    right.axhline(clean, color="black", linestyle="--", linewidth=1, label=f"clean {clean:.1f}%")
+    right.set_xticks(range(len(names)), names, rotation=45, ha="right", fontsize=8)
+    right.set_ylabel("mean accuracy over severities (%)")
+    right.set_ylim(0, 100)
+    right.set_title("clean vs corrupted accuracy (grey: extras)", fontsize=10)
+    right.legend(fontsize=8)
+    right.grid(axis="y", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=_DPI)
+    plt.close(fig)
+
+
 def plot_flip_probability(by_offset: dict, path: Path) -> None:
     """Flip probability against frame offset, one line per ImageNet-P set."""
     fig, ax = plt.subplots(figsize=(8.5, 4.0))
@@ -105,8 +153,53 @@ def plot_flip_probability(by_offset: dict, path: Path) -> None:
     plt.close(fig)
 
 
-def _imagenet_c_markdown(section: dict, baseline: ErrorBaseline) -> list[str]:
-    lines = ["## ImageNet-C", ""]
+CLEAN_SOURCE_TEXT = {
+    "given": "given by the caller (--clean-error)",
+    "clean_config": "measured on the release's clean config",
+    None: "unknown: the release has no clean config and none was given",
+}
+"""How the report names where the clean error comes from (``metrics.json``'s ``clean.source``)."""
+
+
+def clean_error_text(clean: dict) -> str:
+    """``'23.9 % (measured on the release's clean config)'``; the measured value too when overridden."""
+    error = None if clean["error"] is None else 100 * clean["error"]
+    text = f"{_percent(error)} % ({CLEAN_SOURCE_TEXT[clean['source']]})"
+    if clean["source"] == "given" and clean["measured"] is not None:
+        text += f"; measured on the clean config: {100 * clean['measured']:.1f} %"
+    return text
+
+
+def reference_rows(summary: dict, model: str) -> list[str]:
+    """The model's mCE, Relative mCE and clean error beside the paper's reference rows (Markdown)."""
+    lines = ["| model | mCE (%) | Relative mCE (%) | clean error (%) | source |", "|---|---|---|---|---|",
+             f"| **{model}** (this evaluation) | {_percent(summary['mCE'])} | {_percent(summary['relative_mCE'])} "
+             f"| {_percent(summary['clean_error'])} | this release |"]
+    lines += [f"| {r.model} | {r.mCE:.1f} | {r.relative_mCE:.1f} | {r.clean_error:.1f} | {r.source} |"
+              for r in REFERENCE_RESULTS]
+    return lines
+
+
+def summary_lines(document: dict) -> list[str]:
+    """The headline numbers of a ``metrics.json`` document, one a line, for the terminal."""
+    lines = []
+    section = document.get("imagenet_c")
+    if section is not None:
+        lines.append(f"ImageNet-C clean error: {clean_error_text(section['clean'])}")
+        summary = section.get("normalised_summary", section["summary"])  # editions: unnormalised summary
+        if summary is not None and "mean_error" in summary:
+            lines.append(f"ImageNet-C mean corruption error (unnormalised): {_percent(100 * summary['mean_error'])} %"
+                         if summary["mean_error"] is not None else "ImageNet-C: no benchmark corruption evaluated")
+        elif summary is not None:
+            lines.append(f"ImageNet-C mCE: {_percent(summary['mCE'])} %, Relative mCE: "
+                         f"{_percent(summary['relative_mCE'])} % (normalised by {summary['baseline']}; "
+                         + ", ".join(f"{r.model} {r.mCE:.1f} / {r.relative_mCE:.1f}" for r in REFERENCE_RESULTS)
+                         + ")")
+    return lines
+
+
+def _imagenet_c_markdown(section: dict, baseline: ErrorBaseline, model: str) -> list[str]:
+    lines = ["## ImageNet-C", "", f"Clean error: {clean_error_text(section['clean'])}.", ""]
     summary = section["summary"]
     if summary is not None:
         lines += [
@@ -121,7 +214,7 @@ def _imagenet_c_markdown(section: dict, baseline: ErrorBaseline) -> list[str]:
         ]
         if summary["missing"]:
             lines.append(f"\nmCE needs every benchmark corruption; missing: {', '.join(summary['missing'])}.")
-        lines.append("")
+        lines += ["", "Beside the paper's reference rows:", "", *reference_rows(summary, model), ""]
     lines += ["| corruption | " + " | ".join(f"s{s}" for s in SEVERITIES)
               + " | mean error | CE | Relative CE |", "|---" * 9 + "|"]
     for name in (c for c in CORRUPTIONS if c in section["errors"]):
@@ -136,6 +229,8 @@ def _imagenet_c_markdown(section: dict, baseline: ErrorBaseline) -> list[str]:
     lines += ["", f"![error vs severity]({PLOTS_DIR}/{ERROR_PLOT})", ""]
     if summary is not None:
         lines += [f"![corruption errors]({PLOTS_DIR}/{CE_PLOT})", ""]
+    if section["clean"]["error"] is not None and section["errors"]:
+        lines += [f"![clean vs corrupted accuracy]({PLOTS_DIR}/{ACCURACY_PLOT})", ""]
     return lines
 
 
@@ -178,7 +273,9 @@ def write_report(document: dict, out_dir, baseline: ErrorBaseline = ALEXNET_IMAG
         plot_error_vs_severity(section["errors"], baseline, out / PLOTS_DIR / ERROR_PLOT)
         if section["summary"] is not None:
             plot_corruption_errors(section["summary"], baseline.name, out / PLOTS_DIR / CE_PLOT)
-        lines += _imagenet_c_markdown(section, baseline)
+        if section["clean"]["error"] is not None and section["errors"]:
+            plot_clean_vs_corrupted(section["errors"], section["clean"]["error"], out / PLOTS_DIR / ACCURACY_PLOT)
+        lines += _imagenet_c_markdown(section, baseline, document["model"])
     if "imagenet_p" in document:
         plot_flip_probability(document["imagenet_p"]["flip_probability_by_offset"],
                               out / PLOTS_DIR / FLIP_PLOT)

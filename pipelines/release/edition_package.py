@@ -4,6 +4,8 @@ Each tar holds the corruptions of its categories (folders, or ``.npy`` files plu
 array), below the tree (``noise.tar``: ``gaussian_noise/1/...``) or with the tree folder as the
 first member (``CIFAR-10-C.tar``: ``CIFAR-10-C/``, ``CIFAR-10-C/brightness.npy``, ...), written
 reproducibly by :func:`pipelines.release.package.write_tar`, on any file system :mod:`pipelines.formats.storage` reaches.
+The clean config, where the layout has one, gets a tar of its own after them: ``clean.tar``, or
+``<tree>-clean.tar`` for layouts that name their tars after the tree.
 """
 from __future__ import annotations
 
@@ -48,6 +50,10 @@ def package_plan(release_dir: str, tree: str) -> Optional[list[tuple[str, list]]
         if layout.labels_file and storage.exists(storage.join(root, layout.labels_file)):
             members.append(layout.labels_file)
         plan.append((f"{name}.tar", ([tree] if layout.package_prefix else []) + [f"{tree}/{m}" for m in members]))
+    clean = layout.clean_template.split("/", 1)[0] if layout.clean_template else None
+    if clean and storage.exists(storage.join(root, clean)):
+        name = f"{tree}-{clean}" if layout.package_prefix else clean
+        plan.append((f"{name}.tar", ([tree] if layout.package_prefix else []) + [f"{tree}/{clean}"]))
     return plan
 
 

@@ -189,8 +189,9 @@ def listing_sha256(entries: Iterable, failures: Iterable) -> str:
     digest = hashlib.sha256()
     for entry in entries:
         digest.update(json_line({"key": entry.key, "source": entry.source, "size": entry_size(entry)}).encode())
-    for failure in failures:
-        digest.update(json_line({"key": failure.key, "source": failure.source}).encode())
+    for failure in failures:  # names that are not UTF-8 as failures.jsonl records them (escaped)
+        record = failure.to_json()
+        digest.update(json_line({"key": record["key"], "source": record["source"]}).encode())
     return digest.hexdigest()
 
 

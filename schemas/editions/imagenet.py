@@ -3,7 +3,7 @@
 Its severity tables are :data:`schemas.imagenet_c.CORRUPTIONS`; the TFDS dataset is
 ``imagenet2012_corrupted`` (:data:`schemas.tfds.IMAGENET2012_CORRUPTED`).
 """
-from schemas.edition import JPEG, CEdition, Edition, Layout, Preprocessing, TfdsNames
+from schemas.edition import CLEAN_TEMPLATE, JPEG, CEdition, Edition, Layout, Preprocessing, TfdsNames
 from schemas.imagenet_p_editions import P_EDITIONS
 from schemas.imagenet_c import CORRUPTIONS, IMAGE_SIZE
 from schemas.release import C_TREE
@@ -23,6 +23,7 @@ EDITION = Edition(
         encoding=JPEG,
         layouts={"imagenet": Layout(
             tree=C_TREE, path_template="{corruption}/{severity}/{wnid}/{file_name}", num_classes=1000,
+            clean_template=CLEAN_TEMPLATE,
             tfds=TfdsNames("imagenet2012_corrupted", "3.1.0", "validation"))},
         examples_per_shard=2048,
         reference="ImageNet-C/create_c/make_imagenet_c.py"),

@@ -4,7 +4,7 @@ Values from ``hendrycks/robustness`` @ 8190fe3, ``ImageNet-C/create_c/make_image
 (see ``../shared/spec/editions_c.md`` section 2). Differences from 224 beyond the constants: fog's
 plasma map is 512 (top-left 299 crop), elastic scales by 360, the zoom lists are the 224 ones.
 """
-from schemas.edition import JPEG, CEdition, Edition, Layout, Preprocessing, TfdsNames
+from schemas.edition import CLEAN_TEMPLATE, JPEG, CEdition, Edition, Layout, Preprocessing, TfdsNames
 from schemas.imagenet_p_editions import P_EDITIONS
 from schemas.imagenet_c import Corruption, severity_rows as rows, zoom_factors
 
@@ -61,6 +61,7 @@ EDITION = Edition(
         encoding=JPEG,
         layouts={"imagenet": Layout(
             tree="imagenet-c-299", path_template="{corruption}/{severity}/{wnid}/{file_name}", num_classes=1000,
+            clean_template=CLEAN_TEMPLATE,
             tfds=TfdsNames("imagenet2012_corrupted_299", "1.0.0", "validation",
                            description="ImageNet-C at 299x299 (make_imagenet_c_inception.py), Pillow JPEG q85."))},
         examples_per_shard=1024,

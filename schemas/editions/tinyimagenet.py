@@ -4,7 +4,7 @@ Its corruption code is that of ``make_imagenet_64_c.py`` (``../shared/spec/editi
 the tables are :data:`schemas.editions.imagenet64.CORRUPTIONS`; the edition differs in its input
 (Tiny ImageNet's validation images, already 64x64 crops of their object) and its release tree.
 """
-from schemas.edition import JPEG, CEdition, Edition, Layout, Preprocessing, TfdsNames
+from schemas.edition import CLEAN_TEMPLATE, JPEG, CEdition, Edition, Layout, Preprocessing, TfdsNames
 from schemas.imagenet_p_editions import P_EDITIONS
 
 from .imagenet64 import CORRUPTIONS, RESIZE_64, SIZE
@@ -23,6 +23,7 @@ EDITION = Edition(
         encoding=JPEG,
         layouts={"tinyimagenet": Layout(
             tree="Tiny-ImageNet-C", path_template="{corruption}/{severity}/{wnid}/{file_name}", num_classes=200,
+            clean_template=CLEAN_TEMPLATE,
             # Zenodo's Tiny-ImageNet-C.tar (the 15) and its mirror's Tiny-ImageNet-C-extra.tar (the 4 extras)
             packages={"Tiny-ImageNet-C": ("noise", "blur", "weather", "digital"), "Tiny-ImageNet-C-extra": ("extra",)},
             package_prefix=True,

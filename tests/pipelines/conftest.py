@@ -137,8 +137,9 @@ def bad_input_folder(tmp_path_factory, sample_folder) -> Path:
 
 @pytest.fixture(scope="session")
 def sample_tar(tmp_path_factory, sample_folder) -> Path:
-    """The sample as a flat tar, like ILSVRC2012_img_val.tar, plus a member escaping the root."""
-    path = tmp_path_factory.mktemp("tar") / "ILSVRC2012_img_val.tar"
+    """The sample as a flat tar laid out like ILSVRC2012_img_val.tar (another name: that one is
+    checked against the official archive), plus a member escaping the root."""
+    path = tmp_path_factory.mktemp("tar") / "sample_img_val.tar"
     with tarfile.open(path, "w") as archive:
         for image in sorted(sample_folder.glob("*/*.JPEG")):
             archive.add(image, arcname=image.name)

@@ -34,8 +34,8 @@ def test_sample_release_layout(sample_release):
     assert release == result.release
     assert release["input"]["kind"] == "sample" and release["counts"]["failures"] == 0
     images = release["counts"]["images"]
-    assert images == 8 and release["counts"]["outputs_per_config"] == dict.fromkeys(CONFIGS, images)
-    assert result.counters == {"images_read": images, "outputs_written": 4 * images, "failures": 0}
+    assert images == 8 and release["counts"]["outputs_per_config"] == dict.fromkeys(CONFIGS + ("clean",), images)
+    assert result.counters == {"images_read": images, "outputs_written": 5 * images, "failures": 0}
     assert set(release["library_versions"]) >= {"pillow", "libjpeg", "numpy", "scipy", "scikit-image", "opencv"}
     assert not [p for p in os.listdir(output) if p.startswith(".")]  # scratch folders removed
     for config in CONFIGS:
@@ -120,7 +120,7 @@ def test_package_writes_reproducible_category_tars(sample_release, tmp_path):
     output, _ = sample_release
     first = package_release(str(output), str(tmp_path / "a"))
     second = package_release(str(output), str(tmp_path / "b"))
-    assert [os.path.basename(p) for p in first] == ["noise.tar", "digital.tar"]
+    assert [os.path.basename(p) for p in first] == ["noise.tar", "digital.tar", "clean.tar"]
     assert [open(p, "rb").read() for p in first] == [open(p, "rb").read() for p in second]
     with tarfile.open(first[1]) as archive:
         names = [m.name for m in archive.getmembers() if m.isfile()]
@@ -181,7 +181,7 @@ def test_image_ids_and_limit_select_a_subset(sample_folder, tmp_path, fast_build
     ids.write_text("\n".join([keys[0], keys[3].split("/")[1], keys[5]]) + "\n")
     result = fast_build(tmp_path / "subset", SourceSelection(str(sample_folder), str(ids), limit=2),
                         config=ImageNetCConfig.select(["contrast"], [1]))
-    assert result.release["counts"]["outputs"] == 2 and result.failures == 0
+    assert result.release["counts"]["outputs_per_config"] == {"clean": 2, "contrast_1": 2} and result.failures == 0
     assert result.release["config"]["image_ids_sha256"] == hashlib.sha256(ids.read_bytes()).hexdigest()
     assert [row["image_key"] for row in manifest(tmp_path / "subset", "contrast_1")] == [keys[0], keys[3]]
 
@@ -200,7 +200,7 @@ def test_full_sample_build_all_95_configs(tmp_path, fast_build):
     result = fast_build(tmp_path / "full", SourceSelection(limit=2), config=ImageNetCConfig())
     assert result.failures == 0
     configs = [f"{c}_{s}" for c in CORRUPTIONS for s in SEVERITIES]
-    assert result.release["counts"]["outputs_per_config"] == dict.fromkeys(sorted(configs), 2)
+    assert result.release["counts"]["outputs_per_config"] == dict.fromkeys(sorted(configs + ["clean"]), 2)
     for config in configs:
         loaded = tfds.load(f"imagenet2012_corrupted/{config}", data_dir=str(tmp_path / "full" / "tfds"),
                            download=False, split="validation", decoders={"image": tfds.decode.SkipDecoding()})

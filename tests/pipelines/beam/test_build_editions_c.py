@@ -140,10 +140,15 @@ def test_tinyimagenet_folder_gives_the_tiny_imagenet_c_tree(tmp_path):
                                    np.random.RandomState(row["seed"]), edition="tinyimagenet")
         assert (output / row["path"]).read_bytes() == transforms.encode_jpeg(array)
     assert verify_release(str(output)).ok
-    (tar_path,) = package_release(str(output))
+    tar_path, clean_path = package_release(str(output))
     with tarfile.open(tar_path) as archive:
         assert tar_path.endswith("Tiny-ImageNet-C.tar") and archive.getnames()[:2] == [
             "Tiny-ImageNet-C", "Tiny-ImageNet-C/contrast"]
+    clean = manifest(output, "clean")  # the images as the corruptions received them, in a tar of their own
+    assert [r["path"] for r in clean] == [f"Tiny-ImageNet-C/clean/{r['image_key']}" for r in rows]
+    with tarfile.open(clean_path) as archive:
+        assert clean_path.endswith("Tiny-ImageNet-C-clean.tar")
+        assert sorted(m.name for m in archive.getmembers() if m.isfile()) == sorted(r["path"] for r in clean)
 
 
 @pytest.mark.parametrize("edition,side,tree,dataset", [

@@ -162,8 +162,8 @@ def test_tfds_and_tar_inputs_on_s3_are_listed_as_on_the_local_disk(s3, sample_tf
 
 @pytest.fixture(scope="module")
 def input_tar(tmp_path_factory, sample_folder) -> Path:
-    """The sample as a flat ILSVRC2012_img_val.tar."""
-    path = tmp_path_factory.mktemp("s3_input") / "ILSVRC2012_img_val.tar"
+    """The sample as a flat tar laid out like ILSVRC2012_img_val.tar (another name: that one must be the official archive)."""
+    path = tmp_path_factory.mktemp("s3_input") / "sample_img_val.tar"
     with tarfile.open(path, "w") as archive:
         for image in sorted(sample_folder.glob("*/*.JPEG")):
             archive.add(image, arcname=image.name)
@@ -200,10 +200,10 @@ def test_build_verify_package_evaluate_on_s3_match_the_local_commands(s3, input_
                                                                       monkeypatch, capsys):
     client, beam_args = s3
     built, packages, evaluation = local_release
-    client.upload_file(str(input_tar), BUCKET, "input/ILSVRC2012_img_val.tar")
+    client.upload_file(str(input_tar), BUCKET, "input/sample_img_val.tar")
     release = f"s3://{BUCKET}/release"
 
-    assert cli(["build-c", "--input", f"s3://{BUCKET}/input/ILSVRC2012_img_val.tar", "--output", release,
+    assert cli(["build-c", "--input", f"s3://{BUCKET}/input/sample_img_val.tar", "--output", release,
                 "--corruptions", CORRUPTIONS, "--severities", SEVERITIES, "--workers", "2", "--", *beam_args]) == 0
     remote = objects(client, "release")
     assert_same_tree(remote, built)  # no scratch object left either
@@ -245,8 +245,8 @@ def test_portable_runner_workers_write_the_same_release_to_s3(s3, input_tar, loc
     built, _, _ = local_release
     endpoint = beam_args[0].split("=", 1)[1]
     port, log = worker_pool({**KEYS, "AWS_ENDPOINT_URL": endpoint, "AWS_DEFAULT_REGION": "us-east-1"})
-    client.upload_file(str(input_tar), BUCKET, "input-portable/ILSVRC2012_img_val.tar")
-    assert cli(["build-c", "--input", f"s3://{BUCKET}/input-portable/ILSVRC2012_img_val.tar",
+    client.upload_file(str(input_tar), BUCKET, "input-portable/sample_img_val.tar")
+    assert cli(["build-c", "--input", f"s3://{BUCKET}/input-portable/sample_img_val.tar",
                 "--output", f"s3://{BUCKET}/portable", "--corruptions", CORRUPTIONS, "--severities", SEVERITIES,
                 "--", *beam_args, "--runner=PortableRunner", "--job_endpoint=embed", "--environment_type=EXTERNAL",
                 f"--environment_config=localhost:{port}"]) == 0
