@@ -125,7 +125,8 @@ class Layout:
     clean_template : str, optional
         Path below ``tree`` of one output of the clean config (the image as the corruptions
         receive it, encoded as the outputs), with fields ``wnid`` and ``file_name``, e.g.
-        ``'clean/{wnid}/{file_name}'``; its TFDS config is ``clean``
+        ``'clean/{wnid}/{file_name}'`` (the ``.npy`` editions: ``'clean.npy'``, one block of N
+        rows in input order); its TFDS config is ``clean``
         (:data:`schemas.release.CLEAN`). None: this layout has no clean config.
     """
 

@@ -120,6 +120,8 @@ def list_configs(release_dir: str, edition: Edition, layout: Layout, severities)
     clean = tree / layout.clean_template.split("/", 1)[0] if layout.clean_template else None
     if clean is not None and clean.is_dir():
         configs.append((CLEAN, None, None, str(clean)))
+    elif clean is not None and edition.c.encoding == NPY and clean.is_file():
+        configs.append((CLEAN, None, None, (str(clean), 0, 1)))  # clean.npy: one block of N rows
     for corruption in CORRUPTIONS:
         entry = tree / layout.corruption_entry(corruption)
         if edition.c.encoding == NPY:
@@ -152,9 +154,12 @@ def _examples(config, labels_path: Optional[str], wnid_labels: dict):
         path, block, blocks = source
         labels = np.load(labels_path)
         array = np.load(path, mmap_mode="r")
-        if array.shape[0] != len(labels) or len(labels) % blocks:
+        if name == CLEAN:  # clean.npy: N rows; labels.npy holds the N labels once per severity
+            if not array.shape[0] or len(labels) % array.shape[0]:
+                raise ValueError(f"{path}: {array.shape[0]} clean rows for {len(labels)} labels")
+        elif array.shape[0] != len(labels) or len(labels) % blocks:
             raise ValueError(f"{path}: {array.shape[0]} rows for {len(labels)} labels in {blocks} severities")
-        n = len(labels) // blocks
+        n = array.shape[0] // blocks
         for i in range(n):
             row = block * n + i
             yield (name, f"{i:05d}", int(labels[row])), np.asarray(array[row])

@@ -3,7 +3,9 @@
 ``<tree>/<corruption>.npy`` holds the uint8 outputs of one corruption, shape
 (S x N, side, side, 3): rows 0..N-1 are severity 1 (the first selected), in input order, then the
 next severity, and so on; ``<tree>/labels.npy`` holds the N labels repeated S times (uint8), as
-``make_cifar_c.py`` writes them. The rows arrive as stacked :class:`schemas.records.OutputRecord` s
+``make_cifar_c.py`` writes them. The clean config's rows (severity None) make a one-block array,
+``<tree>/clean.npy`` of shape (N, side, side, 3), in input order (ours: the official archive has
+none); it leaves the corruption arrays and ``labels.npy`` as they are. The rows arrive as stacked :class:`schemas.records.OutputRecord` s
 (``stacked=True``, raw bytes); each corruption's array is assembled in a local scratch file
 (memory stays flat) and moved into place. The files go into the release checksums through a
 checksum part of their own.
@@ -49,7 +51,9 @@ def _stream(header: bytes, scratch, size: int):
 
 
 class _WriteCorruptionArrayFn(beam.DoFn):
-    """``(path, [(severity, image key, row bytes)])`` -> the stacked ``.npy`` at ``path``; a FileInfo."""
+    """``(path, [(severity, image key, row bytes)])`` -> the stacked ``.npy`` at ``path``; a FileInfo.
+
+    Rows of severity None (the clean config) make one block of N rows."""
 
     def __init__(self, output_dir: str, keys: Sequence[str], severities: Sequence[int], row_shape: tuple):
         self._output_dir, self._keys, self._severities = output_dir, tuple(keys), tuple(severities)
@@ -61,14 +65,19 @@ class _WriteCorruptionArrayFn(beam.DoFn):
 
     def process(self, element):
         path, rows = element
+        rows = list(rows)
         row_bytes = int(np.prod(self._row_shape))
-        count = len(self._keys) * len(self._severities)
+        clean = rows[0][0] is None  # the clean config: one block of N rows
+        blocks = {None: 0} if clean else self._block
+        count = len(self._keys) * (1 if clean else len(self._severities))
         with tempfile.TemporaryFile() as scratch:
             scratch.truncate(count * row_bytes)  # rows that failed stay zero (they are in failures.jsonl)
             for severity, image_key, data in rows:
                 if len(data) != row_bytes:
                     raise ValueError(f"{path}: a row of {len(data)} bytes, expected {row_bytes}")
-                scratch.seek((self._block[severity] * len(self._keys) + self._position[image_key]) * row_bytes)
+                if (severity is None) != clean:
+                    raise ValueError(f"{path}: clean and corrupted rows in one array")
+                scratch.seek((blocks[severity] * len(self._keys) + self._position[image_key]) * row_bytes)
                 scratch.write(data)
             header = npy_header((count, *self._row_shape))
             yield storage.write_atomic(self._output_dir, path, _stream(header, scratch, count * row_bytes),
@@ -85,7 +94,8 @@ def _row(record: OutputRecord):
 
 
 class WriteStackedArrays(beam.PTransform):
-    """Stacked output records -> ``<tree>/<corruption>.npy`` per corruption and ``<tree>/labels.npy``.
+    """Stacked output records -> ``<tree>/<corruption>.npy`` per corruption and ``<tree>/labels.npy``
+    (and ``<tree>/clean.npy``, one block, where the records hold the clean config).
 
     Parameters
     ----------

@@ -52,7 +52,8 @@ def package_plan(release_dir: str, tree: str) -> Optional[list[tuple[str, list]]
         plan.append((f"{name}.tar", ([tree] if layout.package_prefix else []) + [f"{tree}/{m}" for m in members]))
     clean = layout.clean_template.split("/", 1)[0] if layout.clean_template else None
     if clean and storage.exists(storage.join(root, clean)):
-        name = f"{tree}-{clean}" if layout.package_prefix else clean
+        stem = clean.split(".", 1)[0]  # 'clean.npy' (CIFAR) -> CIFAR-10-C-clean.tar
+        name = f"{tree}-{stem}" if layout.package_prefix else stem
         plan.append((f"{name}.tar", ([tree] if layout.package_prefix else []) + [f"{tree}/{clean}"]))
     return plan
 

@@ -4,7 +4,8 @@ Values from ``hendrycks/robustness`` @ 8190fe3, ``ImageNet-C/create_c/make_cifar
 (``../shared/spec/editions_c.md`` section 2). Outputs are not JPEG-encoded: the uint8 arrays of
 each corruption are stacked into ``<corruption>.npy`` (rows 5 x N, severity 1 first) beside
 ``labels.npy``. TFDS's ``cifar10_corrupted`` renames two corruptions (``frosted_glass_blur``,
-``elastic``) and stores PNGs.
+``elastic``) and stores PNGs. The clean config (ours; the official archive has none) is
+``<tree>/clean.npy``, one block of N rows in input order (:data:`CLEAN_FILE`).
 """
 from types import MappingProxyType
 
@@ -52,6 +53,9 @@ CORRUPTIONS = (
     Corruption("saturate", "extra", rows(multiplier=[0.3, 0.1, 1.5, 2, 2.5], offset=[0, 0, 0, 0.1, 0.2])),
 )
 
+#: The clean config's array below the tree: (N, 32, 32, 3) uint8, input order.
+CLEAN_FILE = "clean.npy"
+
 #: One tar of the whole tree, as Zenodo's ``CIFAR-10-C.tar`` / ``CIFAR-100-C.tar``.
 ALL_CATEGORIES = ("noise", "blur", "weather", "digital", "extra")
 
@@ -72,12 +76,14 @@ EDITION = Edition(
         layouts={
             "cifar10": Layout(
                 tree="CIFAR-10-C", path_template="{corruption}.npy", labels_file="labels.npy", num_classes=10,
+                clean_template=CLEAN_FILE,
                 packages={"CIFAR-10-C": ALL_CATEGORIES}, package_prefix=True,
                 tfds=TfdsNames("cifar10_corrupted", "1.0.0", "test", config_names=TFDS_NAMES, image_format="png",
                                file_name_feature=False,
                                description="CIFAR-10-C (make_cifar_c.py): the CIFAR-10 test set corrupted.")),
             "cifar100": Layout(
                 tree="CIFAR-100-C", path_template="{corruption}.npy", labels_file="labels.npy", num_classes=100,
+                clean_template=CLEAN_FILE,
                 packages={"CIFAR-100-C": ALL_CATEGORIES}, package_prefix=True,
                 tfds=TfdsNames("cifar100_corrupted", "1.0.0", "test", config_names=TFDS_NAMES, image_format="png",
                                file_name_feature=False,

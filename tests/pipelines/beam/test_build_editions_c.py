@@ -72,15 +72,48 @@ def test_cifar_release_loads_through_unchanged_tfds(cifar_release):
     assert loaded == sorted((stack[i].tobytes(), int(labels[i])) for i in range(n))
 
 
-def test_cifar_release_verifies_and_packages_as_one_tar(cifar_release):
+def test_cifar_release_verifies_and_packages_as_one_tar_and_a_clean_tar(cifar_release):
     output, _ = cifar_release
     report = verify_release(str(output))
     assert report.ok, report.text()
-    (tar_path,) = package_release(str(output))
-    assert tar_path.endswith("CIFAR-10-C.tar")
+    tar_path, clean_tar = package_release(str(output))
+    assert tar_path.endswith("CIFAR-10-C.tar") and clean_tar.endswith("CIFAR-10-C-clean.tar")
     with tarfile.open(tar_path) as archive:
         assert archive.getnames() == ["CIFAR-10-C", "CIFAR-10-C/glass_blur.npy", "CIFAR-10-C/labels.npy"]
+    with tarfile.open(clean_tar) as archive:
+        assert archive.getnames() == ["CIFAR-10-C", "CIFAR-10-C/clean.npy"]
     assert verify_release(str(output)).ok
+
+
+def test_cifar_release_holds_clean_npy_and_no_clean_leaves_the_other_bytes_alone(cifar_release, tmp_path):
+    output, _ = cifar_release
+    images, _, _, _ = read_cifar(write_cifar_sample(str(tmp_path)))
+    clean = np.load(output / "CIFAR-10-C" / "clean.npy")
+    assert clean.shape == (len(images), 32, 32, 3) and clean.dtype == np.uint8
+    for i, image in enumerate(images):  # input order, as the corruptions received them
+        np.testing.assert_array_equal(clean[i], transforms.preprocess(image, edition="cifar"))
+    rows = manifest(output, "clean")
+    assert len(rows) == len(images) and {r["path"] for r in rows} == {"CIFAR-10-C/clean.npy"}
+    assert all(r["severity"] is None and r["corruption"] is None for r in rows)
+    sums = (output / "SHA256SUMS").read_text()
+    assert "CIFAR-10-C/clean.npy" in sums
+    plain = tmp_path / "no-clean"
+    config = ImageNetCConfig.select(["glass_blur"], [1, 2], edition="cifar", clean=False)
+    build_imagenet_c(str(plain), SourceSelection(), config, workers=1, progress_interval=3600)
+    assert not (plain / "CIFAR-10-C" / "clean.npy").exists()
+    for name in ("glass_blur.npy", "labels.npy"):
+        assert (plain / "CIFAR-10-C" / name).read_bytes() == (output / "CIFAR-10-C" / name).read_bytes()
+
+
+def test_cifar_release_clean_tfds_config_loads_from_its_directory(cifar_release):
+    tfds = pytest.importorskip("tensorflow_datasets")
+    output, _ = cifar_release
+    clean = np.load(output / "CIFAR-10-C" / "clean.npy")
+    labels = np.load(output / "CIFAR-10-C" / "labels.npy")
+    (version,) = (output / "tfds" / "cifar10_corrupted" / "clean").iterdir()
+    builder = tfds.builder_from_directory(str(version))
+    loaded = sorted((ex["image"].tobytes(), int(ex["label"])) for ex in tfds.as_numpy(builder.as_dataset(split="test")))
+    assert loaded == sorted((clean[i].tobytes(), int(labels[i])) for i in range(len(clean)))
 
 
 def test_cifar100_pickle_gives_cifar100_c(tmp_path):

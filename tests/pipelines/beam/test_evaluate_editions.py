@@ -104,11 +104,15 @@ def test_a_built_cifar_release_scores_alike_from_npy_and_from_tfds(tmp_path):
     release = tmp_path / "release"
     build_imagenet_c(str(release), SourceSelection(), ImageNetCConfig.select(["glass_blur"], [1, 3], edition="cifar"),
                      workers=1, progress_interval=3600)
-    write_onnx_model(tmp_path / "cifar.onnx", 32, 10, 3)
+    weights = write_onnx_model(tmp_path / "cifar.onnx", 32, 10, 3)
     runs = {}
     for source in ("tree", "tfds"):
         out = evaluate_release(str(release), str(tmp_path / "cifar.onnx"), str(tmp_path / source), source=source,
                                workers=1)
-        runs[source] = (json.loads((out / "metrics.json").read_text())["imagenet_c"]["errors"],
+        section = json.loads((out / "metrics.json").read_text())["imagenet_c"]
+        runs[source] = (section["errors"], section["clean"],
                         (out / "predictions" / "CIFAR-10-C" / "glass_blur_3.jsonl").read_text())
     assert runs["tree"] == runs["tfds"] and set(runs["tree"][0]["glass_blur"]) == {"1", "3"}
+    clean, labels = np.load(release / "CIFAR-10-C" / "clean.npy"), np.load(release / "CIFAR-10-C" / "labels.npy")
+    expected = float(np.mean([top1(clean[i], "cifar", weights) != labels[i] for i in range(len(clean))]))
+    assert runs["tree"][1]["error"] == pytest.approx(expected)  # measured on clean.npy
