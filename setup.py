@@ -39,7 +39,7 @@ setup(
         "numba>=0.60",
         "imageio-ffmpeg>=0.5",
         "matplotlib>=3.8",
-        "google-crc32c>=1.5",  # TFRecord framing (pipelines/tfrecord.py): no TensorFlow on workers
+        "google-crc32c>=1.5",  # TFRecord framing (pipelines/formats/tfrecord.py): no TensorFlow on workers
         "pyrtools==1.1.1",  # the steerable pyramid of VCR's VIF (transforms/vif.py)
     ],
     extras_require={

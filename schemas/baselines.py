@@ -2,8 +2,9 @@
 
 ImageNet-C errors are AlexNet's, per corruption and severity, as the ``hendrycks/robustness``
 README carried them from commit ``76d9393`` (2019-10-10) until ``5aa129e`` (2020-05-05) and as
-the maintainer posted them in issue #10 (``../shared/spec/metrics.md`` section 2.3). AlexNet's
-ImageNet-P flip probabilities and top-5 distances were never published: the user supplies them
+the maintainer posted them in that repository's issue tracker (``../shared/spec/metrics.md``
+section 2.3). AlexNet's ImageNet-P flip probabilities and top-5 distances were never published: the
+user supplies them
 (or an AlexNet run of ``imagenet-cp evaluate``), so none are shipped here.
 """
 from __future__ import annotations

@@ -33,7 +33,7 @@ def add_filter_arguments(parser, task: str) -> None:
 
 
 def run_filter(args, task: str) -> int:
-    from pipelines.adversarial_filter import filter_candidates, resolve_classes
+    from pipelines.beam.adversarial_filter import filter_candidates, resolve_classes
     from schemas.adversarial import DECISIONS, REVIEW_PAGE, FilterConfig
 
     try:
@@ -61,7 +61,7 @@ def add_package_arguments(parser) -> None:
 
 
 def run_package(args, task: str) -> int:
-    from pipelines.package_a_o import package_set
+    from pipelines.release.package_a_o import package_set
 
     try:
         release = package_set(task, args.filtered, args.accepted, args.output, args.candidates)

@@ -44,14 +44,14 @@ def add_arguments(parser):
 
 
 def _scaling_command(args) -> int:
-    from pipelines.bench_scaling import SCALING_SIZES, SCALING_WORKERS, format_scaling_table, run_scaling
-    from pipelines.imagenet_c import ImageNetCConfig
+    from pipelines.bench.scaling import SCALING_SIZES, SCALING_WORKERS, format_scaling_table, run_scaling
+    from pipelines.beam.imagenet_c import ImageNetCConfig
 
     modes = args.rng.split(",") if args.rng else ["reference"]
     try:
         if len(modes) != 1:
             raise ValueError(f"--scaling builds in one rng mode, got {args.rng!r}")
-        # the corruption conditions only (no clean config), as docs/performance.md's figures were measured
+        # the corruption conditions only (no clean config), as docs/dev/performance.md's figures were measured
         config = ImageNetCConfig.select(args.corruptions.split(",") if args.corruptions else None, rng=modes[0],
                                         clean=False)
         result = run_scaling(SCALING_SIZES if args.sizes is None else args.sizes,
@@ -67,12 +67,12 @@ def _scaling_command(args) -> int:
 def run(args) -> int:
     if args.scaling:
         return _scaling_command(args)
-    from pipelines.bench import format_table, run_bench
+    from pipelines.bench.corruptions import format_table, run_bench
     from schemas.imagenet_c import select_corruptions
     from schemas.imagenet_p import select_perturbations
-    from pipelines.bench_p import format_p_table, run_p_bench
-    from pipelines.video import PRESETS
-    from pipelines.bench_editions import format_editions_table, run_editions_bench, select_editions
+    from pipelines.bench.perturbations import format_p_table, run_p_bench
+    from pipelines.formats.video import PRESETS
+    from pipelines.bench.editions import format_editions_table, run_editions_bench, select_editions
 
     names = args.corruptions.split(",") if args.corruptions else None
     perturbations = args.perturbations.split(",") if args.perturbations else None

@@ -41,11 +41,11 @@ def run(args) -> int:
     from schemas.editions import EDITIONS
 
     def build(*a, **k):
-        from pipelines.build import build_imagenet_c
+        from pipelines.beam.build import build_imagenet_c
         return build_imagenet_c(*a, **k)
 
     def config(a):
-        from pipelines.imagenet_c import ImageNetCConfig
+        from pipelines.beam.imagenet_c import ImageNetCConfig
         return ImageNetCConfig.select(a.corruptions, a.severities, a.seed, a.rng, a.edition, a.clean)
 
     edition = EDITIONS.get(args.edition)

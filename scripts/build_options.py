@@ -104,9 +104,9 @@ def run_build(args, build, config_from_args, default_examples_per_shard=None, er
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
-    from pipelines.build import SourceSelection
-    from pipelines.shutdown import BuildInterrupted, BuildStopped
-    from pipelines.sources import NoUsableImages
+    from pipelines.beam.build import SourceSelection
+    from pipelines.beam.shutdown import BuildInterrupted, BuildStopped
+    from pipelines.beam.sources import NoUsableImages
 
     shard = args.examples_per_shard or default_examples_per_shard
     options = {} if shard is None else {"examples_per_shard": shard}

@@ -41,14 +41,14 @@ def check(args) -> None:
 
 
 def run(args) -> int:
-    from pipelines.video import VideoEncoderError
+    from pipelines.formats.video import VideoEncoderError
 
     def build(*a, **k):
-        from pipelines.imagenet_p import build_imagenet_p
+        from pipelines.beam.imagenet_p import build_imagenet_p
         return build_imagenet_p(*a, **k)
 
     def config(a):
-        from pipelines.imagenet_p import ImageNetPConfig
+        from pipelines.beam.imagenet_p import ImageNetPConfig
         return ImageNetPConfig.select(a.perturbations, a.difficulties, a.preset, a.simd, a.seed, a.tfds_frames,
                                       a.edition)
 

@@ -29,8 +29,8 @@ def add_arguments(parser):
 
 
 def run(args) -> int:
-    from pipelines.build import DEFAULT_EXAMPLES_PER_SHARD
-    from pipelines.vcr import VcrConfig, build_vcr, short_bins
+    from pipelines.beam.build import DEFAULT_EXAMPLES_PER_SHARD
+    from pipelines.beam.vcr import VcrConfig, build_vcr, short_bins
 
     chosen = {}
 
@@ -40,7 +40,7 @@ def run(args) -> int:
         return chosen["config"]
 
     code = run_build(args, build_vcr, config, DEFAULT_EXAMPLES_PER_SHARD)
-    from pipelines import storage
+    from pipelines.formats import storage
 
     if "config" in chosen and code != 2 and storage.is_local(args.output):
         config = chosen["config"]

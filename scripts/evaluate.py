@@ -61,9 +61,9 @@ def run(args) -> int:
         return code
     import json
 
-    from pipelines.evaluate import METRICS_FILE, evaluate_release
-    from pipelines.metrics_files import load_error_baseline, load_flip_baseline
-    from pipelines.report import summary_lines
+    from pipelines.beam.evaluate import METRICS_FILE, evaluate_release
+    from pipelines.evaluation.metrics_files import load_error_baseline, load_flip_baseline
+    from pipelines.evaluation.report import summary_lines
 
     try:
         out = evaluate_release(
@@ -74,7 +74,7 @@ def run(args) -> int:
     except (OSError, ValueError, ImportError) as err:
         print(f"imagenet-cp evaluate: {err}", file=sys.stderr)
         return 2
-    from pipelines import storage
+    from pipelines.formats import storage
 
     metrics = storage.join(str(out), METRICS_FILE)
     if storage.exists(metrics):  # a local folder or an object store

@@ -11,7 +11,7 @@ def add_arguments(parser):
 
 
 def run(args) -> int:
-    from pipelines.assets import fetch_frost
+    from pipelines.install.assets import fetch_frost
     from transforms.assets import PACKAGE_FROST_DIR
 
     dest = fetch_frost(args.source, args.dest or PACKAGE_FROST_DIR)

@@ -16,7 +16,7 @@ def add_arguments(parser):
 def run(args) -> int:
     import warnings
 
-    from pipelines.fetch_model import PROVENANCE_SUFFIX, export_model
+    from pipelines.install.fetch_model import PROVENANCE_SUFFIX, export_model
 
     try:
         with warnings.catch_warnings():

@@ -1,4 +1,4 @@
-"""``imagenet-cp filter-a``: adversarial filtration of ImageNet-A candidates (see pipelines.adversarial_filter)."""
+"""``imagenet-cp filter-a``: adversarial filtration of ImageNet-A candidates (see pipelines.beam.adversarial_filter)."""
 from scripts.adversarial_options import add_filter_arguments, run_filter
 
 NAME = "filter-a"

@@ -1,4 +1,4 @@
-"""``imagenet-cp filter-o``: adversarial filtration of ImageNet-O candidates (see pipelines.adversarial_filter)."""
+"""``imagenet-cp filter-o``: adversarial filtration of ImageNet-O candidates (see pipelines.beam.adversarial_filter)."""
 from scripts.adversarial_options import add_filter_arguments, run_filter
 
 NAME = "filter-o"

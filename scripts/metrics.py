@@ -3,7 +3,7 @@ import sys
 
 NAME = "metrics"
 HELP = ("print ImageNet-C (--errors), ImageNet-P (--flips), ImageNet-A or ImageNet-O metrics as JSON; "
-        "file formats: docs/metrics.md")
+        "file formats: docs/reference/metrics.md")
 
 
 def add_arguments(parser):
@@ -25,7 +25,7 @@ def add_arguments(parser):
 def run(args) -> int:
     import json
 
-    from pipelines import metrics_files
+    from pipelines.evaluation import metrics_files
     from schemas.release import dumps
     from scripts.errors import describe_os_error
 

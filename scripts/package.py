@@ -14,8 +14,8 @@ def add_arguments(parser):
 
 
 def run(args) -> int:
-    from pipelines import storage
-    from pipelines.package import package_release
+    from pipelines.formats import storage
+    from pipelines.release.package import package_release
 
     storage.configure([a for a in args.beam_args if a != "--"])
     try:

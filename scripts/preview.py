@@ -16,7 +16,7 @@ def add_arguments(parser):
 
 
 def run(args) -> int:
-    from pipelines.preview import write_preview
+    from pipelines.bench.preview import write_preview
 
     names = args.corruptions.split(",") if args.corruptions else None
     try:

@@ -13,8 +13,8 @@ def add_arguments(parser):
 
 
 def run(args) -> int:
-    from pipelines import storage
-    from pipelines.verify import verify_release
+    from pipelines.formats import storage
+    from pipelines.release.verify import verify_release
 
     storage.configure([a for a in args.beam_args if a != "--"])
     report = verify_release(args.release, args.threads)

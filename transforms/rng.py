@@ -7,7 +7,7 @@ stream, so outputs are comparable seed for seed with the reference (and the fide
 Mode ``'fast'`` keeps every corruption's algorithm and every distribution, but draws from
 NumPy's ``Generator(PCG64(seed))`` through :class:`FastRandomState`. PCG64 was chosen over the
 counter-based Philox because it is the faster of the two on the corruptions' own draws (Philox
-is no faster than the legacy stream there; see docs/performance.md). It is deterministic per
+is no faster than the legacy stream there; see docs/dev/performance.md). It is deterministic per
 seed, but its samples differ from the reference stream's: choose it for speed when seed-level
 comparability with the reference does not matter.
 """

@@ -22,10 +22,10 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from pipelines.build import SourceSelection, build_imagenet_c
-from pipelines.imagenet_c import ImageNetCConfig
-from pipelines.sample import write_sample
-from pipelines.tfrecord import encode_example, frame_record
+from pipelines.beam.build import SourceSelection, build_imagenet_c
+from pipelines.beam.imagenet_c import ImageNetCConfig
+from pipelines.install.sample import write_sample
+from pipelines.formats.tfrecord import encode_example, frame_record
 from schemas.wnids import wnid_to_label
 
 FAST = ImageNetCConfig.select(["gaussian_noise", "contrast"], [1, 2])
@@ -170,6 +170,17 @@ def sample_release(tmp_path_factory):
     """(release directory, BuildResult) of the sample, fast corruptions, 2 workers."""
     output = tmp_path_factory.mktemp("release") / "sample"
     return output, build(output)
+
+
+BEAM_FIXTURES = {"sample_release", "worker_pool"}
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items):
+    """A test that asks for a Beam build fixture is marked ``beam`` wherever it lives."""
+    for item in items:
+        if BEAM_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.beam)
 
 
 # --- a Beam worker pool, as Flink and Spark job servers use (EXTERNAL environment) -------------

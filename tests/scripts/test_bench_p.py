@@ -3,7 +3,7 @@ import json
 
 import pytest
 
-from pipelines.bench_p import run_p_bench
+from pipelines.bench.perturbations import run_p_bench
 from scripts.cli import main
 
 

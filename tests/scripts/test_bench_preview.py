@@ -6,7 +6,8 @@ import pytest
 from PIL import Image
 from skimage import data
 
-from pipelines import bench, preview
+from pipelines.bench import corruptions as bench
+from pipelines.bench import preview
 from schemas.imagenet_c import select_corruptions
 from scripts.cli import main
 from transforms import corrupt, example_rng, preprocess

@@ -1,7 +1,7 @@
 """Options after ``--`` reach a sub-command as ``args.beam_args``; options after a positional stay its own."""
 import pytest
 
-import pipelines.package
+import pipelines.release.package
 from scripts.cli import main
 
 
@@ -12,7 +12,7 @@ def test_options_after_the_release_folder_are_the_commands_own(tmp_path, monkeyp
         seen.update(release=release, output=output)
         return []
 
-    monkeypatch.setattr(pipelines.package, "package_release", package_release)
+    monkeypatch.setattr(pipelines.release.package, "package_release", package_release)
     assert main(["package", str(tmp_path / "r"), "--output", str(tmp_path / "tars"),
                  "--", "--s3_endpoint_url=http://127.0.0.1:1"]) == 0
     assert seen == {"release": str(tmp_path / "r"), "output": str(tmp_path / "tars")}

@@ -4,7 +4,7 @@ import json
 import numpy as np
 import pytest
 
-from pipelines.metrics_files import write_flips
+from pipelines.evaluation.metrics_files import write_flips
 from schemas.baselines import ALEXNET_IMAGENET_C
 from schemas.imagenet_p import TEST_PERTURBATIONS
 from scripts.cli import main

@@ -1,0 +1,1 @@
+"""Beam graphs: composite PTransforms, their private DoFns, the sinks, and the driver that runs a build."""

@@ -1,0 +1,327 @@
+"""The driver of a release build: list the input, run ReadImageNet -> <edition transform> ->
+WriteRelease on Beam, then seal the release.
+
+The edition transform (``CorruptImages`` for ImageNet-C) turns ``SourceImage`` s into
+``records``, ``sources``, ``failures`` and ``environments``; everything else here is shared.
+"""
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import math
+import sys
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping, Optional, Sequence, TextIO
+
+import apache_beam as beam
+from apache_beam.metrics.metric import MetricsFilter
+
+from schemas.editions import get_edition
+from schemas.image_ids import is_named_id_list, named_id_list_bytes
+from schemas.release import FAILURES, PROGRESS_DIR, SAMPLE_DIR, SOURCES, TMP_DIR
+from schemas.tfds import TfdsDataset
+
+from pipelines.formats import storage
+from pipelines.beam.imagenet_c import ImageNetCConfig
+from pipelines.release.output_folder import (FolderLock, OutputFolderError, check_not_inside, entry_size, inspect_folder,
+                            listing_sha256, remove_release, wait_for_orphan_workers, write_build_record)
+from pipelines.formats.parts import PART_RECORDS, PART_SECONDS, completed_images, iter_lines, read_ledger
+from pipelines.beam.progress import COUNTERS, NAMESPACE, ProgressLine
+from pipelines.beam.write_release import WriteRelease, committed_names, seal_release
+from pipelines.beam.shutdown import stopping_cleanly
+from pipelines.beam.runner import is_local, make_pipeline
+from pipelines.install.sample import write_sample
+from pipelines.beam.sources import ReadImageNet, index_source, require_entries, select_entries, write_entry_lists
+
+DEFAULT_EXAMPLES_PER_SHARD = 2048
+"""Examples per TFRecord shard on average (about 50 MB of ImageNet-C JPEGs)."""
+
+
+@dataclass(frozen=True)
+class SourceSelection:
+    """Which inputs a build reads.
+
+    Attributes
+    ----------
+    input : str, optional
+        Folder, tar or prepared TFDS ``imagenet2012``; the bundled sample when None.
+    image_ids : str, optional
+        A file of ``<wnid>/<file>`` or ``<file>`` lines, or the name of a bundled list
+        (:data:`schemas.image_ids.ID_LISTS`, e.g. ``robustbench-5000``: RobustBench's 5,000 ids).
+    limit : int, optional
+        Keep only the first ``limit`` images in key order.
+    """
+
+    input: Optional[str] = None
+    image_ids: Optional[str] = None
+    limit: Optional[int] = None
+
+
+@dataclass(frozen=True)
+class BuildResult:
+    """What a build produced: the ``release.json`` document and the Beam counters."""
+
+    release: Mapping[str, Any]
+    counters: Mapping[str, int]
+
+    @property
+    def failures(self) -> int:
+        return self.release["counts"]["failures"]
+
+    def summary(self, output_dir: str) -> str:
+        counts = self.release["counts"]
+        text = (f"{self.release['edition']} release in {output_dir}: {counts['images']} images, "
+                f"{counts['outputs']} outputs in {len(counts['outputs_per_config'])} configs, "
+                f"{counts['failures']} failures")
+        return text + (f" (listed with reasons in {FAILURES})" if counts["failures"] else "")
+
+
+def read_image_ids(name_or_path: str) -> bytes:
+    """The bytes of a bundled id list (checked against its SHA-256) or of a user's file."""
+    return named_id_list_bytes(name_or_path) if is_named_id_list(name_or_path) else storage.read_bytes(name_or_path)
+
+
+def _check_folder(output_dir: str, edition: str, config: Mapping[str, Any], force: bool) -> tuple[str, Optional[dict]]:
+    """What the output folder holds, refusing anything but nothing, or a release or build in
+    progress of this edition and config (``force``: remove one of another config)."""
+    kind, record = inspect_folder(output_dir)
+    if kind == "foreign":
+        raise OutputFolderError(f"{output_dir} is not empty and holds no imagenet-cp release or build in progress: "
+                                "choose an empty or new folder (nothing in it was changed)")
+    if kind == "empty":
+        return kind, record
+    if record.get("edition") != edition or record.get("config") != config:
+        if force:
+            remove_release(output_dir)
+            return "empty", None
+        what = "release" if kind == "release" else "build in progress"
+        if record.get("edition") != edition:
+            other = f"edition {record.get('edition')} there, {edition} here"
+        else:
+            existing = record.get("config") or {}
+            other = "; ".join(f"{key} {_shown(existing.get(key))} there, {_shown(config.get(key))} here"
+                              for key in sorted(set(existing) | set(config)) if existing.get(key) != config.get(key))
+        raise OutputFolderError(f"{output_dir} holds a {what} of another config ({other}); use another --output, "
+                                "or --force to remove it")
+    return kind, record
+
+
+def _shown(value) -> str:
+    """A config value as a person reads it: lists comma-separated, None as 'none'."""
+    if isinstance(value, (list, tuple)):
+        return ",".join(map(str, value)) or "none"
+    return "none" if value is None else str(value)
+
+
+def _release_input_matches(output_dir: str, index, record: Mapping[str, Any]) -> bool:
+    """Whether a finished release was built from this input: same kind, every entry built (same
+    place and size) or rejected as a whole, nothing else."""
+    if record.get("input", {}).get("kind") != index.kind:
+        return False
+    built = {}
+    for line in iter_lines(storage.join(output_dir, SOURCES)):
+        row = json.loads(line)
+        built[row["key"]] = (row["source"], row["bytes"])
+    rejected = {json.loads(line)["key"] for line in iter_lines(storage.join(output_dir, FAILURES))}
+    for entry in index.entries:
+        if entry.key in built:
+            source, size = built.pop(entry.key)
+            known = entry_size(entry)
+            if source != entry.source or (known is not None and known != size):
+                return False
+        elif entry.key not in rejected:
+            return False
+    return not built
+
+
+def _counters(result) -> dict[str, int]:
+    totals = dict.fromkeys(COUNTERS, 0)
+    for counter in result.metrics().query(MetricsFilter().with_namespace(NAMESPACE))["counters"]:
+        value = counter.committed if counter.committed is not None else counter.attempted
+        totals[counter.key.metric.name] = totals.get(counter.key.metric.name, 0) + value
+    return totals
+
+
+def run_build(output_dir: str, selection: SourceSelection, document: Mapping[str, Any],
+              dataset: TfdsDataset, outputs_per_image: int,
+              make_transform: Callable[[Optional[str]], beam.PTransform], workers: Optional[int] = None,
+              beam_args: Sequence[str] = (), examples_per_shard: int = DEFAULT_EXAMPLES_PER_SHARD,
+              progress_interval: float = 10.0, stream: TextIO = sys.stderr,
+              list_input: Optional[Callable[[Optional[str], str], Any]] = None,
+              add_sinks: Optional[Callable[[Any, Any, str], None]] = None, force: bool = False,
+              related: Optional[Callable] = None, part_records: int = PART_RECORDS,
+              part_seconds: float = PART_SECONDS) -> BuildResult:
+    """Build a release of any edition.
+
+    Parameters
+    ----------
+    output_dir : str
+        The release directory (local, or any Beam file system for remote runners).
+    selection : SourceSelection
+        The input and its subset.
+    document : mapping
+        Edition fields of ``release.json`` (``edition``, ``config``, ``tfds``, ...).
+    dataset : TfdsDataset
+        The TFDS dataset of the records' groups.
+    outputs_per_image : int
+        Outputs each image fans out to (for the progress line).
+    make_transform : callable
+        ``make_transform(progress_dir)`` returns the edition's PTransform: SourceImages ->
+        records, sources, failures, environments.
+    workers : int, optional
+        Local worker processes (default: all cores).
+    beam_args : sequence of str
+        Beam pipeline options (``--runner=DataflowRunner ...``), passed through.
+    examples_per_shard : int
+        Average examples per TFRecord shard; the shard count is derived from the image count.
+    progress_interval : float
+        Seconds between progress lines (local runs).
+    stream : text stream
+        Where progress lines go.
+    list_input : callable, optional
+        ``list_input(input or None, output_dir)`` returns the input's ``SourceIndex`` (None: the
+        bundled sample); default: ImageNet val through :func:`pipelines.beam.sources.index_source`.
+    add_sinks : callable, optional
+        ``add_sinks(outputs, index, output_dir)`` adds the edition's own sinks to the graph (e.g. the stacked
+        ``.npy`` arrays) next to ``WriteRelease``. Such a sink sees every output, so a resumed
+        build of such an edition builds every image again (the parts still dedupe the rest).
+    force : bool
+        Replace a release or build in progress of another config or input in ``output_dir``
+        (only the names of the release layout are removed).
+    related : callable, optional
+        ``related(entry)`` -> a name; images sharing one are resumed together (see
+        :func:`pipelines.formats.parts.completed_images`).
+    part_records, part_seconds : int, float
+        When workers commit their work (see :class:`pipelines.formats.parts.PartWriter`).
+
+    The same call into the same folder after an interruption builds only what is missing; on a
+    finished release of the same config and input it does nothing.
+
+    Raises
+    ------
+    OutputFolderError
+        For a folder that is busy, not a release of this config and input, or inside the input.
+    BuildInterrupted, BuildStopped
+        From a local run stopped by a signal, a dead worker or a full disk (resumable).
+    """
+    if examples_per_shard < 1:
+        raise ValueError(f"examples_per_shard must be >= 1, got {examples_per_shard}")
+    storage.configure(beam_args)  # object-store options (--s3_endpoint_url, ...) for the driver's own I/O
+    ids = None
+    config = dict(document["config"], examples_per_shard=examples_per_shard, limit=selection.limit,
+                  image_ids_sha256=None)
+    if selection.image_ids is not None:
+        raw = read_image_ids(selection.image_ids)
+        config["image_ids_sha256"] = hashlib.sha256(raw).hexdigest()
+        ids = raw.decode("utf-8").splitlines()
+    check_not_inside(selection.input, output_dir)
+    with FolderLock(output_dir, document["edition"]) as lock:
+        if lock.took_over:
+            print(f"note: took over the lock of a build that is gone (pid {lock.took_over.get('pid')} on "
+                  f"{lock.took_over.get('host')})", file=stream)
+        wait_for_orphan_workers(output_dir)
+        with stopping_cleanly(output_dir, signals=False):  # a full disk in the driver: one line too
+            return _locked_build(output_dir, selection, dict(document, config=config), dataset, outputs_per_image,
+                                 make_transform, ids, workers, beam_args, examples_per_shard, progress_interval,
+                                 stream, force, related, part_records, part_seconds, list_input, add_sinks)
+
+
+def _locked_build(output_dir, selection, document, dataset, outputs_per_image, make_transform, ids, workers,
+                  beam_args, examples_per_shard, progress_interval, stream, force, related, part_records,
+                  part_seconds, list_input, add_sinks) -> BuildResult:
+    """:func:`run_build` once the folder is locked."""
+    config, edition = document["config"], document["edition"]
+    state, record = _check_folder(output_dir, edition, config, force)
+    path, kind = selection.input, None
+    if path is None and not storage.is_local(output_dir):
+        raise ValueError("the bundled sample is written next to a local release: give --input for "
+                         f"a release in {output_dir}")
+    if list_input is not None:
+        index = list_input(path, output_dir)
+    else:
+        if path is None:
+            path, kind = write_sample(storage.join(output_dir, f"{SAMPLE_DIR}/val")), "sample"
+        index = index_source(path, kind)
+    index = require_entries(select_entries(index, ids, selection.limit), path or "the bundled sample")
+    listing = listing_sha256(index.entries, index.failures)
+    if state == "release":
+        if _release_input_matches(output_dir, index, record):
+            storage.delete_tree(storage.join(output_dir, SAMPLE_DIR))
+            return BuildResult(record, dict.fromkeys(COUNTERS, 0))
+        state = "other input"
+    elif state == "build" and record.get("input", {}).get("listing_sha256") != listing:
+        state = "other input"
+    if state == "other input":
+        if not force:
+            raise OutputFolderError(f"{output_dir} holds a {'release' if record.get('counts') else 'build'} of "
+                                    "another input (files added, removed or changed since); use another --output, "
+                                    "or --force to remove it")
+        remove_release(output_dir, keep=[SAMPLE_DIR] if path is None else [])
+        state = "empty"
+    for scratch in (TMP_DIR, PROGRESS_DIR):  # this build's own leftovers: half-written files, display counts
+        storage.delete_tree(storage.join(output_dir, scratch))
+    document = dict(document, input={"kind": index.kind})
+    if state == "empty":
+        write_build_record(output_dir, {"edition": edition, "config": config,
+                                        "input": {"kind": index.kind, "listing_sha256": listing,
+                                                  "images": len(index.entries)}})
+    ledger = read_ledger(output_dir)
+    done = set()
+    if ledger and add_sinks is None:
+        done = completed_images(output_dir, ledger, index.entries, outputs_per_image, related)
+    pending = [entry for entry in index.entries if entry.key not in done]
+    if ledger:
+        print(f"resuming: {len(done)} of {len(index.entries)} images are built already", file=stream)
+    shard_count = max(1, math.ceil(len(index.entries) / examples_per_shard))
+
+    local = is_local(beam_args) and storage.is_local(output_dir)
+    progress_dir = output_dir if local else None
+    pipeline = make_pipeline(workers, beam_args)
+    images = pipeline | "ReadImageNet" >> ReadImageNet(write_entry_lists(output_dir, pending), progress_dir)
+    outputs = images.images | make_transform(progress_dir)
+    listed = pipeline | "ListingFailures" >> beam.Create(index.failures)
+    failures = {f"failures_{name}": pcoll | f"FailureRecords_{name}" >> beam.Map(lambda f: f.to_json())
+                for name, pcoll in (("listing", listed), ("read", images.failures), ("outputs", outputs.failures))}
+    _ = ({"records": outputs.records, "sources": outputs.sources, **failures,
+          "environments": outputs.environments}
+         | "WriteRelease" >> WriteRelease(output_dir, dataset, shard_count, progress_dir, committed_names(ledger),
+                                          part_records, part_seconds))
+    if add_sinks is not None:
+        add_sinks(outputs, index, output_dir)
+
+    def space_needed() -> int:
+        entries = read_ledger(output_dir)
+        written = sum(e["bytes"] for e in entries)
+        outputs_done = max(1, sum(e["records"] for e in entries if e["bytes"]))
+        expected = len(index.entries) * outputs_per_image
+        return int(written / outputs_done * max(0, expected - outputs_done) * 1.5)
+
+    progress = None
+    if local:
+        progress = ProgressLine(output_dir, len(pending) * outputs_per_image, len(pending),
+                                progress_interval, stream)
+        progress.start()
+    try:
+        with stopping_cleanly(output_dir, space_needed) if local else contextlib.nullcontext():
+            result = pipeline.run()
+            result.wait_until_finish()
+            release = seal_release(output_dir, document)
+    finally:
+        if progress:
+            progress.stop()
+    return BuildResult(release, _counters(result))
+
+
+def build_imagenet_c(output_dir: str, selection: SourceSelection = SourceSelection(),
+                     config: ImageNetCConfig = ImageNetCConfig(), **options) -> BuildResult:
+    """Build an ImageNet-C release of ``config.edition`` (see :func:`run_build` for ``options``).
+
+    The edition chooses the input (ImageNet val, the Tiny-ImageNet folder or a CIFAR pickle), its
+    bundled sample, the layout, the TFDS dataset and the default examples per shard; see
+    :func:`pipelines.beam.edition_c.edition_build_options`.
+    """
+    from pipelines.beam.edition_c import edition_build_options
+
+    options.setdefault("examples_per_shard", get_edition(config.edition).c.examples_per_shard)
+    return run_build(output_dir, selection, **edition_build_options(config, selection.input), **options)

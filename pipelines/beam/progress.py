@@ -1,0 +1,120 @@
+"""Progress of a running build: Beam counters, and a progress line the driver prints.
+
+Workers count what they did (images read, outputs written, failures) in Beam metrics, which
+every runner reports, and, every few seconds, in one small JSON file per DoFn instance under
+``DIR/.progress/``. The driver's :class:`ProgressLine` sums those files while the pipeline runs,
+because a local runner reports metrics only at the end. The counts are for display only: a
+retried bundle counts twice there, never in the release.
+"""
+from __future__ import annotations
+
+import json
+import math
+import sys
+import threading
+import time
+import uuid
+from collections import Counter
+from typing import Mapping, Optional, TextIO
+
+from apache_beam.metrics import Metrics
+
+from schemas.release import PROGRESS_DIR
+
+from pipelines.formats import storage
+
+NAMESPACE = "imagenet-cp"
+COUNTERS = ("images_read", "outputs_written", "failures")
+
+
+class ProgressCounter:
+    """Counters of one DoFn instance, mirrored to ``DIR/.progress/<random>.json``.
+
+    Parameters
+    ----------
+    output_dir : str, optional
+        The release directory; None keeps the counts in Beam metrics only (remote runs, where
+        thousands of workers would otherwise write progress files).
+    interval : float
+        Seconds between two writes of the progress file; the first count is written at once, so
+        the progress line moves as soon as a worker has done anything.
+    """
+
+    def __init__(self, output_dir: Optional[str], interval: float = 2.0):
+        self._output_dir = output_dir
+        self._relative = f"{PROGRESS_DIR}/{uuid.uuid4().hex}.json"
+        self._interval = interval
+        self._counts: Counter = Counter()
+        self._written = -math.inf
+
+    def add(self, **counts: int) -> None:
+        """Add to named counters (a subset of :data:`COUNTERS`)."""
+        for name, value in counts.items():
+            if name not in COUNTERS:
+                raise ValueError(f"unknown counter {name!r}; valid counters: {', '.join(COUNTERS)}")
+            Metrics.counter(NAMESPACE, name).inc(value)
+            self._counts[name] += value
+        if time.monotonic() - self._written >= self._interval:
+            self.flush()
+
+    def flush(self) -> None:
+        """Write the counts so far to this instance's progress file."""
+        if self._counts and self._output_dir is not None:
+            try:
+                storage.write_atomic(self._output_dir, self._relative, json.dumps(dict(self._counts)).encode())
+            except OSError:  # display only: a full disk is reported by the writes that matter
+                pass
+        self._written = time.monotonic()
+
+
+def read_progress(output_dir: str) -> Counter:
+    """Sum of all progress files of a build in ``output_dir``."""
+    total: Counter = Counter()
+    for path in storage.match(storage.join(output_dir, f"{PROGRESS_DIR}/*.json")):
+        try:
+            total.update(json.loads(storage.read_bytes(path)))
+        except (OSError, ValueError):  # a file being replaced right now: it is counted next time
+            continue
+    return total
+
+
+def format_duration(seconds: float) -> str:
+    """``h:mm:ss`` or ``m:ss``."""
+    minutes, secs = divmod(int(seconds), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
+
+
+def progress_text(counts: Mapping[str, int], expected_outputs: int, expected_images: int, elapsed: float) -> str:
+    """One progress line, e.g. ``'120/1140 outputs (10.5%), 12/12 images read, 0 failures, 0:35 elapsed'``."""
+    done = counts.get("outputs_written", 0)
+    fraction = done / expected_outputs if expected_outputs else 1.0
+    text = (f"{done}/{expected_outputs} outputs ({100 * fraction:.1f}%), "
+            f"{counts.get('images_read', 0)}/{expected_images} images read, "
+            f"{counts.get('failures', 0)} failures, {format_duration(elapsed)} elapsed")
+    if 0 < fraction < 1:
+        text += f", ~{format_duration(elapsed * (1 - fraction) / fraction)} left"
+    return text
+
+
+class ProgressLine(threading.Thread):
+    """A daemon thread printing :func:`progress_text` every ``interval`` seconds until stopped."""
+
+    def __init__(self, output_dir: str, expected_outputs: int, expected_images: int,
+                 interval: float = 10.0, stream: TextIO = sys.stderr):
+        super().__init__(daemon=True)
+        self._args = (output_dir, expected_outputs, expected_images)
+        self._interval = interval
+        self._stream = stream
+        self._stop_event = threading.Event()
+        self._start = time.monotonic()
+
+    def run(self) -> None:
+        while not self._stop_event.wait(self._interval):
+            output_dir, outputs, images = self._args
+            text = progress_text(read_progress(output_dir), outputs, images, time.monotonic() - self._start)
+            print(f"progress: {text}", file=self._stream, flush=True)
+
+    def stop(self) -> None:
+        self._stop_event.set()
+        self.join()

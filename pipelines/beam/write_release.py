@@ -1,0 +1,427 @@
+"""WriteRelease: the sinks of a build, and the driver's last step that seals a release.
+
+:class:`WriteRelease` takes the output records, source records, failures and worker environments
+of any edition and writes, under the release directory:
+
+- each record's file in the folder tree (``record.path``);
+- TFDS TFRecord shards, one set per group (TFDS config): the shard of a record is a hash of its
+  key, records are sorted by key inside a shard, so the bytes do not depend on workers or order;
+- ``dataset_info.json``, ``features.json`` and label files of every config;
+- ``manifest/<group>.jsonl``, ``sources.jsonl`` and ``failures.jsonl``, sorted;
+- per-group checksum parts and the worker environments, in ``.parts/`` for the driver.
+
+No per-output element goes through a shuffle (a local runner would hold it in the driver's
+memory): workers commit *parts* (:mod:`pipelines.formats.parts`: sorted runs of manifest lines, checksums
+and shard references, the serialized examples in ``DIR/.spill/``) and emit only the parts' names;
+one task per group then merges the group's runs with a streaming merge.
+
+:func:`seal_release` (driver, after the pipeline) writes ``release.json`` and ``SHA256SUMS`` and
+removes the scratch folders.
+"""
+from __future__ import annotations
+
+import hashlib
+import heapq
+import importlib.metadata
+import itertools
+import json
+import platform
+import uuid
+from typing import Any, Iterable, Iterator, Mapping, Optional, Sequence, Tuple
+
+import apache_beam as beam
+
+from schemas.records import FileInfo, OutputRecord
+from schemas.release import (CHECKSUMS, FAILURES, PARTS_DIR, RELEASE_FORMAT, RELEASE_JSON, SCRATCH_DIRS,
+                             SOURCES, checksum_line, dumps, json_line, manifest_path)
+from schemas.tfds import TfdsDataset
+
+from pipelines.formats import storage
+from pipelines.release.output_folder import WorkerLock
+from pipelines.formats.parts import (FAILURES_TABLE, PART_RECORDS, PART_SECONDS, SOURCES_TABLE, PartWriter, iter_file_chunks,
+                    ledger_runs, merge_runs)
+from pipelines.beam.progress import ProgressCounter
+from pipelines.formats.spill import SpillReader
+from pipelines.formats.tfrecord import encode_example, frame_record
+
+CHECKSUM_PARTS = f"{PARTS_DIR}/sha256"
+ENVIRONMENTS_DIR = f"{PARTS_DIR}/environments"
+"""One file per run of a build: the distinct worker environments it saw."""
+RELEASE_WIDE_GROUP = "_release"
+"""Checksum-part name of the files that belong to no group (sources, failures)."""
+
+
+def library_versions() -> dict[str, str]:
+    """Versions of everything that can change an output's bytes (and of the build tools)."""
+    import apache_beam
+    import cv2
+    import numba
+    import numpy
+    import PIL
+    import scipy
+    import skimage
+    from PIL import features
+
+    try:
+        own = importlib.metadata.version("imagenet-cp")
+    except importlib.metadata.PackageNotFoundError:
+        own = "not installed"
+    return {"python": platform.python_version(), "imagenet-cp": own, "numpy": numpy.__version__,
+            "pillow": PIL.__version__, "libjpeg": str(features.version("jpg")),
+            "libjpeg-turbo": str(features.version("libjpeg_turbo")), "scipy": scipy.__version__,
+            "scikit-image": skimage.__version__, "opencv": cv2.__version__, "numba": numba.__version__,
+            "apache-beam": apache_beam.__version__}
+
+
+class OutputsFn(beam.DoFn):
+    """Base of the DoFns that make an edition's output records.
+
+    Holds the worker's :class:`ProgressCounter` and reports the worker's environment (the versions
+    from :meth:`environment`, as JSON, tagged ``environments``) once per bundle, so that
+    ``release.json`` can show every environment a release was built in.
+    """
+
+    def __init__(self, progress_dir: Optional[str]):
+        self._progress_dir = progress_dir
+
+    def environment(self) -> dict[str, str]:
+        """Versions of everything that can change this worker's output bytes."""
+        return library_versions()
+
+    def setup(self):
+        self._progress = ProgressCounter(self._progress_dir)
+        self._environment = json.dumps(self.environment(), sort_keys=True)
+
+    def start_bundle(self):
+        self._reported = False
+
+    def report_environment(self):
+        """The ``environments`` output, once per bundle (an empty list after the first call)."""
+        if self._reported:
+            return []
+        self._reported = True
+        return [beam.pvalue.TaggedOutput("environments", self._environment)]
+
+    def fail(self, failure):
+        """Count ``failure`` and return it as the tagged ``failures`` output."""
+        self._progress.add(failures=1)
+        return beam.pvalue.TaggedOutput("failures", failure)
+
+    def teardown(self):
+        self._progress.flush()
+
+
+def shard_index(key: str, count: int) -> int:
+    """Shard (0..count-1) of an output key: SHA-256 of the key, so stable everywhere."""
+    return int.from_bytes(hashlib.sha256(key.encode("utf-8")).digest()[:8], "big") % count
+
+
+def _windowed(values):
+    """Values a DoFn emits from ``finish_bundle`` (which must give their window)."""
+    return [beam.transforms.window.GlobalWindows.windowed_value(v) for v in values]
+
+
+class _WriteOutputFilesFn(beam.DoFn):
+    """OutputRecord -> its file in the tree; its run line (manifest line, checksum, shard) and its
+    serialized example go to this worker's current part (:class:`pipelines.formats.parts.PartWriter`).
+    Emits ``(group, (group, part, offset, length))`` of each run it commits, nothing per output."""
+
+    def __init__(self, output_dir: str, dataset: TfdsDataset, shard_count: int, progress_dir: Optional[str],
+                 part_records: int = PART_RECORDS, part_seconds: float = PART_SECONDS):
+        self._output_dir, self._dataset, self._shard_count = output_dir, dataset, shard_count
+        self._progress_dir, self._part_limits = progress_dir, (part_records, part_seconds)
+
+    def setup(self):
+        self._progress = ProgressCounter(self._progress_dir)
+        self._lock = WorkerLock(self._progress_dir)
+
+    def start_bundle(self):
+        self._parts = PartWriter(self._output_dir, *self._part_limits)
+
+    def _committed(self):
+        return [(run[0], run) for run in self._parts.commit()]
+
+    def process(self, record: OutputRecord):
+        if record.stacked:  # a row of a stacked .npy, written by pipelines.beam.npy_release
+            info = FileInfo(record.path, hashlib.sha256(record.data).hexdigest(), len(record.data), record.group)
+        else:
+            info = storage.write_atomic(self._output_dir, record.path, record.data, group=record.group)
+        index = shard_index(record.key, self._shard_count)
+        shard = f"{self._dataset.config_dir(record.group)}/{self._dataset.shard_name(index, self._shard_count)}"
+        row = {**record.metadata, "key": record.key, "path": record.path, "sha256": info.sha256,
+               "bytes": info.size, "shard": shard}
+        self._parts.add_output(record.group, record.key, index, json_line(row), info.sha256,
+                               None if record.stacked else info.path, info.size, encode_example(record.example))
+        self._progress.add(outputs_written=1)
+        if self._parts.due():
+            yield from self._committed()
+
+    def finish_bundle(self):
+        return _windowed(self._committed())
+
+    def teardown(self):
+        self._progress.flush()
+
+
+class _WriteListPartsFn(beam.DoFn):
+    """``(table, record)`` of ``sources.jsonl`` or ``failures.jsonl`` -> its line in this worker's
+    current part. Emits ``(RELEASE_WIDE_GROUP, (table, part, offset, length))`` of each run it commits."""
+
+    def __init__(self, output_dir: str, progress_dir: Optional[str] = None, part_records: int = PART_RECORDS,
+                 part_seconds: float = PART_SECONDS):
+        self._output_dir, self._progress_dir, self._part_limits = output_dir, progress_dir, (part_records, part_seconds)
+
+    def setup(self):
+        self._lock = WorkerLock(self._progress_dir)
+
+    def start_bundle(self):
+        self._parts = PartWriter(self._output_dir, *self._part_limits, follow=True)
+
+    def _committed(self):
+        return [(RELEASE_WIDE_GROUP, run) for run in self._parts.commit()]
+
+    def process(self, element):
+        table, record = element
+        self._parts.add_line(table, record["key"], json_line(record))
+        if self._parts.due():
+            yield from self._committed()
+
+    def finish_bundle(self):
+        return _windowed(self._committed())
+
+
+def _tagged(record, table: str) -> tuple:
+    return table, record
+
+
+def _checksum_lines(infos: Iterable[FileInfo]) -> list:
+    return [(i.path, checksum_line(i.sha256, i.path)) for i in sorted(infos, key=lambda i: i.path)]
+
+
+def _merged_checksums(records: Iterable[tuple], others: Iterable[FileInfo]) -> Iterator[bytes]:
+    """``sha256sum`` lines of a group, sorted by path: the outputs' ``(path, line)`` (in key order,
+    which is path order) merged with the group's other files."""
+    def checked(pairs):
+        previous = ""
+        for path, line in pairs:
+            if path < previous:
+                raise ValueError(f"output paths are not in key order ({previous} before {path})")
+            previous = path
+            yield path, line
+    for _, line in heapq.merge(checked(records), _checksum_lines(others), key=lambda pair: pair[0]):
+        yield line.encode("utf-8")
+
+
+def write_group(output_dir: str, dataset: TfdsDataset, shard_count: int, group: str, runs: Iterable[tuple]) -> None:
+    """Merge the committed runs of one group into its files: ``manifest/<group>.jsonl``, the
+    TFRecord shards (examples sorted by key; a shard that received none is written empty),
+    ``dataset_info.json``, ``features.json``, the label files, and the group's checksum part
+    ``.parts/sha256/<group>.txt``.
+
+    Memory: one chunk per run being merged, and one ``(part, offset, length)`` per output of the
+    group (the shards' references, about 100 bytes each).
+    """
+    runs = sorted(set(map(tuple, runs)))
+    refs: list = [[] for _ in range(shard_count)]
+
+    def manifest_lines():
+        for _, shard, offset, length, _, _, line, part in merge_runs(output_dir, group, runs):
+            refs[shard].append((part, offset, length))
+            yield line.encode("utf-8")
+
+    infos = [storage.write_atomic(output_dir, manifest_path(group), manifest_lines(), group=group)]
+    folder = dataset.config_dir(group)
+    lengths, num_bytes, reader = [0] * shard_count, [0], SpillReader(output_dir)
+
+    def frames(index):
+        for ref in refs[index]:
+            example = reader.read(*ref)
+            lengths[index] += 1
+            num_bytes[0] += len(example)
+            yield frame_record(example)
+
+    try:
+        for index in range(shard_count):
+            infos.append(storage.write_atomic(output_dir, f"{folder}/{dataset.shard_name(index, shard_count)}",
+                                              frames(index), group=group))
+            refs[index] = []
+    finally:
+        reader.close()
+    files = {"dataset_info.json": dataset.dataset_info_json(group, lengths, num_bytes[0]),
+             "features.json": dataset.features_json(), **dataset.metadata_files()}
+    for name, text in sorted(files.items()):
+        infos.append(storage.write_atomic(output_dir, f"{folder}/{name}", text.encode("utf-8"), group=group))
+    records = ((fields[5], checksum_line(fields[4], fields[5])) for fields in merge_runs(output_dir, group, runs)
+               if fields[5] is not None)  # None: a row of a stacked array, checksummed by its own sink
+    storage.write_atomic(output_dir, f"{CHECKSUM_PARTS}/{group}.txt", _merged_checksums(records, infos))
+
+
+def write_lists(output_dir: str, names: Iterable[tuple]) -> None:
+    """Merge the committed list runs ``(table, part, offset, length)`` into ``sources.jsonl`` and
+    ``failures.jsonl`` (sorted by key, then text; written empty when there is nothing) and their
+    checksum part."""
+    names = list(names)
+    infos = []
+    for table, relative in ((SOURCES_TABLE, SOURCES), (FAILURES_TABLE, FAILURES)):
+        runs = [run[1:] for run in names if run[0] == table]
+        lines = (line.encode("utf-8") for _, line, _ in merge_runs(output_dir, table, runs))
+        infos.append(storage.write_atomic(output_dir, relative, lines, group=RELEASE_WIDE_GROUP))
+    text = "".join(line for _, line in _checksum_lines(infos))
+    storage.write_atomic(output_dir, f"{CHECKSUM_PARTS}/{RELEASE_WIDE_GROUP}.txt", text.encode("utf-8"))
+
+
+class _WriteTablesFn(beam.DoFn):
+    """``(group, [(table, part, offset, length)])`` -> the merged files of a group (:func:`write_group`), or, for
+    :data:`RELEASE_WIDE_GROUP`, ``sources.jsonl`` and ``failures.jsonl`` (:func:`write_lists`)."""
+
+    def __init__(self, output_dir: str, dataset: TfdsDataset, shard_count: int):
+        self._output_dir, self._dataset, self._shard_count = output_dir, dataset, shard_count
+
+    def process(self, element):
+        group, names = element
+        names = [name for name in names if name is not None]
+        if group == RELEASE_WIDE_GROUP:
+            write_lists(self._output_dir, names)
+        elif names:
+            write_group(self._output_dir, self._dataset, self._shard_count, group, [run[1:] for run in names])
+        return []
+
+
+def write_checksum_part(output_dir: str, element) -> None:
+    """``(group, [FileInfo])`` -> ``.parts/sha256/<group>.txt`` (``sha256sum`` lines sorted by path)."""
+    group, infos = element
+    text = "".join(line for _, line in _checksum_lines(infos))
+    storage.write_atomic(output_dir, f"{CHECKSUM_PARTS}/{group}.txt", text.encode("utf-8"))
+
+
+def committed_names(ledger: Iterable[Mapping[str, Any]]) -> list:
+    """``(group, (table, part, offset, length))`` of every run of every committed part (see
+    :func:`pipelines.formats.parts.read_ledger`)."""
+    return [(table if not table.startswith("_") else RELEASE_WIDE_GROUP, (table, *run))
+            for table, runs in ledger_runs(ledger).items() for run in runs]
+
+
+class WriteRelease(beam.PTransform):
+    """``{'records', 'sources', 'failures', 'environments'}`` -> every file of a release but
+    ``release.json`` and ``SHA256SUMS`` (see :func:`seal_release`). Failure records (JSON-ready
+    dicts) may come in several PCollections, under keys that start with ``failures``.
+
+    Workers write the outputs' files and commit parts (:mod:`pipelines.formats.parts`); only the parts'
+    names are shuffled, grouped by TFDS config, and each group's runs are merged into its
+    manifest, shards and metadata files.
+
+    Parameters
+    ----------
+    output_dir : str
+        The release directory.
+    dataset : TfdsDataset
+        The TFDS dataset whose configs are the records' groups.
+    shard_count : int
+        TFRecord shards per config.
+    progress_dir : str, optional
+        Where workers leave progress counts (see :class:`ProgressCounter`).
+    committed : sequence, optional
+        :func:`committed_names` of parts an earlier, interrupted run of this build committed.
+    part_records, part_seconds : int, float
+        When workers commit a part (see :class:`pipelines.formats.parts.PartWriter`).
+    """
+
+    def __init__(self, output_dir: str, dataset: TfdsDataset, shard_count: int, progress_dir: Optional[str] = None,
+                 committed: Sequence = (), part_records: int = PART_RECORDS, part_seconds: float = PART_SECONDS):
+        super().__init__()
+        if shard_count < 1:
+            raise ValueError(f"shard_count must be >= 1, got {shard_count}")
+        self._output_dir, self._dataset, self._shard_count = output_dir, dataset, shard_count
+        self._progress_dir, self._committed = progress_dir, list(committed)
+        self._part_limits = (part_records, part_seconds)
+
+    def expand(self, inputs):
+        out, args = self._output_dir, (self._output_dir, self._dataset, self._shard_count)
+        pipeline = inputs["records"].pipeline
+        output_parts = inputs["records"] | "WriteOutputFiles" >> beam.ParDo(
+            _WriteOutputFilesFn(*args, self._progress_dir, *self._part_limits))
+        # One sink per input, fused with the stage that makes it (a Flatten would be materialized
+        # by a local runner, in the driver's memory, until its last input is done).
+        failures = [inputs[name] for name in sorted(inputs) if name.startswith("failures")]
+        lists = [("Sources", SOURCES_TABLE, inputs["sources"])] + [
+            (f"Failures{i}", FAILURES_TABLE, pcoll) for i, pcoll in enumerate(failures)]
+        list_parts = [pcoll | f"Tag{name}" >> beam.Map(_tagged, table)
+                      | f"Write{name}Parts" >> beam.ParDo(_WriteListPartsFn(out, self._progress_dir, *self._part_limits))
+                      for name, table, pcoll in lists]
+        earlier = pipeline | "CommittedParts" >> beam.Create(
+            self._committed + [(RELEASE_WIDE_GROUP, None)], reshuffle=False)
+        environments = self._write_environments(inputs["environments"])
+        return ((output_parts, *list_parts, earlier) | "AllParts" >> beam.Flatten()
+                | "GroupPartsByConfig" >> beam.GroupByKey()
+                | "WriteTables" >> beam.ParDo(_WriteTablesFn(*args)), environments)
+
+    def _write_environments(self, environments):
+        relative = f"{ENVIRONMENTS_DIR}/{uuid.uuid4().hex}.json"
+        out = self._output_dir
+        return (environments
+                | "DistinctEnvironments" >> beam.Distinct()
+                | "CollectEnvironments" >> beam.combiners.ToList()
+                | "WriteEnvironments" >> beam.Map(lambda envs: storage.write_atomic(
+                    out, relative, json.dumps(sorted(envs)).encode("utf-8"))))
+
+
+def _count_and_digest(output_dir: str, relative_paths: Iterable[str]) -> tuple[dict, str]:
+    """Lines per file and one SHA-256 over the files' bytes concatenated in the given order
+    (read in chunks: memory does not grow with the files)."""
+    digest, counts = hashlib.sha256(), {}
+    for relative in relative_paths:
+        counts[relative] = 0
+        for data in iter_file_chunks(storage.join(output_dir, relative)):
+            digest.update(data)
+            counts[relative] += data.count(b"\n")
+    return counts, digest.hexdigest()
+
+
+def read_environments(output_dir: str) -> list:
+    """Distinct worker environments (JSON texts, sorted) every run of a build reported."""
+    found = set()
+    for relative in storage.list_files(output_dir, ENVIRONMENTS_DIR):
+        found.update(json.loads(storage.read_bytes(storage.join(output_dir, relative))))
+    return sorted(found)
+
+
+def seal_release(output_dir: str, document: Mapping[str, Any]) -> dict:
+    """Write ``release.json`` and ``SHA256SUMS`` after the pipeline, then remove scratch folders.
+
+    Parameters
+    ----------
+    output_dir : str
+        The release directory the pipeline wrote.
+    document : mapping
+        Edition-specific fields of ``release.json`` (``edition``, ``config``, ``tfds``, ...); the
+        input checksum, counts, library versions and manifest digest are added here.
+
+    Returns
+    -------
+    dict
+        The ``release.json`` document.
+    """
+    manifest_parts = storage.list_files(output_dir, "manifest")
+    per_part, manifest_sha256 = _count_and_digest(output_dir, manifest_parts)
+    lists, _ = _count_and_digest(output_dir, [SOURCES, FAILURES])
+    _, sources_sha256 = _count_and_digest(output_dir, [SOURCES])
+    environments = [json.loads(e) for e in read_environments(output_dir)]
+    environments = environments or [library_versions()]  # no image reached a worker
+    release = {
+        **document,
+        "format": RELEASE_FORMAT,
+        "input": {**document.get("input", {}), "sha256": sources_sha256, "images": lists[SOURCES]},
+        "counts": {"images": lists[SOURCES], "outputs": sum(per_part.values()), "failures": lists[FAILURES],
+                   "outputs_per_config": {p.rsplit("/", 1)[1][:-len(".jsonl")]: n for p, n in per_part.items()}},
+        "manifest": {"parts": manifest_parts, "records": sum(per_part.values()), "sha256": manifest_sha256},
+        "library_versions": environments[0] if len(environments) == 1 else environments,
+    }
+    text = dumps(release).encode("utf-8")
+    release_info = storage.write_atomic(output_dir, RELEASE_JSON, text)
+    parts = (chunk for p in storage.list_files(output_dir, CHECKSUM_PARTS)
+             for chunk in iter_file_chunks(storage.join(output_dir, p)))
+    storage.write_atomic(output_dir, CHECKSUMS, itertools.chain(
+        parts, [checksum_line(release_info.sha256, RELEASE_JSON).encode("utf-8")]))
+    for scratch in SCRATCH_DIRS:
+        storage.delete_tree(storage.join(output_dir, scratch))
+    return release

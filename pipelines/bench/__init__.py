@@ -1,0 +1,1 @@
+"""Benchmarks (``imagenet-cp bench``) and the preview contact sheet."""

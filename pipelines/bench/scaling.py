@@ -1,0 +1,385 @@
+"""How the ImageNet-C build scales: images per second and peak memory against image count and workers.
+
+:func:`run_scaling` writes a synthetic ImageNet validation folder (:func:`write_synthetic_imagenet`:
+random crops and flips of the ``skimage.data`` photographs at ImageNet's typical 500x375, as JPEG,
+under real validation file names), then runs the real build (:func:`pipelines.beam.build.build_imagenet_c`
+on the local FnApiRunner, one SDK worker process per worker) for every image count and worker
+count. Each build runs in a fresh driver process, so that every peak belongs to one build; it is
+spawned, not forked (a fork of a process that has already run a Beam pipeline can hang in gRPC),
+so a script calling :func:`run_scaling` needs the usual ``if __name__ == "__main__":`` guard.
+
+Memory is the kernel's peak resident set (``VmHWM`` of ``/proc/<pid>/status``) of the driver and
+of each worker process, read every :data:`POLL_SECONDS` while the build runs (Linux only). The
+peak is a high-water mark kept by the kernel, so polling misses only a rise in the last interval
+before a process exits.
+"""
+from __future__ import annotations
+
+import io
+import multiprocessing
+import os
+import shutil
+import tempfile
+import threading
+import time
+from typing import Optional, Sequence
+
+import numpy as np
+from PIL import Image
+
+from schemas.imagenet_val import validation_wnids
+
+from pipelines.bench.corruptions import BENCH_IMAGES, machine_info
+from pipelines.beam.build import SourceSelection, build_imagenet_c
+from pipelines.beam.imagenet_c import ImageNetCConfig
+
+SCALING_SIZES = (100, 250, 500)
+"""Image counts of a scaling run."""
+
+SCALING_WORKERS = (1, 2)
+"""Worker counts of a scaling run; speed-ups are relative to the first."""
+
+SYNTHETIC_SIZE = (500, 375)
+"""Width and height of a landscape synthetic image (portrait ones are 375x500), ImageNet's commonest."""
+
+SYNTHETIC_JPEG_QUALITY = 90
+"""Quality of the synthetic JPEGs (typical of ImageNet files)."""
+
+PORTRAIT_FRACTION = 0.25
+"""Share of portrait images in the synthetic set."""
+
+POLL_SECONDS = 0.2
+"""Interval of the peak-memory readings."""
+
+WORKER_MODULE = "apache_beam.runners.worker.sdk_worker_main"
+"""The module a local Beam SDK worker process runs (``python -m``): how worker processes are told
+apart from their ``/bin/sh -c`` launchers, whose one argument only contains it."""
+
+
+def synthetic_image(index: int, seed: int = 0) -> np.ndarray:
+    """Synthetic validation image ``index``: a random crop of one of the bench photographs,
+    flipped half of the time, resized to :data:`SYNTHETIC_SIZE` (or its transpose).
+
+    Parameters
+    ----------
+    index : int
+        Image number, >= 1; with ``seed`` it fixes the image.
+    seed : int
+        Seed of the synthetic set, >= 0.
+
+    Returns
+    -------
+    numpy.ndarray
+        uint8 RGB, shape (375, 500, 3) or (500, 375, 3).
+    """
+    rng = np.random.default_rng([seed, index])
+    loader = list(BENCH_IMAGES.values())[rng.integers(len(BENCH_IMAGES))]
+    photo = Image.fromarray(loader())
+    width, height = SYNTHETIC_SIZE if rng.random() >= PORTRAIT_FRACTION else SYNTHETIC_SIZE[::-1]
+    scale = rng.uniform(0.6, 1.0) * min(photo.width / width, photo.height / height)
+    crop_w, crop_h = round(width * scale), round(height * scale)
+    left, top = rng.integers(photo.width - crop_w + 1), rng.integers(photo.height - crop_h + 1)
+    image = photo.resize((width, height), Image.BILINEAR, box=(left, top, left + crop_w, top + crop_h))
+    if rng.random() < 0.5:
+        image = image.transpose(Image.FLIP_LEFT_RIGHT)
+    return np.asarray(image)
+
+
+def write_synthetic_imagenet(folder: str, count: int, seed: int = 0) -> str:
+    """Write images 1..``count`` as ``folder/<wnid>/ILSVRC2012_val_<n>.JPEG`` and return ``folder``.
+
+    Each file carries the name and class folder of validation image ``n`` in the ground truth,
+    so a build reads the set as it reads ImageNet's validation folder.
+    """
+    if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= len(validation_wnids()):
+        raise ValueError(f"count must be an int in 1..{len(validation_wnids())}, got {count!r}")
+    for index in range(1, count + 1):
+        wnid = validation_wnids()[index - 1]
+        os.makedirs(os.path.join(folder, wnid), exist_ok=True)
+        buffer = io.BytesIO()
+        Image.fromarray(synthetic_image(index, seed)).save(buffer, format="JPEG", quality=SYNTHETIC_JPEG_QUALITY)
+        with open(os.path.join(folder, wnid, f"ILSVRC2012_val_{index:08d}.JPEG"), "wb") as stream:
+            stream.write(buffer.getvalue())
+    return folder
+
+
+def peak_rss_mib(pid: int) -> Optional[float]:
+    """Peak resident set of process ``pid`` so far (``VmHWM``) in MiB; None once it has gone."""
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii") as status:
+            line = next(line for line in status if line.startswith("VmHWM:"))
+    except (OSError, StopIteration):
+        return None
+    return int(line.split()[1]) / 1024
+
+
+def parent_pids() -> dict[int, int]:
+    """pid -> parent pid of every process (a scan of ``/proc``)."""
+    parents = {}
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            try:
+                with open(f"/proc/{entry.name}/stat", encoding="ascii", errors="replace") as stat:
+                    parents[int(entry.name)] = int(stat.read().rsplit(")", 1)[1].split()[1])
+            except OSError:
+                continue
+    return parents
+
+
+def descendant_pids(pid: int) -> list[int]:
+    """Children of ``pid``, their children, and so on."""
+    children: dict[int, list[int]] = {}
+    for child, parent in parent_pids().items():
+        children.setdefault(parent, []).append(child)
+    found, todo = [], list(children.get(pid, []))
+    while todo:
+        found.append(todo.pop())
+        todo.extend(children.get(found[-1], []))
+    return found
+
+
+def command_line(pid: int) -> tuple[str, ...]:
+    """The arguments of ``pid``'s command line (empty once it has gone)."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
+            return tuple(cmdline.read().decode("utf-8", "replace").split("\0")[:-1])
+    except OSError:
+        return ()
+
+
+class PeakMemory:
+    """Peak RSS of a process and of its descendants, polled in a thread while it runs.
+
+    ``peaks`` maps pid -> MiB and ``commands`` pid -> command line, for the process given and
+    every descendant seen (the build's worker processes and their ``/bin/sh`` launchers).
+    """
+
+    def __init__(self, pid: int, interval: float = POLL_SECONDS):
+        self.pid, self.interval, self.peaks, self.commands = pid, interval, {}, {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._poll, daemon=True)
+
+    def _poll(self):
+        while not self._stop.is_set():
+            for pid in [self.pid, *descendant_pids(self.pid)]:
+                peak = peak_rss_mib(pid)
+                if peak is not None:
+                    self.peaks[pid] = max(peak, self.peaks.get(pid, 0.0))
+                    self.commands[pid] = self.commands.get(pid) or command_line(pid)
+            self._stop.wait(self.interval)
+
+    def __enter__(self) -> "PeakMemory":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join()
+
+
+def _timed_build(connection, input_dir: str, output_dir: str, count: int, config: ImageNetCConfig,
+                 workers: int) -> None:
+    """Driver process: build, then send ``(seconds, images, outputs, failures)`` through ``connection``."""
+    start = time.perf_counter()
+    result = build_imagenet_c(output_dir, SourceSelection(input_dir, limit=count), config, workers=workers,
+                              progress_interval=3600)
+    seconds = time.perf_counter() - start
+    counts = result.release["counts"]
+    connection.send((seconds, counts["images"], counts["outputs"], counts["failures"]))
+    connection.close()
+
+
+def measure_build(input_dir: str, count: int, config: ImageNetCConfig, workers: int) -> dict:
+    """One build of the first ``count`` images of ``input_dir`` in a fresh driver process.
+
+    Returns
+    -------
+    dict
+        ``images``, ``workers``, ``outputs``, ``seconds`` (the build call, Beam start-up
+        included), ``images_per_s``, ``driver_peak_rss_mib``, ``worker_peak_rss_mib`` (one per
+        worker process, in start order) and ``load_average`` (1, 5, 15 minutes, just before).
+    """
+    load = os.getloadavg()
+    output_dir = tempfile.mkdtemp(prefix="imagenet-cp-scaling-")
+    context = multiprocessing.get_context("spawn")
+    receiver, sender = context.Pipe(duplex=False)
+    driver = context.Process(
+        target=_timed_build, args=(sender, input_dir, output_dir, count, config, workers))
+    try:
+        driver.start()
+        sender.close()  # the driver holds the only sending end: recv() ends if it dies
+        with PeakMemory(driver.pid) as memory:
+            try:
+                seconds, images, outputs, failures = receiver.recv()
+            except EOFError:
+                images = failures = None
+            driver.join()
+    finally:
+        shutil.rmtree(output_dir, ignore_errors=True)
+    if driver.exitcode != 0 or failures or images != count:
+        raise RuntimeError(f"scaling build of {count} images failed (exit {driver.exitcode}, "
+                           f"{images} images built, {failures} failures)")
+    worker_peaks = [mib for pid, mib in sorted(memory.peaks.items()) if WORKER_MODULE in memory.commands[pid]]
+    if len(worker_peaks) != workers:
+        raise RuntimeError(f"saw {len(worker_peaks)} worker processes running {WORKER_MODULE}, expected {workers}")
+    return {"images": images, "workers": workers, "outputs": outputs, "seconds": seconds,
+            "images_per_s": images / seconds, "driver_peak_rss_mib": memory.peaks[driver.pid],
+            "worker_peak_rss_mib": worker_peaks, "load_average": list(load)}
+
+
+FULL_IMAGENET_C_OUTPUTS = 50_000 * 95
+"""Outputs of the whole ImageNet-C release (50,000 validation images x 95 conditions)."""
+
+
+def driver_memory_trend(runs: Sequence[dict], full_outputs: int = FULL_IMAGENET_C_OUTPUTS) -> Optional[dict]:
+    """How the driver's peak grows with the outputs, from the smallest and the largest run of the
+    largest worker count: KiB per output, the largest/smallest ratio, and the peak extrapolated
+    linearly to ``full_outputs``. None with fewer than two sizes."""
+    most = max(run["workers"] for run in runs)
+    chosen = sorted((run for run in runs if run["workers"] == most), key=lambda run: run["outputs"])
+    if len(chosen) < 2 or chosen[-1]["outputs"] == chosen[0]["outputs"]:
+        return None
+    low, high = chosen[0], chosen[-1]
+    slope = (high["driver_peak_rss_mib"] - low["driver_peak_rss_mib"]) / (high["outputs"] - low["outputs"])
+    return {"workers": most, "from_outputs": low["outputs"], "to_outputs": high["outputs"],
+            "ratio": high["driver_peak_rss_mib"] / low["driver_peak_rss_mib"], "kib_per_output": slope * 1024,
+            "full_outputs": full_outputs,
+            "full_driver_peak_mib": high["driver_peak_rss_mib"] + slope * (full_outputs - high["outputs"])}
+
+
+def _killed_build(input_dir: str, output_dir: str, count: int, config: ImageNetCConfig, workers: int,
+                  fraction: float) -> float:
+    """Start a build in a fresh driver process and SIGKILL it and its workers once ``fraction`` of
+    its outputs are written (the progress files say so); return the seconds it ran."""
+    from pipelines.beam.progress import read_progress
+    from pipelines.beam.shutdown import worker_pids
+
+    context = multiprocessing.get_context("spawn")
+    receiver, sender = context.Pipe(duplex=False)
+    driver = context.Process(target=_timed_build, args=(sender, input_dir, output_dir, count, config, workers))
+    start = time.perf_counter()
+    driver.start()
+    sender.close()
+    target = fraction * count * len(config.pairs)
+    while driver.is_alive():
+        if read_progress(output_dir).get("outputs_written", 0) >= target:
+            for pid in [driver.pid, *worker_pids(driver.pid)]:
+                try:
+                    os.kill(pid, 9)
+                except OSError:
+                    pass
+            break
+        time.sleep(0.2)
+    driver.join()
+    if driver.exitcode == 0:
+        raise RuntimeError(f"the build of {count} images ended before {fraction:.0%} of it could be killed")
+    return time.perf_counter() - start
+
+
+def measure_resume(input_dir: str, count: int, config: ImageNetCConfig, workers: int, fresh_seconds: float,
+                   fraction: float = 0.5) -> dict:
+    """A build killed (SIGKILL of the driver and its workers) at ``fraction`` of its outputs, then
+    rerun into the same folder: the rerun's seconds against ``fresh_seconds`` (an uninterrupted
+    build of the same images, measured before)."""
+    output_dir = tempfile.mkdtemp(prefix="imagenet-cp-resume-")
+    try:
+        killed_after = _killed_build(input_dir, output_dir, count, config, workers, fraction)
+        context = multiprocessing.get_context("spawn")
+        receiver, sender = context.Pipe(duplex=False)
+        driver = context.Process(target=_timed_build, args=(sender, input_dir, output_dir, count, config, workers))
+        driver.start()
+        sender.close()
+        try:
+            seconds, images, _, failures = receiver.recv()
+        except EOFError:
+            images = failures = None
+        driver.join()
+    finally:
+        shutil.rmtree(output_dir, ignore_errors=True)
+    if driver.exitcode != 0 or failures or images != count:
+        raise RuntimeError(f"resumed build of {count} images failed (exit {driver.exitcode})")
+    return {"images": count, "workers": workers, "killed_at_fraction": fraction, "killed_after_seconds": killed_after,
+            "fresh_seconds": fresh_seconds, "rerun_seconds": seconds, "rerun_ratio": seconds / fresh_seconds}
+
+
+def run_scaling(sizes: Sequence[int] = SCALING_SIZES, workers: Sequence[int] = SCALING_WORKERS,
+                config: ImageNetCConfig = ImageNetCConfig(), seed: int = 0, resume: bool = False) -> dict:
+    """Build the synthetic set at every size with every worker count.
+
+    Parameters
+    ----------
+    sizes : sequence of int
+        Image counts (>= 1); one synthetic set of the largest is written and each build reads
+        its first ``size`` images in key order.
+    workers : sequence of int
+        Worker counts (>= 1); ``speedup`` is images per second relative to the first.
+    config : ImageNetCConfig
+        What each image is built into (default: all 19 corruptions x 5 severities).
+    seed : int
+        Seed of the synthetic set.
+    resume : bool
+        Also kill a build of the largest size (largest worker count) half way and time its
+        rerun (:func:`measure_resume`).
+
+    Returns
+    -------
+    dict
+        JSON-ready: ``runs`` (one :func:`measure_build` dict per size and worker count, sizes
+        outer, each with ``speedup``), ``driver_memory`` (:func:`driver_memory_trend`),
+        ``resume`` (when asked), ``conditions_per_image``, ``corruptions``, ``severities``,
+        ``rng``, ``image_size``, ``memory`` (how it was measured), ``machine``.
+    """
+    sizes, workers = list(sizes), list(workers)
+    for name, values in (("sizes", sizes), ("workers", workers)):
+        if not values or any(isinstance(v, bool) or not isinstance(v, int) or v < 1 for v in values):
+            raise ValueError(f"{name} must be a non-empty list of ints >= 1, got {values!r}")
+    input_dir = tempfile.mkdtemp(prefix="imagenet-cp-synthetic-")
+    try:
+        write_synthetic_imagenet(input_dir, max(sizes), seed)
+        runs = []
+        for size in sizes:
+            base = None
+            for count in workers:
+                run = measure_build(input_dir, size, config, count)
+                base = base or run["images_per_s"]
+                runs.append({**run, "speedup": run["images_per_s"] / base})
+        resumed = None
+        if resume:
+            last = max((run for run in runs if run["images"] == max(sizes)), key=lambda run: run["workers"])
+            resumed = measure_resume(input_dir, last["images"], config, last["workers"], last["seconds"])
+    finally:
+        shutil.rmtree(input_dir, ignore_errors=True)
+    return {"runs": runs, "driver_memory": driver_memory_trend(runs), "resume": resumed, "conditions_per_image": len(config.pairs), "corruptions": list(config.corruptions),
+            "severities": list(config.severities), "rng": config.rng, "image_size": list(SYNTHETIC_SIZE),
+            "memory": f"peak RSS (VmHWM) of each process, polled every {POLL_SECONDS} s",
+            "machine": machine_info()}
+
+
+def format_scaling_table(result: dict) -> str:
+    """The figures of :func:`run_scaling` as an aligned text table."""
+    header = (f"{'images':>7}{'workers':>8}{'seconds':>9}{'images/s':>10}{'speedup':>9}"
+              f"{'driver MiB':>12}{'worker MiB':>16}{'load 1 min':>12}")
+    lines = [f"ImageNet-C build, {result['conditions_per_image']} conditions per image "
+             f"({', '.join(result['corruptions'])} x severities {result['severities']}), rng {result['rng']}",
+             header, "-" * len(header)]
+    for run in result["runs"]:
+        workers = "/".join(f"{mib:.0f}" for mib in run["worker_peak_rss_mib"])
+        lines.append(f"{run['images']:>7}{run['workers']:>8}{run['seconds']:9.1f}{run['images_per_s']:10.2f}"
+                     f"{run['speedup']:9.2f}{run['driver_peak_rss_mib']:12.0f}{workers:>16}"
+                     f"{run['load_average'][0]:12.2f}")
+    machine = result["machine"]
+    lines.append("-" * len(header))
+    trend = result.get("driver_memory")
+    if trend:
+        lines.append(f"driver peak {trend['from_outputs']} -> {trend['to_outputs']} outputs: x{trend['ratio']:.2f}, "
+                     f"{trend['kib_per_output']:.3f} KiB per output; extrapolated to {trend['full_outputs']:,} "
+                     f"outputs: {trend['full_driver_peak_mib']:.0f} MiB")
+    resumed = result.get("resume")
+    if resumed:
+        lines.append(f"resume: killed at {resumed['killed_at_fraction']:.0%} after {resumed['killed_after_seconds']:.1f} s;"
+                     f" rerun {resumed['rerun_seconds']:.1f} s = {resumed['rerun_ratio']:.0%} of a fresh build "
+                     f"({resumed['fresh_seconds']:.1f} s)")
+    lines += [f"memory: {result['memory']}",
+              f"machine: {machine['cpu']}, {machine['usable_cores']}/{machine['cores']} cores usable, "
+              f"Python {machine['python']}"]
+    return "\n".join(lines)

@@ -1,0 +1,1 @@
+"""Evaluation apart from its Beam graph: metric files, the report, review sheets, VCR human data."""

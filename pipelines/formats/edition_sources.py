@@ -1,0 +1,298 @@
+"""Inputs of the small editions: the Tiny-ImageNet folder and the CIFAR-10/100 python pickles,
+and a bundled sample of each, made from the sample photographs.
+
+- Tiny ImageNet: the ``tiny-imagenet-200`` folder (or its ``val`` folder):
+  ``val/images/<file>.JPEG`` labelled by ``val/val_annotations.txt`` (``<file>\\t<wnid>\\t...``);
+  labels index the sorted ``wnids.txt`` (the sorted annotation wnids when it is absent).
+- CIFAR: ``cifar-10-batches-py`` (or its ``test_batch``) and ``cifar-100-python`` (or its
+  ``test``), the official pickles; labels are ``labels`` (CIFAR-10) or ``fine_labels``
+  (CIFAR-100), in file order. The pickles are read with an unpickler that only builds dicts,
+  lists, bytes and NumPy arrays. The driver stores each test image as a PNG in one stack file
+  under ``DIR/.parts/`` (the workers read byte ranges of it, as of a tar), keyed ``NNNNN.png`` by
+  its row so that key order is file order.
+
+ImageNet-style editions (``imagenet``, ``inception``, ``imagenet64``) read ImageNet val through
+:mod:`pipelines.beam.sources`.
+"""
+from __future__ import annotations
+
+import io
+import os
+import pickle
+from dataclasses import dataclass
+from typing import Optional
+
+import numpy as np
+from PIL import Image
+
+from schemas.records import Failure, Locator, SourceEntry
+from schemas.release import PARTS_DIR, SAMPLE_DIR, is_safe_name
+
+from pipelines.formats import storage
+from pipelines.install.sample import SAMPLE_PHOTOGRAPHS, sample_arrays
+from pipelines.beam.sources import SourceIndex, drop_duplicates, index_source, walk_folder
+
+TINY_ROOT = "tiny-imagenet-200"
+CIFAR10_ROOT, CIFAR10_TEST, CIFAR10_META = "cifar-10-batches-py", "test_batch", "batches.meta"
+CIFAR100_ROOT, CIFAR100_TEST, CIFAR100_META = "cifar-100-python", "test", "meta"
+CIFAR_SIDE = 32
+
+#: CIFAR-10 class names in label order (``batches.meta``'s ``label_names``).
+CIFAR10_CLASSES = ("airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck")
+
+#: Nominal CIFAR-10 classes of the sample photographs (order of :data:`pipelines.install.sample.SAMPLE_PHOTOGRAPHS`):
+#: cat; espresso, camera and clock have no CIFAR class (ship, truck, truck); rocket and astronaut as
+#: airplane; the two motorcycle views as automobile.
+SAMPLE_CIFAR10_LABELS = (3, 8, 0, 0, 1, 1, 9, 9)
+
+TINY_SAMPLE_JPEG_QUALITY = 95
+
+
+@dataclass(frozen=True)
+class ListedInput:
+    """What the driver learns from an edition's input before the pipeline runs.
+
+    Attributes
+    ----------
+    index : SourceIndex
+        Entries (key order = the order of the released rows) and rejected files.
+    family : str
+        Source family: ``'imagenet'``, ``'tinyimagenet'``, ``'cifar10'`` or ``'cifar100'``.
+    class_names : tuple of str, optional
+        Class names in label order when the family defines them (Tiny ImageNet's wnids).
+    """
+
+    index: SourceIndex
+    family: str
+    class_names: Optional[tuple] = None
+
+
+# --- CIFAR ------------------------------------------------------------------------------------
+
+class _ArrayUnpickler(pickle.Unpickler):
+    """Unpickles only what the CIFAR pickles hold: containers, bytes and NumPy arrays."""
+
+    _ALLOWED = {("numpy.core.multiarray", "_reconstruct"), ("numpy._core.multiarray", "_reconstruct"),
+                ("numpy", "ndarray"), ("numpy", "dtype"), ("numpy.core.multiarray", "scalar"),
+                ("numpy._core.multiarray", "scalar"), ("_codecs", "encode")}
+
+    def find_class(self, module, name):
+        if (module, name) not in self._ALLOWED:
+            raise pickle.UnpicklingError(f"refusing to load {module}.{name} from a CIFAR pickle")
+        return super().find_class(module, name)
+
+
+def _load_pickle(path: str) -> dict:
+    try:
+        document = _ArrayUnpickler(io.BytesIO(storage.read_bytes(path)), encoding="bytes").load()
+    except Exception as err:  # any malformed pickle: one clear line
+        raise ValueError(f"{path}: not a CIFAR python pickle ({type(err).__name__}: {err})") from err
+    if not isinstance(document, dict):
+        raise ValueError(f"{path}: not a CIFAR python pickle (expected a dict)")
+    return {k.decode("latin-1") if isinstance(k, bytes) else k: v for k, v in document.items()}
+
+
+def cifar_test_file(path: str) -> tuple[str, str]:
+    """``(test pickle, family)`` of a CIFAR input: the folder or the test file itself.
+
+    Raises
+    ------
+    ValueError
+        If neither ``test_batch`` (CIFAR-10) nor ``test`` (CIFAR-100) is found.
+    """
+    candidates = [(storage.join(path, CIFAR10_TEST), "cifar10"), (storage.join(path, CIFAR100_TEST), "cifar100"),
+                  (storage.join(path, f"{CIFAR10_ROOT}/{CIFAR10_TEST}"), "cifar10"),
+                  (storage.join(path, f"{CIFAR100_ROOT}/{CIFAR100_TEST}"), "cifar100")]
+    if storage.is_local(path) and os.path.isfile(path):
+        return path, "cifar100" if os.path.basename(path) == CIFAR100_TEST else "cifar10"
+    for candidate, family in candidates:
+        if storage.exists(candidate):
+            return candidate, family
+    raise ValueError(f"input {path!r}: expected cifar-10-batches-py/ (with {CIFAR10_TEST}) or "
+                     f"cifar-100-python/ (with {CIFAR100_TEST}), the CIFAR python version")
+
+
+def read_cifar(path: str) -> tuple[np.ndarray, list, tuple, str]:
+    """The test set of a CIFAR pickle: ``(images uint8 (N, 32, 32, 3), labels, class names, family)``.
+
+    Class names come from the ``batches.meta`` / ``meta`` pickle beside the test file (indices
+    as text when it is absent).
+    """
+    test, family = cifar_test_file(path)
+    document = _load_pickle(test)
+    label_key = "labels" if "labels" in document else "fine_labels"
+    if "data" not in document or label_key not in document:
+        raise ValueError(f"{test}: a CIFAR test pickle has 'data' and 'labels' or 'fine_labels'")
+    family = "cifar10" if label_key == "labels" else "cifar100"
+    data = np.asarray(document["data"], dtype=np.uint8)
+    labels = [int(v) for v in document[label_key]]
+    if data.ndim != 2 or data.shape[1] != 3 * CIFAR_SIDE * CIFAR_SIDE or len(labels) != data.shape[0]:
+        raise ValueError(f"{test}: 'data' must be (N, 3072) uint8 with one label per row, got {data.shape} "
+                         f"and {len(labels)} labels")
+    images = data.reshape(-1, 3, CIFAR_SIDE, CIFAR_SIDE).transpose(0, 2, 3, 1)
+    meta_path = storage.join(storage.parent(test), CIFAR10_META if family == "cifar10" else CIFAR100_META)
+    names_key = "label_names" if family == "cifar10" else "fine_label_names"
+    names = tuple(str(i) for i in range(max(labels, default=-1) + 1))
+    if storage.exists(meta_path):
+        meta = _load_pickle(meta_path)
+        if names_key in meta:
+            names = tuple(n.decode("utf-8") if isinstance(n, bytes) else str(n) for n in meta[names_key])
+    return images, labels, names, family
+
+
+def _png(image: np.ndarray) -> bytes:
+    buffer = io.BytesIO()
+    Image.fromarray(image).save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
+def index_cifar(path: str, output_dir: str) -> ListedInput:
+    """List a CIFAR test set: each image becomes a PNG in ``DIR/.parts/cifar/test.pngs``."""
+    images, labels, names, family = read_cifar(path)
+    blobs = [_png(image) for image in images]
+    relative = f"{PARTS_DIR}/cifar/test.pngs"
+    storage.write_atomic(output_dir, relative, b"".join(blobs))
+    stack = storage.join(output_dir, relative)
+    entries, failures, offset = [], [], 0
+    source_name = CIFAR10_TEST if family == "cifar10" else CIFAR100_TEST
+    for row, (blob, label) in enumerate(zip(blobs, labels)):
+        if not 0 <= label < len(names):
+            failures.append(Failure(f"{row:05d}.png", f"{source_name}#{row}", "list",
+                                    f"label {label} is outside 0..{len(names) - 1}"))
+        else:
+            entries.append(SourceEntry(key=f"{row:05d}.png", wnid=names[label], label=label,
+                                       locator=Locator(stack, offset, len(blob)), source=f"{source_name}#{row}"))
+        offset += len(blob)
+    return ListedInput(SourceIndex("cifar", tuple(entries), tuple(failures)), family, names)
+
+
+def write_cifar_sample(folder: str) -> str:
+    """Write ``folder/cifar-10-batches-py/{test_batch,batches.meta}`` from the sample photographs
+    (centred square, BOX 32x32) in the official pickle format; return the CIFAR folder."""
+    from transforms import preprocess
+
+    root = os.path.join(folder, CIFAR10_ROOT)
+    os.makedirs(root, exist_ok=True)
+    images = [preprocess(image, edition="cifar") for _, image in sample_arrays()]
+    data = np.stack([image.transpose(2, 0, 1).reshape(-1) for image in images])
+    names = [f"{function}_{index or 0}.png".encode() for function, index in SAMPLE_PHOTOGRAPHS]
+    batch = {b"batch_label": b"testing batch 1 of 1 (imagenet-cp sample)", b"labels": list(SAMPLE_CIFAR10_LABELS),
+             b"data": data, b"filenames": names}
+    with open(os.path.join(root, CIFAR10_TEST), "wb") as stream:
+        pickle.dump(batch, stream, protocol=2)
+    with open(os.path.join(root, CIFAR10_META), "wb") as stream:
+        pickle.dump({b"label_names": [n.encode() for n in CIFAR10_CLASSES], b"num_vis": 3072,
+                     b"num_cases_per_batch": len(images)}, stream, protocol=2)
+    return root
+
+
+# --- Tiny ImageNet ----------------------------------------------------------------------------
+
+def tiny_root(path: str) -> str:
+    """The ``tiny-imagenet-200`` folder of an input (the folder itself, its ``val``, or its parent)."""
+    for candidate in (path, storage.parent(path), storage.join(path, TINY_ROOT)):
+        if os.path.isfile(os.path.join(candidate, "val", "val_annotations.txt")):
+            return candidate
+    raise ValueError(f"input {path!r}: expected the {TINY_ROOT} folder (val/images + val/val_annotations.txt)")
+
+
+def index_tinyimagenet(path: str) -> ListedInput:
+    """List Tiny ImageNet's validation images: ``<wnid>/<file>`` keys from ``val_annotations.txt``."""
+    if not storage.is_local(path):
+        raise ValueError(f"Tiny-ImageNet inputs must be local folders; got {path!r}")
+    root = tiny_root(path)
+    annotations = {}
+    with open(os.path.join(root, "val", "val_annotations.txt"), encoding="utf-8") as stream:
+        for line in stream:
+            fields = line.rstrip("\n").split("\t")
+            if len(fields) >= 2 and fields[0]:
+                annotations[fields[0]] = fields[1]
+    wnids_file = os.path.join(root, "wnids.txt")
+    if os.path.isfile(wnids_file):
+        with open(wnids_file, encoding="utf-8") as stream:
+            names = tuple(sorted({w.strip() for w in stream if w.strip()}))
+    else:
+        names = tuple(sorted(set(annotations.values())))
+    labels = {w: i for i, w in enumerate(names)}
+    entries, failures = [], []
+    for item in walk_folder(os.path.join(root, "val", "images")):
+        if isinstance(item, Failure):
+            failures.append(item)
+            continue
+        name, locator = item
+        source = f"val/images/{name}"
+        wnid = annotations.get(name)
+        if "/" in name or not is_safe_name(name):
+            failures.append(Failure(source, source, "list", "unexpected file: expected val/images/<file>"))
+        elif wnid is None:
+            failures.append(Failure(source, source, "list", "not listed in val/val_annotations.txt"))
+        elif wnid not in labels:
+            failures.append(Failure(source, source, "list", f"class {wnid!r} is not in wnids.txt"))
+        else:
+            entries.append(SourceEntry(key=f"{wnid}/{name}", wnid=wnid, label=labels[wnid], locator=locator,
+                                       source=source))
+    entries, duplicates = drop_duplicates(entries)
+    return ListedInput(SourceIndex("tinyimagenet", tuple(entries), tuple(failures + duplicates)), "tinyimagenet",
+                       names)
+
+
+def write_tinyimagenet_sample(folder: str) -> str:
+    """Write ``folder/tiny-imagenet-200`` (wnids.txt, val/images, val/val_annotations.txt) from the
+    sample photographs (centred square, bilinear 64x64, JPEG q95); return that folder."""
+    from transforms import preprocess
+
+    root = os.path.join(folder, TINY_ROOT)
+    os.makedirs(os.path.join(root, "val", "images"), exist_ok=True)
+    lines = []
+    for number, (wnid, image) in enumerate(sample_arrays()):
+        name = f"val_{number}.JPEG"
+        Image.fromarray(preprocess(image, edition="tinyimagenet")).save(
+            os.path.join(root, "val", "images", name), format="JPEG", quality=TINY_SAMPLE_JPEG_QUALITY)
+        lines.append(f"{name}\t{wnid}\t0\t0\t63\t63\n")
+    with open(os.path.join(root, "val", "val_annotations.txt"), "w", encoding="utf-8") as stream:
+        stream.writelines(lines)
+    with open(os.path.join(root, "wnids.txt"), "w", encoding="utf-8") as stream:
+        stream.writelines(f"{w}\n" for w in sorted(set(SAMPLE_PHOTOGRAPHS.values())))
+    return root
+
+
+# --- any edition ------------------------------------------------------------------------------
+
+def sample_folder(output_dir: str) -> str:
+    """Where a build without ``--input`` writes its bundled sample."""
+    return storage.join(output_dir, SAMPLE_DIR)
+
+
+def list_edition_input(sources: tuple, path: Optional[str], output_dir: str) -> ListedInput:
+    """List the input of an edition whose source families are ``sources`` (``Edition.sources``).
+
+    Parameters
+    ----------
+    sources : tuple of str
+        ``('imagenet',)``, ``('tinyimagenet',)`` or ``('cifar10', 'cifar100')``.
+    path : str, optional
+        The ``--input``; None writes and lists the edition's bundled sample.
+    output_dir : str
+        The release directory (the sample and the CIFAR image stack go into its scratch folders).
+    """
+    from pipelines.install.sample import write_sample
+
+    sample = path is None
+    if "tinyimagenet" in sources:
+        listed = index_tinyimagenet(write_tinyimagenet_sample(sample_folder(output_dir)) if sample else path)
+    elif "cifar10" in sources:
+        listed = index_cifar(write_cifar_sample(sample_folder(output_dir)) if sample else path, output_dir)
+    else:
+        if sample:
+            index = index_source(write_sample(storage.join(sample_folder(output_dir), "val")), "sample")
+        else:
+            index = index_source(path)
+        return ListedInput(index, "imagenet")
+    if sample:
+        listed = ListedInput(SourceIndex("sample", listed.index.entries, listed.index.failures), listed.family,
+                             listed.class_names)
+    return listed
+
+
+__all__ = ["ListedInput", "list_edition_input", "index_cifar", "index_tinyimagenet", "read_cifar",
+           "write_cifar_sample", "write_tinyimagenet_sample"]

@@ -1,0 +1,257 @@
+"""Part files: what workers hand to the final writers of a release, so that no per-output element
+crosses a shuffle and a build can resume after any interruption.
+
+A local FnApiRunner holds every shuffled element in the driver's memory, so the release sinks do
+not shuffle outputs. A worker's :class:`PartWriter` collects, for each output, a small *run line*
+(key, TFRecord shard, manifest line, checksum, where its serialized example lies in the part's
+spill file) and, for each source or failure record, its JSON line. Every :data:`PART_RECORDS`
+records or :data:`PART_SECONDS` seconds, and at the end of a bundle, it *commits a part*:
+
+1. the spill file ``DIR/.spill/<part>`` (the serialized examples) is closed;
+2. the part's runs, ``DIR/.parts/runs/<part>.jsonl``, are written: one sorted run per table (a
+   group, or a list), one after the other;
+3. the ledger entry ``DIR/.parts/ledger/<part>.json`` (where each table's run lies in the runs
+   file, counts, bytes) is written last, atomically: a part counts only once it exists.
+
+A part is three files whatever the number of groups. Only the runs' names ``(table, part,
+offset, length)`` go on through the pipeline. The final writers merge the committed runs of a
+table with :func:`merge_runs` (``heapq.merge`` over chunked range readers: memory grows with the
+number of runs, not with the number of records). A record that two parts hold (an image that
+was being built when a build was interrupted, and was built again by the rerun) is kept once:
+builds are deterministic, so both copies are equal.
+
+On a rerun the driver reads the ledger (:func:`read_ledger`), counts what each input image
+already has (:func:`completed_images`) and builds only the others.
+"""
+from __future__ import annotations
+
+import collections
+import heapq
+import json
+import time
+import uuid
+from array import array
+from typing import Any, Iterable, Iterator, Mapping, Optional, Sequence
+
+import numpy as np
+
+from schemas.release import PARTS_DIR
+
+from pipelines.formats import storage
+from pipelines.formats.spill import SpillWriter
+
+RUNS_DIR = f"{PARTS_DIR}/runs"
+LEDGER_DIR = f"{PARTS_DIR}/ledger"
+SOURCES_TABLE = "_sources"
+FAILURES_TABLE = "_failures"
+"""Run names of the release-wide lists (groups are TFDS config names, which never start with ``_``)."""
+
+PART_RECORDS = 1000
+"""Records after which a worker commits a part (memory of a part: its run lines, ~0.5 KiB each)."""
+PART_SECONDS = 120.0
+"""Seconds after which a worker commits a part: the most work one worker loses to an interruption."""
+READ_CHUNK = 1 << 18
+"""Bytes a run reader holds at a time (one per run being merged)."""
+
+
+def run_path(part: str) -> str:
+    """Relative path of the runs of ``part``."""
+    return f"{RUNS_DIR}/{part}.jsonl"
+
+
+_leader_commits = [0]
+"""Parts the output writers of this process committed so far (see ``follow``)."""
+
+
+class PartWriter:
+    """A worker's parts: collect run lines, commit every ``max_records`` or ``max_seconds``.
+
+    Parameters
+    ----------
+    output_dir : str
+        The release directory.
+    max_records, max_seconds : int, float
+        When :meth:`due` says a part should be committed.
+    follow : bool
+        Also commit as soon as an output writer (``follow=False``) of this process has committed
+        one: the list writers, whose one source record per image would otherwise wait for
+        ``max_records`` images, so that the images of a committed output part count as done.
+    """
+
+    def __init__(self, output_dir: str, max_records: int = PART_RECORDS, max_seconds: float = PART_SECONDS,
+                 follow: bool = False):
+        self._output_dir, self._max_records, self._max_seconds = output_dir, max_records, max_seconds
+        self._follow = follow
+        self._open()
+
+    def _open(self):
+        self.part = uuid.uuid4().hex
+        self._runs: dict = collections.defaultdict(list)
+        self._records = 0
+        self._bytes = 0
+        self._spill = SpillWriter(self._output_dir, self.part)
+        self._started = time.monotonic()
+        self._leaders_seen = _leader_commits[0]
+
+    def add_output(self, group: str, key: str, shard: int, manifest_line: str, sha256: str, path: Optional[str],
+                   size: int, example: bytes) -> None:
+        """One output: its file is written already; its example goes to the part's spill file.
+        ``path`` is where its ``SHA256SUMS`` line points (None: no line of its own)."""
+        ref = self._spill.append(example)
+        self._runs[group].append((key, json.dumps(
+            [key, shard, ref.offset, ref.length, sha256, path, manifest_line], ensure_ascii=False)))
+        self._records += 1
+        self._bytes += size + len(example)
+
+    def add_line(self, table: str, key: str, line: str) -> None:
+        """One line of a release-wide list (``sources.jsonl``, ``failures.jsonl``), sorted by key then text."""
+        self._runs[table].append(((key, line), json.dumps([key, line], ensure_ascii=False)))
+        self._records += 1
+
+    def due(self) -> bool:
+        return self._records >= self._max_records or (self._records > 0 and (
+            time.monotonic() - self._started >= self._max_seconds
+            or (self._follow and _leader_commits[0] != self._leaders_seen)))
+
+    def commit(self) -> list:
+        """Commit the part (nothing when it is empty); return its runs' ``(table, part, offset,
+        length)``."""
+        if not self._records:
+            return []
+        self._spill.close()
+        chunks, ranges, offset = [], {}, 0
+        for table in sorted(self._runs):
+            data = "".join(line + "\n" for _, line in sorted(self._runs[table], key=lambda item: item[0])).encode()
+            chunks.append(data)
+            ranges[table] = [offset, len(data)]
+            offset += len(data)
+        storage.write_atomic(self._output_dir, run_path(self.part), chunks)
+        entry = {"part": self.part, "tables": ranges, "records": self._records, "bytes": self._bytes}
+        storage.write_atomic(self._output_dir, f"{LEDGER_DIR}/{self.part}.json", json.dumps(entry).encode("utf-8"))
+        names = [(table, self.part, start, length) for table, (start, length) in ranges.items()]
+        if not self._follow:
+            _leader_commits[0] += 1
+        self._open()
+        return names
+
+
+def read_ledger(output_dir: str) -> list[dict]:
+    """The committed parts' ledger entries, sorted by part name."""
+    entries = []
+    for relative in storage.list_files(output_dir, LEDGER_DIR):
+        entries.append(json.loads(storage.read_bytes(storage.join(output_dir, relative))))
+    return sorted(entries, key=lambda e: e["part"])
+
+
+def iter_file_chunks(path: str, start: int = 0, length: Optional[int] = None,
+                     chunk: int = READ_CHUNK) -> Iterator[bytes]:
+    """The bytes of ``path`` (``length`` bytes from ``start``, or all from ``start``) in chunks,
+    the file opened only while a chunk is read (so that a merge of thousands of runs holds no
+    open file)."""
+    offset, end = start, None if length is None else start + length
+    while end is None or offset < end:
+        with storage.open_stream(path) as stream:
+            stream.seek(offset)
+            data = stream.read(chunk if end is None else min(chunk, end - offset))
+        if not data:
+            if end is not None:
+                raise OSError(f"{path}: expected {end - start} bytes at offset {start}, got {offset - start}")
+            return
+        offset += len(data)
+        yield data
+
+
+def iter_lines(path: str, start: int = 0, length: Optional[int] = None) -> Iterator[str]:
+    """The text lines of ``path`` (or of a byte range of it), without their newline, read chunk by chunk."""
+    rest = b""
+    for data in iter_file_chunks(path, start, length):
+        lines = (rest + data).split(b"\n")
+        rest = lines.pop()
+        for line in lines:
+            yield line.decode("utf-8")
+    if rest:
+        yield rest.decode("utf-8")
+
+
+def merge_runs(output_dir: str, table: str, runs: Iterable[tuple]) -> Iterator[list]:
+    """The lines of runs ``(part, offset, length)`` of ``table``, merged in sort order, each record once.
+
+    Output runs yield ``[key, shard, offset, length, sha256, path, manifest line, part]``; list
+    runs ``[key, line, part]``. Records with equal sort keys (the same output built twice) are
+    yielded once.
+    """
+    def read(part, offset, length):
+        for line in iter_lines(storage.join(output_dir, run_path(part)), offset, length):
+            fields = json.loads(line)
+            fields.append(part)
+            yield ((fields[0],) if len(fields) > 3 else (fields[0], fields[1])), fields
+
+    previous = None
+    for sort_key, fields in heapq.merge(*(read(*run) for run in sorted(set(map(tuple, runs)))),
+                                        key=lambda item: item[0]):
+        if sort_key != previous:
+            previous = sort_key
+            yield fields
+
+
+def ledger_runs(ledger: Iterable[Mapping[str, Any]]) -> dict:
+    """table -> the ``(part, offset, length)`` of its committed runs."""
+    tables = collections.defaultdict(list)
+    for entry in ledger:
+        for table, (offset, length) in entry["tables"].items():
+            tables[table].append((entry["part"], offset, length))
+    return tables
+
+
+def completed_images(output_dir: str, ledger: Sequence[Mapping[str, Any]], entries: Sequence,
+                     outputs_per_image: int, related=None) -> set:
+    """Keys of the input images whose work is all in committed parts.
+
+    An image is complete when a failure rejects it as a whole (its key is the image's key), or
+    when its ``sources.jsonl`` record is committed and ``outputs_per_image`` distinct outputs
+    (records, or failures of single outputs) of it are. Memory: 16 bytes per committed output
+    while counting.
+
+    Parameters
+    ----------
+    entries : sequence of SourceEntry
+        The build's input images.
+    related : callable, optional
+        ``related(entry)`` -> a name; images that share one are built together (ImageNet-P
+        decides between images whose videos would share a path), so they count as complete only
+        together.
+    """
+    index = {entry.key: i for i, entry in enumerate(entries)}
+    by_source = {entry.source: i for i, entry in enumerate(entries)}
+    whole, sourced = set(), set()
+    images, outputs = array("q"), array("q")
+    for table, parts in ledger_runs(ledger).items():
+        if table == SOURCES_TABLE:
+            for key, _, _ in merge_runs(output_dir, table, parts):
+                if key in index:
+                    sourced.add(index[key])
+        elif table == FAILURES_TABLE:
+            for key, line, _ in merge_runs(output_dir, table, parts):
+                if key in index:
+                    whole.add(index[key])
+                else:
+                    image = by_source.get(json.loads(line).get("source"))
+                    if image is not None:
+                        images.append(image)
+                        outputs.append(hash(key))
+        else:
+            for fields in merge_runs(output_dir, table, parts):
+                image = index.get(json.loads(fields[6]).get("image_key"))
+                if image is not None:
+                    images.append(image)
+                    outputs.append(hash(fields[0]))
+    pairs = np.stack([np.frombuffer(images, np.int64), np.frombuffer(outputs, np.int64)], axis=1)
+    counts = np.bincount(np.unique(pairs, axis=0)[:, 0], minlength=len(entries)) if len(images) else \
+        np.zeros(len(entries), np.int64)
+    done = whole | {i for i in sourced if counts[i] >= outputs_per_image}
+    if related is not None:
+        groups = collections.defaultdict(list)
+        for i, entry in enumerate(entries):
+            groups[related(entry)].append(i)
+        done = {i for members in groups.values() if all(m in done for m in members) for i in members}
+    return {entries[i].key for i in done}

@@ -1,0 +1,1 @@
+"""Installers: frost textures, filter-model export, the bundled sample."""

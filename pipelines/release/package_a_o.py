@@ -1,0 +1,223 @@
+"""``imagenet-cp package-a`` / ``package-o``: a reviewed shortlist in the official layout.
+
+From a filter run (``decisions.jsonl``, ``filter.json``) and a reviewer's decisions, write a
+release directory that ``imagenet-cp verify`` checks::
+
+    PKG/imagenet-a/<wnid>/<file>          the original bytes, never re-encoded
+    PKG/imagenet-a/README.txt             the official README structure
+    PKG/manifest/imagenet-a.jsonl         one row per file: candidate, scores, name fields, review
+    PKG/sources.jsonl                     one row per accepted candidate (its bytes' SHA-256)
+    PKG/release.json, PKG/SHA256SUMS       (release.json records the tar's size, SHA-256 and MD5)
+    PKG/packages/imagenet-a.tar + SHA256SUMS   (reproducible tar, as ``imagenet-cp package``)
+
+File names follow the release: ImageNet-A ``<p>_<pred1> _ <pred2>_<q>.<ext>`` with p the weak
+label's probability (primary model, centre crop, ``%.6f``), pred1 / pred2 the centre-crop
+predictions of the first two models (the single model's twice when there is one), and q the
+primary model's probability of its prediction (float32 repr). ImageNet-O files go under the
+predicted O class as ``<source synset>_<file>``. The meanings are recorded in ``release.json``.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+from typing import Optional
+
+import numpy as np
+
+from schemas.adversarial import BIBTEX, DECISIONS, FILTER_JSON, KEPT, REVIEW_CODES, TASKS
+from schemas.class_names import class_name
+from schemas.release import (CHECKSUMS, MANIFEST_DIR, PACKAGES_DIR, RELEASE_FORMAT, RELEASE_JSON, SOURCES,
+                             checksum_line, dumps, is_safe_name, json_line)
+from schemas.wnids import wnid_to_label
+from transforms.ten_crop import CENTRE_CROP
+
+from pipelines.release.package import write_tar
+from pipelines.beam.write_release import library_versions
+from pipelines.release.verify import file_sha256, relative_files
+
+NAME_FIELDS = {
+    "imagenet_a": {"p": "probability of the weak label (primary model, centre crop, softmax over the class set), %.6f",
+                   "pred1": "centre-crop prediction of model 1 (class short name)",
+                   "pred2": "centre-crop prediction of model 2 (model 1's again when there is one model)",
+                   "q": "primary model's centre-crop probability of its prediction, float32 repr"},
+    "imagenet_o": {"source": "the candidate's source synset and original file name"},
+}
+
+
+def read_reviews(path: str) -> dict:
+    """``{key: review record}`` from ``reviews.jsonl`` lines or plain accepted keys; a later line
+    for a key replaces an earlier one (second opinions are appended).
+
+    Raises
+    ------
+    ValueError
+        On a malformed line or an unknown decision code.
+    """
+    reviews = {}
+    with open(path, encoding="utf-8") as stream:
+        for number, line in enumerate(stream, start=1):
+            line = line.strip()
+            if not line or line.startswith("#"):
+                continue
+            if line.startswith("{"):
+                try:
+                    record = json.loads(line)
+                    key = record["key"]
+                except (ValueError, KeyError) as err:
+                    raise ValueError(f"{path}:{number}: expected a review record with a 'key': {err}") from err
+                if record.get("decision") not in REVIEW_CODES:
+                    raise ValueError(f"{path}:{number}: decision {record.get('decision')!r} is not one of "
+                                     f"{', '.join(REVIEW_CODES)}")
+            else:
+                key, record = line, {"key": line, "decision": "accept"}
+            reviews[key] = record
+    return reviews
+
+
+def _read_json_lines(path: str) -> list:
+    with open(path, encoding="utf-8") as stream:
+        return [json.loads(line) for line in stream if line.strip()]
+
+
+def file_name(task: str, row: dict) -> tuple[str, str, dict]:
+    """``(folder wnid, file name, name field values)`` of an accepted row in the official layout."""
+    extension = os.path.splitext(row["key"])[1]
+    models = row["models"]
+    if task == "imagenet_o":
+        return row["confusion"][0], f"{row['wnid']}_{row['key'].split('/', 1)[1]}", {"source": row["key"]}
+    primary = models[0]
+    predictions = [m["argmax"][CENTRE_CROP] for m in models[:2]]
+    predictions += predictions[:1] * (2 - len(predictions))
+    top = primary["top5"][CENTRE_CROP][0]
+    fields = {"p": f"{primary['weak_prob'][CENTRE_CROP]:.6f}", "pred1": class_name(predictions[0]),
+              "pred2": class_name(predictions[1]), "q": str(np.float32(top[1]))}
+    return row["wnid"], f"{fields['p']}_{fields['pred1']} _ {fields['pred2']}_{fields['q']}{extension}", fields
+
+
+def readme_text(task: str, count: int, class_wnids) -> str:
+    """README.txt in the structure of the official ImageNet-O README (section 1.9 of the spec)."""
+    title = TASKS[task].dataset_title
+    lines = [f"The {title} dataset contains {count:,} natural adversarial examples.", "", BIBTEX, "",
+             f"There are {len(class_wnids)} classes we consider. The WordNet ID and a description of each class "
+             "is as follows.", ""]
+    lines += [f"{w} {class_name(w)}" for w in class_wnids]
+    return "\n".join(lines) + "\n"
+
+
+def _prepare(output_dir: str, tree: str) -> None:
+    if os.path.isdir(output_dir) and os.listdir(output_dir):
+        try:
+            with open(os.path.join(output_dir, RELEASE_JSON), encoding="utf-8") as stream:
+                existing = json.load(stream).get("tree")
+        except (OSError, ValueError):
+            existing = None
+        if existing != tree:
+            raise ValueError(f"{output_dir} is not empty and holds no {tree} package: use another --output")
+        for name in (tree, MANIFEST_DIR, PACKAGES_DIR, SOURCES, RELEASE_JSON, CHECKSUMS):
+            path = os.path.join(output_dir, name)
+            shutil.rmtree(path) if os.path.isdir(path) else (os.remove(path) if os.path.exists(path) else None)
+    os.makedirs(output_dir, exist_ok=True)
+
+
+def _write(path: str, data: bytes) -> None:
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    partial = path + ".partial"
+    with open(partial, "wb") as stream:
+        stream.write(data)
+    os.replace(partial, path)
+
+
+def package_set(task: str, filtered_dir: str, accepted_path: str, output_dir: str,
+                candidates: Optional[str] = None) -> dict:
+    """Package the accepted items of a filter run; return the ``release.json`` document.
+
+    Raises
+    ------
+    ValueError
+        When the filter run is of another task, an accepted key was not shortlisted (``kept``),
+        a candidate's bytes changed since filtering, or two files would get the same name.
+    """
+    tree = TASKS[task].tree
+    try:
+        with open(os.path.join(filtered_dir, FILTER_JSON), encoding="utf-8") as stream:
+            run = json.load(stream)
+        decisions = {r["key"]: r for r in _read_json_lines(os.path.join(filtered_dir, DECISIONS))}
+    except (OSError, ValueError) as err:
+        raise ValueError(f"{filtered_dir} is not a filter output: {err}") from err
+    if run["task"] != task:
+        raise ValueError(f"{filtered_dir} is a {run['task']} filter run, not {task}")
+    reviews = read_reviews(accepted_path)
+    accepted = sorted(k for k, r in reviews.items() if r["decision"] == "accept")
+    unknown = [k for k in accepted if k not in decisions]
+    not_kept = [f"{k} ({decisions[k]['decision']})" for k in accepted if k in decisions and decisions[k]["decision"] != KEPT]
+    if unknown or not_kept:
+        raise ValueError("accepted items must be shortlisted candidates of the filter run; "
+                         + "; ".join(filter(None, [unknown and f"unknown: {', '.join(unknown[:5])}",
+                                                   not_kept and f"not shortlisted: {', '.join(not_kept[:5])}"])))
+    if not accepted:
+        raise ValueError(f"{accepted_path} accepts no item")
+    candidates = candidates or run["candidates"]
+    _prepare(output_dir, tree)
+
+    rows, sources, names = [], [], {}
+    for key in accepted:
+        row = decisions[key]
+        with open(os.path.join(candidates, row["source"]), "rb") as stream:
+            data = stream.read()
+        if hashlib.sha256(data).hexdigest() != row["sha256"]:
+            raise ValueError(f"{key}: the candidate's bytes changed since filtering (SHA-256 differs)")
+        folder, name, fields = file_name(task, row)
+        if not is_safe_name(name):
+            raise ValueError(f"{key}: cannot name the file {name!r}")
+        relative = f"{folder}/{name}"
+        if relative.casefold() in names:
+            raise ValueError(f"{key} and {names[relative.casefold()]} would both be {tree}/{relative}: reject one")
+        names[relative.casefold()] = key
+        _write(os.path.join(output_dir, tree, folder, name), data)
+        rows.append({"key": relative, "path": f"{tree}/{relative}", "sha256": row["sha256"], "bytes": len(data),
+                     "shard": None, "wnid": folder, "label": wnid_to_label()[folder], "candidate": key,
+                     "name_fields": fields, "decision_reason": row["reason"], "confusion": row["confusion"],
+                     "rank": row["rank"], "rules": row["rules"], "review": reviews[key]})
+        sources.append({"key": key, "source": row["source"], "sha256": row["sha256"], "bytes": len(data),
+                        "metadata": row.get("metadata", {})})
+    class_wnids = run["config"]["class_wnids"]
+    _write(os.path.join(output_dir, tree, "README.txt"), readme_text(task, len(rows), class_wnids).encode("utf-8"))
+    manifest = f"{MANIFEST_DIR}/{tree}.jsonl"
+    manifest_bytes = "".join(json_line(r) for r in sorted(rows, key=lambda r: r["key"])).encode("utf-8")
+    _write(os.path.join(output_dir, manifest), manifest_bytes)
+    sources_bytes = "".join(json_line(s) for s in sources).encode("utf-8")
+    _write(os.path.join(output_dir, SOURCES), sources_bytes)
+    per_class: dict = {}
+    for r in rows:
+        per_class[r["wnid"]] = per_class.get(r["wnid"], 0) + 1
+    with open(accepted_path, "rb") as stream:
+        accepted_sha256 = hashlib.sha256(stream.read()).hexdigest()
+    packages = os.path.join(output_dir, PACKAGES_DIR)
+    os.makedirs(packages, exist_ok=True)
+    tar = os.path.join(packages, f"{tree}.tar")
+    write_tar(output_dir, [tree], tar)
+    md5 = hashlib.md5()
+    with open(tar, "rb") as stream:
+        for chunk in iter(lambda: stream.read(1 << 20), b""):
+            md5.update(chunk)
+    tar_sha256 = file_sha256(tar)
+    _write(os.path.join(packages, CHECKSUMS), checksum_line(tar_sha256, os.path.basename(tar)).encode("utf-8"))
+    release = {
+        "edition": tree, "tree": tree, "format": RELEASE_FORMAT,
+        "package": {"file": f"{PACKAGES_DIR}/{tree}.tar", "bytes": os.path.getsize(tar), "sha256": tar_sha256,
+                    "md5": md5.hexdigest()},
+        "config": {"filter": run["config"], "models": run["models"], "decisions_sha256": run["decisions_sha256"],
+                   "reviews_sha256": accepted_sha256, "file_names": NAME_FIELDS[task]},
+        "input": {"kind": "filtered", "sha256": hashlib.sha256(sources_bytes).hexdigest(), "images": len(sources)},
+        "counts": {"images": len(rows), "outputs": len(rows), "failures": 0, "per_class": dict(sorted(per_class.items())),
+                   "reviewed": len(reviews), "accepted": len(accepted)},
+        "manifest": {"parts": [manifest], "records": len(rows), "sha256": hashlib.sha256(manifest_bytes).hexdigest()},
+        "library_versions": library_versions(),
+    }
+    _write(os.path.join(output_dir, RELEASE_JSON), dumps(release).encode("utf-8"))
+    listed = sorted(relative_files(output_dir, (PACKAGES_DIR, CHECKSUMS)))
+    _write(os.path.join(output_dir, CHECKSUMS), "".join(
+        checksum_line(file_sha256(os.path.join(output_dir, p)), p) for p in listed).encode("utf-8"))
+    return release

@@ -1,0 +1,302 @@
+"""Verify a release directory against its ``SHA256SUMS``, its manifests and ``release.json``.
+
+Every file listed is hashed again (in parallel threads: ``hashlib`` releases the GIL); files on
+disk that are not listed are extra. The tree is walked without following links: a symlink, a
+device, socket or fifo, or a folder that holds no listed file (an empty one included) anywhere
+in the release is a problem. The three records are cross-checked:
+
+- ``SHA256SUMS`` lists ``release.json``, ``sources.jsonl``, ``failures.jsonl``, exactly the
+  manifest parts ``release.json`` names, exactly the files in the tree's folders that the
+  manifests list (with the manifests' digests; a row of a stacked array at the tree's top, e.g.
+  ``CIFAR-10-C/fog.npy``, names a listed file), and every shard a manifest row points to;
+- ``release.json``'s counts equal the manifests' rows (per config and in all), the lines of
+  ``sources.jsonl`` and ``failures.jsonl``, and the TFDS ``shardLengths`` of each config;
+- its manifest digest and input checksum are recomputed from the parts and ``sources.jsonl``.
+
+A ``packages/`` folder, when present, is checked against its own ``SHA256SUMS``. The release may
+lie on any file system :mod:`pipelines.formats.storage` reaches (a local disk, ``s3://``, ``gs://``); an
+object store holds no links, devices or empty folders.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import stat
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Optional
+
+from schemas.release import (CHECKSUMS, FAILURES, MANIFEST_DIR, PACKAGES_DIR, RELEASE_JSON, SOURCES,
+                             parse_checksum_lines)
+
+from pipelines.formats import storage
+
+CHUNK_BYTES = 1 << 20
+
+LOCK_FILE = ".lock"
+"""The folder lock a build or ``package`` holds, left out of the check (the value of
+``pipelines.release.output_folder.LOCK_FILE``, not imported from there: it needs Beam's file systems)."""
+
+
+def file_sha256(path: str) -> str:
+    """Hex SHA-256 of a file, read in 1 MiB chunks."""
+    digest = hashlib.sha256()
+    opened = (os.fdopen(os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0)), "rb") if storage.is_local(path)
+              else storage.open_stream(path))
+    with opened as stream:
+        for chunk in iter(lambda: stream.read(CHUNK_BYTES), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def scan_tree(root: str, skip: tuple = ()) -> tuple[set, set, list]:
+    """Walk ``root`` without following links: ``(files, folders, problems)``, relative
+    ``/``-separated paths, leaving out ``skip`` paths (files or whole folders, relative to ``root``).
+
+    ``problems`` names every symlink and every entry that is neither a regular file nor a folder.
+    """
+    if not storage.is_local(root):  # an object store: no links, devices or empty folders
+        files = set(storage.list_tree(root, skip))
+        return files, {parent for path in files for parent in _parents(path)}, []
+    files, folders, problems = set(), set(), []
+    pending = [""]
+    while pending:
+        relative = pending.pop()
+        try:
+            with os.scandir(os.path.join(root, relative) if relative else root) as scan:
+                children = list(scan)
+        except OSError as err:
+            problems.append(f"cannot list {relative or root}: {(err.strerror or type(err).__name__).lower()}")
+            continue
+        for child in children:
+            path = f"{relative}/{child.name}" if relative else child.name
+            if path in skip:
+                continue
+            mode = child.stat(follow_symlinks=False).st_mode
+            if stat.S_ISLNK(mode):
+                problems.append(f"symlink (a release holds no links): {path}")
+            elif stat.S_ISDIR(mode):
+                folders.add(path)
+                pending.append(path)
+            elif stat.S_ISREG(mode):
+                files.add(path)
+            else:
+                problems.append(f"not a regular file (device, socket or fifo): {path}")
+    return files, folders, problems
+
+
+def relative_files(root: str, skip: tuple = ()) -> set[str]:
+    """Relative ``/``-separated paths of every regular file below ``root`` (links not followed),
+    leaving out ``skip`` paths (files or whole folders, relative to ``root``)."""
+    return scan_tree(root, skip)[0]
+
+
+def _is_file(path: str) -> bool:
+    """True for a regular file (local: not a link) or an object."""
+    if storage.is_local(path):
+        return os.path.isfile(path) and not os.path.islink(path)
+    return storage.exists(path)
+
+
+def _unsafe(path: str) -> bool:
+    """True for a listed path that could point outside the release."""
+    return path.startswith("/") or "\\" in path or any(p in ("", ".", "..") for p in path.split("/"))
+
+
+@dataclass
+class VerifyReport:
+    """Problems found in a release; empty lists mean it is intact."""
+
+    checked: int = 0
+    missing: list = field(default_factory=list)
+    extra: list = field(default_factory=list)
+    changed: list = field(default_factory=list)
+    problems: list = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not (self.missing or self.extra or self.changed or self.problems)
+
+    def merge(self, other: "VerifyReport", prefix: str) -> None:
+        self.checked += other.checked
+        for name in ("missing", "extra", "changed", "problems"):
+            getattr(self, name).extend(f"{prefix}{item}" for item in getattr(other, name))
+
+    def text(self) -> str:
+        """A human-readable report, one problem a line, then a verdict."""
+        lines = [f"{kind}: {item}" for kind in ("missing", "extra", "changed", "problems")
+                 for item in getattr(self, kind)]
+        verdict = (f"OK: {self.checked} files match" if self.ok else
+                   f"FAILED: {len(self.missing)} missing, {len(self.extra)} extra, {len(self.changed)} changed, "
+                   f"{len(self.problems)} other problems among {self.checked} listed files")
+        return "\n".join(lines + [verdict])
+
+
+def verify_checksums(root: str, skip: tuple = (), threads: Optional[int] = None) -> VerifyReport:
+    """Compare the files below ``root`` with ``root/SHA256SUMS``."""
+    report = VerifyReport()
+    listing = storage.join(root, CHECKSUMS)
+    if not _is_file(listing):
+        report.problems.append(f"{CHECKSUMS} not found in {root}")
+        return report
+    try:
+        expected = parse_checksum_lines(storage.read_bytes(listing).decode("utf-8").splitlines())
+    except ValueError as err:
+        report.problems.append(str(err))
+        return report
+    unsafe = sorted(p for p in expected if _unsafe(p))
+    report.problems += [f"{CHECKSUMS} lists a path outside the release: {p!r}" for p in unsafe]
+    for path in unsafe:
+        del expected[path]
+    present, folders, problems = scan_tree(root, skip + (CHECKSUMS,))
+    report.problems += problems
+    needed = {parent for path in expected for parent in _parents(path)}
+    report.extra += sorted(f"{folder}/" for folder in folders - needed)
+    report.checked = len(expected)
+    report.missing = sorted(set(expected) - present)
+    report.extra = sorted(report.extra + sorted(present - set(expected)))
+    common = sorted(set(expected) & present)
+    with ThreadPoolExecutor(max_workers=threads or os.cpu_count()) as pool:
+        digests = pool.map(lambda p: file_sha256(storage.join(root, p)), common)
+        report.changed = [p for p, digest in zip(common, digests) if digest != expected[p]]
+    return report
+
+
+def _parents(path: str):
+    parts = path.split("/")
+    for end in range(1, len(parts)):
+        yield "/".join(parts[:end])
+
+
+def _lines(root: str, relative: str):
+    yield from storage.read_bytes(storage.join(root, relative)).decode("utf-8").splitlines(True)
+
+
+def _check_manifests(root: str, release: dict, listed: dict, report: VerifyReport) -> None:
+    """Cross-check SHA256SUMS, the manifest parts and release.json's counts (see the module doc)."""
+    problems = report.problems
+    counts = release["counts"]
+    required = (RELEASE_JSON, SOURCES) + ((FAILURES,) if counts.get("failures") else ())
+    for name in required:
+        if name not in listed:
+            problems.append(f"{CHECKSUMS} does not list {name}")
+    parts = list(release["manifest"]["parts"])
+    listed_parts = sorted(p for p in listed if p.startswith(f"{MANIFEST_DIR}/"))
+    if sorted(parts) != listed_parts:
+        problems.append(f"manifest parts in {RELEASE_JSON} ({len(parts)}) differ from those in {CHECKSUMS} "
+                        f"({len(listed_parts)}): {', '.join(sorted(set(parts) ^ set(listed_parts))[:5])}")
+    per_config = counts.get("outputs_per_config")
+    tree = release.get("tree")
+    rows_total, shard_rows, files_in_folders = 0, {}, 0
+    for part in parts:
+        if part not in listed or not _is_file(storage.join(root, part)):
+            continue  # reported as missing
+        config = part.rsplit("/", 1)[-1][:-len(".jsonl")]
+        rows, previous = 0, None
+        for number, line in enumerate(_lines(root, part), 1):
+            row = json.loads(line)
+            rows += 1
+            where = f"{part} line {number}"
+            if previous is not None and row["key"] <= previous:
+                problems.append(f"{where}: key {row['key']!r} out of order or repeated")
+            previous = row["key"]
+            if tree is not None and not row["path"].startswith(f"{tree}/"):
+                problems.append(f"{where}: {row['path']} is not in the {tree}/ tree")
+            digest = listed.get(row["path"])
+            stacked = tree is not None and "/" not in row["path"][len(tree) + 1:]  # a row of <tree>/<name>.npy
+            if digest is None:
+                problems.append(f"{where}: {row['path']} is not listed in {CHECKSUMS}")
+            elif not stacked and digest != row["sha256"]:
+                problems.append(f"{where}: the SHA-256 of {row['path']} differs from {CHECKSUMS}")
+            files_in_folders += not stacked
+            if row.get("shard") is not None:
+                if row["shard"] not in listed:
+                    problems.append(f"{where}: shard {row['shard']} is not listed in {CHECKSUMS}")
+                shard_rows[os.path.dirname(row["shard"])] = shard_rows.get(os.path.dirname(row["shard"]), 0) + 1
+        rows_total += rows
+        if per_config is not None and per_config.get(config) != rows:
+            problems.append(f"{part}: {rows} records, {RELEASE_JSON} counts {per_config.get(config)}")
+    extra_configs = set(per_config or {}) - {p.rsplit("/", 1)[-1][:-len(".jsonl")] for p in parts}
+    if extra_configs:
+        problems.append(f"{RELEASE_JSON} counts outputs of configs without a manifest: {', '.join(sorted(extra_configs))}")
+    for name, value in (("counts.outputs", counts.get("outputs")), ("manifest.records", release["manifest"].get("records"))):
+        if value != rows_total:
+            problems.append(f"{RELEASE_JSON} {name} is {value}, the manifests hold {rows_total} records")
+    if tree is not None:  # one file per row in the tree's folders; files at its top are stacked arrays or docs
+        in_tree = sum(1 for p in listed if p.startswith(f"{tree}/") and "/" in p[len(tree) + 1:])
+        if in_tree != files_in_folders:
+            problems.append(f"{CHECKSUMS} lists {in_tree} files in the {tree}/ folders, the manifests "
+                            f"{files_in_folders}")
+    for relative, name, key in ((SOURCES, "input.images", ("input", "images")), (FAILURES, "counts.failures",
+                                                                                 ("counts", "failures"))):
+        expected = release.get(key[0], {}).get(key[1])
+        if expected is not None and relative in listed and _is_file(storage.join(root, relative)):
+            lines = sum(1 for _ in _lines(root, relative))
+            if expected != lines:
+                problems.append(f"{relative}: {lines} records, {RELEASE_JSON} {name} is {expected}")
+    images = (release.get("input", {}).get("images"), counts.get("images"))
+    if None not in images and images[0] != images[1]:
+        problems.append(f"{RELEASE_JSON}: input.images is {images[0]}, counts.images {images[1]}")
+    split = release.get("tfds", {}).get("split")
+    for folder, rows in sorted(shard_rows.items()):
+        info_path = f"{folder}/dataset_info.json"
+        if info_path not in listed or not _is_file(storage.join(root, info_path)):
+            problems.append(f"{info_path} is not listed in {CHECKSUMS}")
+            continue
+        info = json.loads(storage.read_bytes(storage.join(root, info_path)))
+        lengths = [sum(int(n) for n in s.get("shardLengths", [])) for s in info.get("splits", [])
+                   if split is None or s.get("name") == split]
+        if sum(lengths) != rows:
+            problems.append(f"{info_path}: {sum(lengths)} examples, the manifest {rows}")
+
+
+def _check_release_json(root: str, report: VerifyReport, listed: Optional[dict] = None) -> None:
+    """Recompute the manifest digest and the input checksum that ``release.json`` records."""
+    try:
+        release = json.loads(storage.read_bytes(storage.join(root, RELEASE_JSON)))
+        digest = hashlib.sha256()
+        for part in release["manifest"]["parts"]:
+            digest.update(storage.read_bytes(storage.join(root, part)))
+        if digest.hexdigest() != release["manifest"]["sha256"]:
+            report.problems.append(f"manifest digest differs from {RELEASE_JSON}")
+        if file_sha256(storage.join(root, SOURCES)) != release["input"]["sha256"]:
+            report.problems.append(f"{SOURCES} differs from the input checksum in {RELEASE_JSON}")
+        if listed is not None:
+            _check_manifests(root, release, listed, report)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as err:
+        report.problems.append(f"cannot check {RELEASE_JSON}: {type(err).__name__}: {err}")
+
+
+def verify_release(root: str, threads: Optional[int] = None, include_packages: bool = True) -> VerifyReport:
+    """Verify a release directory (and its ``packages/`` when present).
+
+    Parameters
+    ----------
+    root : str
+        The release directory (local).
+    threads : int, optional
+        Hashing threads (default: one per core).
+    include_packages : bool
+        Also check ``packages/`` against its own ``SHA256SUMS`` when it exists.
+    """
+    local = storage.is_local(root)
+    if not (os.path.isdir(root) if local else storage.is_folder(root)):
+        return VerifyReport(problems=[f"{root} is not a release folder"])
+    if local:
+        root = os.path.realpath(root)  # the folder the user named; nothing inside it is followed
+    report = verify_checksums(root, (PACKAGES_DIR, LOCK_FILE), threads)
+    if _is_file(storage.join(root, CHECKSUMS)):
+        try:
+            listed = parse_checksum_lines(storage.read_bytes(storage.join(root, CHECKSUMS)).decode("utf-8").splitlines())
+        except ValueError:
+            listed = None
+        if listed is not None:
+            _check_release_json(root, report, listed)
+    if include_packages:
+        packages = storage.join(root, PACKAGES_DIR)
+        if local and (os.path.islink(packages) or (os.path.lexists(packages) and not os.path.isdir(packages))):
+            report.problems.append(f"{PACKAGES_DIR} is not a folder (a link or a file)")
+        elif os.path.isdir(packages) if local else storage.is_folder(packages):
+            report.merge(verify_checksums(packages, (), threads), f"{PACKAGES_DIR}/")
+    return report

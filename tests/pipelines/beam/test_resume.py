@@ -1,0 +1,209 @@
+"""Interrupted builds resume to the same bytes; one build per folder; only folders the factory made.
+
+Builds that get interrupted run in a child process (``python -c``, its own session so that the
+driver and its workers can be killed together) on the bundled sample, committing a part per
+output so that an interruption always falls after some committed work.
+"""
+import hashlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from pipelines.beam.build import SourceSelection
+from pipelines.beam.imagenet_c import ImageNetCConfig
+from pipelines.release.output_folder import FolderBusy, FolderLock, OutputFolderError
+from pipelines.release.package import package_release
+from pipelines.formats.parts import LEDGER_DIR
+from pipelines.beam.shutdown import RESUME_HINT, worker_pids
+
+pytestmark = pytest.mark.beam  # runs Beam builds: `pytest -m "not beam"` leaves it out
+
+REPO = Path(__file__).resolve().parents[3]
+CONFIG = ImageNetCConfig.select(["glass_blur", "zoom_blur"], [3, 5])
+DRIVER = """
+import sys
+from pipelines.beam.build import build_imagenet_c
+from pipelines.beam.imagenet_c import ImageNetCConfig
+from scripts.build_options import run_build
+import argparse
+
+def build(output, selection, config, **options):
+    return build_imagenet_c(output, selection, config, part_records=1, part_seconds=0, progress_interval=3600,
+                            **options)
+
+args = argparse.Namespace(output=sys.argv[1], input=None, image_ids=None, limit=None, workers=2, beam_args=[],
+                          examples_per_shard=4, force=False)
+sys.exit(run_build(args, build, lambda a: ImageNetCConfig.select(["glass_blur", "zoom_blur"], [3, 5]), 4))
+"""
+
+
+def tree(folder: Path) -> dict:
+    """relative path -> SHA-256 of every file below ``folder``."""
+    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def resume(output: Path, fast_build, **options):
+    return fast_build(output, config=CONFIG, examples_per_shard=4, part_records=1, part_seconds=0, **options)
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(tmp_path_factory, fast_build):
+    output = tmp_path_factory.mktemp("uninterrupted") / "release"
+    resume(output, fast_build)
+    return tree(output)
+
+
+def start_driver(output: Path) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-c", DRIVER, str(output)], cwd=REPO, start_new_session=True,
+                            env={**os.environ, "PYTHONPATH": str(REPO)}, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
+def wait_for_parts(driver: subprocess.Popen, output: Path, count: int = 12, timeout: float = 120) -> list:
+    """Wait until ``count`` parts are committed; return the driver's worker processes."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        ledger = output / LEDGER_DIR
+        if ledger.is_dir() and len(os.listdir(ledger)) >= count:
+            return worker_pids(driver.pid)
+        assert driver.poll() is None, driver.communicate()
+        time.sleep(0.02)
+    raise AssertionError("no parts were committed")
+
+
+def gone(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return True
+
+
+@pytest.mark.parametrize("how", ["sigkill", "sigterm", "sigint", "worker"])
+def test_an_interrupted_build_resumes_to_the_same_bytes(how, tmp_path, fast_build, uninterrupted, capsys):
+    output = tmp_path / "release"
+    driver = start_driver(output)
+    workers = wait_for_parts(driver, output)
+    assert workers
+    if how == "sigkill":  # the driver and its workers, as a crash or `kill -9` of the process group would
+        os.killpg(driver.pid, signal.SIGKILL)
+    elif how == "worker":
+        os.kill(max(workers), signal.SIGKILL)
+    else:
+        driver.send_signal(signal.SIGTERM if how == "sigterm" else signal.SIGINT)
+    _, err = driver.communicate(timeout=60)
+    lines = [line for line in err.splitlines() if not line.startswith(("WARNING", "INFO"))]
+    expected = {"sigkill": -signal.SIGKILL, "sigterm": 143, "sigint": 130, "worker": 3}[how]
+    assert driver.returncode == expected, err
+    if how in ("sigterm", "sigint"):
+        assert lines == [f"interrupted; {RESUME_HINT}"]
+        assert all(gone(pid) for pid in workers)  # stopped, not orphaned
+    if how == "worker":
+        assert lines[-1] == f"error: a worker process died (killed, or out of memory); {RESUME_HINT}"
+        assert "Traceback" not in err
+    if how == "sigkill":
+        time.sleep(0.5)
+    assert not (output / "release.json").exists()
+    capsys.readouterr()
+    resume(output, fast_build, stream=sys.stderr)
+    resumed = capsys.readouterr().err
+    assert "resuming: " in resumed and "resuming: 0 of" not in resumed
+    assert tree(output) == uninterrupted
+
+
+def test_a_finished_release_is_not_built_again(tmp_path, fast_build):
+    output = tmp_path / "release"
+    fast_build(output)
+    before = {p: p.stat().st_mtime_ns for p in output.rglob("*")}
+    result = fast_build(output)
+    assert result.counters == {"images_read": 0, "outputs_written": 0, "failures": 0}
+    assert {p: p.stat().st_mtime_ns for p in output.rglob("*")} == before
+
+
+def test_a_second_build_into_a_busy_folder_refuses_at_once(tmp_path, fast_build):
+    output = tmp_path / "release"
+    with FolderLock(str(output), "build-c"):
+        start = time.monotonic()
+        with pytest.raises(FolderBusy, match=rf"in use by another build: pid {os.getpid()} on host .+, started "):
+            fast_build(output)
+        with pytest.raises(FolderBusy, match="in use by another build"):
+            package_release(str(output))
+        assert time.monotonic() - start < 5
+    assert os.listdir(output) == []  # the holder's folder is untouched and the lock is gone with it
+
+
+def test_a_stale_lock_is_taken_over(tmp_path, fast_build, capsys):
+    output = tmp_path / "release"
+    output.mkdir()
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    (output / ".lock").write_text(json.dumps({"host": os.uname().nodename, "pid": int(dead.stdout), "started": "x"}))
+    fast_build(output, stream=sys.stderr)
+    assert "took over the lock" in capsys.readouterr().err
+    assert (output / "release.json").is_file() and not (output / ".lock").exists()
+
+
+def test_a_folder_that_is_not_a_release_is_refused_and_left_alone(tmp_path, fast_build):
+    output = tmp_path / "mine"
+    (output / ".tmp").mkdir(parents=True)
+    (output / ".tmp" / "notes").write_text("mine")
+    (output / "photo.JPEG").write_bytes(b"x")
+    before = tree(output)
+    with pytest.raises(OutputFolderError, match="not empty and holds no imagenet-cp release"):
+        fast_build(output)
+    assert tree(output) == before and not (output / ".lock").exists()
+
+
+def test_an_input_that_holds_the_output_is_refused(sample_folder, tmp_path, fast_build):
+    with pytest.raises(OutputFolderError, match="is the input"):
+        fast_build(sample_folder, SourceSelection(str(sample_folder)))
+    with pytest.raises(OutputFolderError, match="inside it"):
+        fast_build(sample_folder / "out", SourceSelection(str(sample_folder)))
+    assert not (sample_folder / "out").exists()
+
+
+def test_another_input_is_refused_unless_forced(sample_folder, tmp_path, fast_build):
+    source = tmp_path / "val"
+    shutil.copytree(sample_folder, source)
+    output = tmp_path / "release"
+    fast_build(output, SourceSelection(str(source)))
+    (output / "notes.txt").write_text("the user's")
+    next(source.glob("*/*.JPEG")).unlink()
+    with pytest.raises(OutputFolderError, match="another input"):
+        fast_build(output, SourceSelection(str(source)))
+    result = fast_build(output, SourceSelection(str(source)), force=True)
+    assert result.release["counts"]["images"] == 7
+    assert (output / "notes.txt").read_text() == "the user's"
+
+
+def _mount_tmpfs(folder: Path, size: str) -> bool:
+    folder.mkdir(parents=True, exist_ok=True)
+    if os.geteuid() != 0 or not shutil.which("mount"):
+        return False
+    return subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(folder)],
+                          capture_output=True).returncode == 0
+
+
+def test_a_full_disk_stops_with_one_line_and_resumes(tmp_path, fast_build, uninterrupted, capsys):
+    disk = tmp_path / "disk"
+    if not _mount_tmpfs(disk, "1200k"):  # the sample (0.8 MB) fits, the release does not
+        pytest.skip("needs root and tmpfs to make a small disk")
+    try:
+        output = disk / "release"
+        driver = start_driver(output)
+        _, err = driver.communicate(timeout=120)
+        assert driver.returncode == 3, err
+        last = err.splitlines()[-1]
+        assert last.startswith(f"error: disk full: {output} has ") and last.endswith(RESUME_HINT)
+        assert subprocess.run(["mount", "-o", "remount,size=50m", str(disk)]).returncode == 0
+        resume(output, fast_build)
+        assert tree(output) == uninterrupted
+    finally:
+        subprocess.run(["umount", "-l", str(disk)])

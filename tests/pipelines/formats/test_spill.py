@@ -1,0 +1,132 @@
+"""Spill files: the shuffles of a build carry references, never example bytes or pixels."""
+import os
+import pickle
+import random
+
+import pytest
+
+from pipelines.beam.imagenet_p import _DecodeImagesFn, ImageNetPConfig, VideoTask
+from pipelines.formats.parts import read_ledger
+from pipelines.beam.write_release import _WriteOutputFilesFn, write_group
+from pipelines.formats.spill import SpillRef, SpillWriter, read_spilled
+from pipelines.formats.tfrecord import encode_example, frame_record
+from schemas.records import Locator, OutputRecord, SourceEntry, SourceImage
+from schemas.release import SPILL_DIR
+from schemas.tfds import IMAGENET2012_CORRUPTED
+
+GROUP = "fog_3"
+SHARDS = 2
+
+
+def record(index: int) -> OutputRecord:
+    key = f"fog/3/n01440764/ILSVRC2012_val_{index:08d}.JPEG"
+    jpeg = bytes([index % 256]) * (1000 + index)
+    return OutputRecord(key=key, group=GROUP, path=f"imagenet-c/{key}", data=jpeg,
+                        example={"image": jpeg, "label": 0, "file_name": key.rsplit("/", 1)[1]},
+                        metadata={"image_key": key})
+
+
+def run_bundle(dofn, elements):
+    """Every output of one bundle of a DoFn, as a runner would drive it."""
+    dofn.start_bundle()
+    outputs = [out for element in elements for out in dofn.process(element)]
+    dofn.finish_bundle()
+    return outputs
+
+
+def main_outputs(outputs):
+    return [out for out in outputs if not hasattr(out, "tag")]
+
+
+def test_spilled_values_read_back_in_any_order(tmp_path):
+    values = [os.urandom(n) for n in (5, 0, 300, 17, 4096)]
+    refs = []
+    for bundle in (values[:2], values[2:]):
+        writer = SpillWriter(str(tmp_path))
+        refs += [writer.append(v) for v in bundle]
+        writer.close()
+    assert len(os.listdir(tmp_path / SPILL_DIR)) == 2 and len({r.path for r in refs}) == 2
+    order = list(range(len(values)))
+    random.Random(0).shuffle(order)
+    assert read_spilled(refs[i] for i in order) == [values[i] for i in order]
+
+
+def test_an_empty_bundle_leaves_no_spill_file(tmp_path):
+    SpillWriter(str(tmp_path)).close()
+    assert not (tmp_path / SPILL_DIR).exists()
+
+
+def test_a_range_beyond_the_file_is_an_error(tmp_path):
+    writer = SpillWriter(str(tmp_path))
+    ref = writer.append(b"abc")
+    writer.close()
+    with pytest.raises(OSError, match="expected 10 bytes"):
+        read_spilled([SpillRef(ref.path, 0, 10)])
+
+
+def part_names(outputs):
+    """The part names a writer emitted (from process and finish_bundle alike)."""
+    return [getattr(out, "value", out) for out in outputs]
+
+
+def run_writer(dofn, elements):
+    dofn.start_bundle()
+    outputs = [out for element in elements for out in dofn.process(element)]
+    return part_names(outputs + list(dofn.finish_bundle() or []))
+
+
+def test_output_writer_emits_part_names_not_outputs(tmp_path):
+    dofn = _WriteOutputFilesFn(str(tmp_path), IMAGENET2012_CORRUPTED, SHARDS, None, part_records=3)
+    dofn.setup()
+    records = [record(i) for i in range(7)]
+    names = run_writer(dofn, records)
+    assert len(names) == 3 and all(group == GROUP and run[0] == GROUP for group, run in names)
+    assert max(len(pickle.dumps(name)) for name in names) < 200  # the examples are >= 1000 bytes
+    ledger = read_ledger(str(tmp_path))
+    assert sorted(e["part"] for e in ledger) == sorted(run[1] for _, run in names)
+    assert sum(e["records"] for e in ledger) == 7
+    assert (tmp_path / records[0].path).read_bytes() == records[0].data
+
+
+def shard_bytes(tmp_path, index=0, count=1):
+    return (tmp_path / IMAGENET2012_CORRUPTED.config_dir(GROUP) / IMAGENET2012_CORRUPTED.shard_name(index, count)
+            ).read_bytes()
+
+
+def test_group_writer_merges_parts_in_key_order(tmp_path):
+    writer = _WriteOutputFilesFn(str(tmp_path), IMAGENET2012_CORRUPTED, 1, None, part_records=2)
+    writer.setup()
+    records = [record(i) for i in range(6)]
+    names = run_writer(writer, records[3:]) + run_writer(writer, records[:3])
+    write_group(str(tmp_path), IMAGENET2012_CORRUPTED, 1, GROUP, [run[1:] for _, run in names])
+    examples = [encode_example(r.example) for r in sorted(records, key=lambda r: r.key)]
+    assert shard_bytes(tmp_path) == b"".join(frame_record(e) for e in examples)
+    keys = [line.split('"key":"')[1].split('"')[0] for line in (tmp_path / "manifest" / f"{GROUP}.jsonl").read_text().splitlines()]
+    assert keys == sorted(r.key for r in records)
+
+
+def test_a_record_in_two_parts_is_written_once(tmp_path):
+    writer = _WriteOutputFilesFn(str(tmp_path), IMAGENET2012_CORRUPTED, 1, None, part_records=2)
+    writer.setup()
+    records = [record(i) for i in range(3)]
+    first, again = run_writer(writer, records), run_writer(writer, records[1:])  # a rerun built two again
+    write_group(str(tmp_path), IMAGENET2012_CORRUPTED, 1, GROUP, [run[1:] for _, run in first + again])
+    assert shard_bytes(tmp_path) == b"".join(frame_record(encode_example(r.example)) for r in records)
+    assert len((tmp_path / "manifest" / f"{GROUP}.jsonl").read_text().splitlines()) == 3
+
+
+def test_video_tasks_carry_no_pixels(sample_folder):
+    path = next(sample_folder.glob("*/*.JPEG"))
+    key = f"{path.parent.name}/{path.name}"
+    image = SourceImage(SourceEntry(key, path.parent.name, 0, Locator(str(path)), key), path.read_bytes())
+    dofn = _DecodeImagesFn(ImageNetPConfig.select(["gaussian_noise", "rotate"]), None)
+    dofn.setup()
+    tasks = main_outputs(run_bundle(dofn, [image]))
+    assert [(t.perturbation, t.difficulty) for t in tasks] == [
+        ("gaussian_noise", 1), ("gaussian_noise", 2), ("gaussian_noise", 3), ("rotate", 1)]
+    assert all(isinstance(t, VideoTask) and len(pickle.dumps(t)) < 1000 for t in tasks)
+
+
+def test_a_build_leaves_no_spill_folder(sample_release):
+    release_dir, _ = sample_release
+    assert not (release_dir / SPILL_DIR).exists()

@@ -1,0 +1,64 @@
+"""tf.train.Example and TFRecord framing written without TensorFlow, checked against TensorFlow."""
+import io
+
+import pytest
+
+from pipelines.formats.tfrecord import (FRAMING_BYTES, TFRecordError, decode_example, encode_example, frame_record,
+                                iter_records, masked_crc32c)
+
+FEATURES = {"image": b"\xff\xd8jpeg bytes\x00", "label": 281, "file_name": "ILSVRC2012_val_00001341.JPEG",
+            "frames": [b"a", b"bc"], "ints": [-1, 0, 2**40], "score": 0.5}
+
+
+def test_crc32c_check_value():
+    import google_crc32c
+    assert google_crc32c.value(b"123456789") == 0xE3069283  # the CRC-32C check value
+    assert masked_crc32c(b"") == 0xA282EAD8
+
+
+def test_example_round_trip():
+    decoded = decode_example(encode_example(FEATURES))
+    assert decoded == {"image": [FEATURES["image"]], "label": [281], "file_name": [FEATURES["file_name"].encode()],
+                       "frames": [b"a", b"bc"], "ints": [-1, 0, 2**40], "score": [0.5]}
+
+
+def test_example_is_independent_of_insertion_order():
+    assert encode_example(dict(reversed(list(FEATURES.items())))) == encode_example(FEATURES)
+
+
+def test_bad_feature_value_is_rejected():
+    with pytest.raises(ValueError, match="bytes/str, int or float"):
+        encode_example({"mixed": [1, b"x"]})
+
+
+def test_framing_round_trip_and_corruption_detected():
+    records = [b"", b"one", encode_example(FEATURES)]
+    data = b"".join(frame_record(r) for r in records)
+    assert len(data) == sum(len(r) for r in records) + FRAMING_BYTES * len(records)
+    assert [r for _, r in iter_records(io.BytesIO(data))] == records
+    flipped = bytearray(data)
+    flipped[-6] ^= 1
+    with pytest.raises(TFRecordError, match="CRC"):
+        list(iter_records(io.BytesIO(bytes(flipped))))
+    with pytest.raises(TFRecordError, match="truncated"):
+        list(iter_records(io.BytesIO(data[:-3])))
+
+
+def test_tensorflow_reads_our_records_and_we_read_its(tmp_path):
+    tf = pytest.importorskip("tensorflow")
+    ours = tmp_path / "ours.tfrecord"
+    ours.write_bytes(b"".join(frame_record(encode_example(FEATURES)) for _ in range(2)))
+    parsed = [tf.train.Example.FromString(r.numpy()) for r in tf.data.TFRecordDataset(str(ours))]
+    assert len(parsed) == 2
+    feature = parsed[0].features.feature
+    assert feature["image"].bytes_list.value == [FEATURES["image"]]
+    assert feature["label"].int64_list.value == [281]
+    assert list(feature["ints"].int64_list.value) == [-1, 0, 2**40]
+    assert feature["score"].float_list.value == [0.5]
+
+    theirs = tmp_path / "theirs.tfrecord"
+    with tf.io.TFRecordWriter(str(theirs)) as writer:
+        writer.write(parsed[0].SerializeToString())
+    with open(theirs, "rb") as stream:
+        (_, data), = list(iter_records(stream))
+    assert decode_example(data)["frames"] == [b"a", b"bc"]
