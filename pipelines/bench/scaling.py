@@ -189,6 +189,25 @@ def _timed_build(connection, input_dir: str, output_dir: str, count: int, config
     connection.close()
 
 
+def _run_timed_build(input_dir: str, output_dir: str, count: int, config: ImageNetCConfig, workers: int) -> tuple:
+    """:func:`_timed_build` in a fresh (spawned) driver process, its memory polled while it runs.
+
+    Returns ``(exit code, driver pid, PeakMemory, (seconds, images, outputs, failures))``; the
+    counts are None when the driver died before sending them."""
+    context = multiprocessing.get_context("spawn")
+    receiver, sender = context.Pipe(duplex=False)
+    driver = context.Process(target=_timed_build, args=(sender, input_dir, output_dir, count, config, workers))
+    driver.start()
+    sender.close()  # the driver holds the only sending end: recv() ends if it dies
+    with PeakMemory(driver.pid) as memory:
+        try:
+            result = receiver.recv()
+        except EOFError:
+            result = (None, None, None, None)
+        driver.join()
+    return driver.exitcode, driver.pid, memory, result
+
+
 def measure_build(input_dir: str, count: int, config: ImageNetCConfig, workers: int) -> dict:
     """One build of the first ``count`` images of ``input_dir`` in a fresh driver process.
 
@@ -201,29 +220,19 @@ def measure_build(input_dir: str, count: int, config: ImageNetCConfig, workers: 
     """
     load = os.getloadavg()
     output_dir = tempfile.mkdtemp(prefix="imagenet-cp-scaling-")
-    context = multiprocessing.get_context("spawn")
-    receiver, sender = context.Pipe(duplex=False)
-    driver = context.Process(
-        target=_timed_build, args=(sender, input_dir, output_dir, count, config, workers))
     try:
-        driver.start()
-        sender.close()  # the driver holds the only sending end: recv() ends if it dies
-        with PeakMemory(driver.pid) as memory:
-            try:
-                seconds, images, outputs, failures = receiver.recv()
-            except EOFError:
-                images = failures = None
-            driver.join()
+        exitcode, driver_pid, memory, (seconds, images, outputs, failures) = _run_timed_build(
+            input_dir, output_dir, count, config, workers)
     finally:
         shutil.rmtree(output_dir, ignore_errors=True)
-    if driver.exitcode != 0 or failures or images != count:
-        raise RuntimeError(f"scaling build of {count} images failed (exit {driver.exitcode}, "
+    if exitcode != 0 or failures or images != count:
+        raise RuntimeError(f"scaling build of {count} images failed (exit {exitcode}, "
                            f"{images} images built, {failures} failures)")
     worker_peaks = [mib for pid, mib in sorted(memory.peaks.items()) if WORKER_MODULE in memory.commands[pid]]
     if len(worker_peaks) != workers:
         raise RuntimeError(f"saw {len(worker_peaks)} worker processes running {WORKER_MODULE}, expected {workers}")
     return {"images": images, "workers": workers, "outputs": outputs, "seconds": seconds,
-            "images_per_s": images / seconds, "driver_peak_rss_mib": memory.peaks[driver.pid],
+            "images_per_s": images / seconds, "driver_peak_rss_mib": memory.peaks[driver_pid],
             "worker_peak_rss_mib": worker_peaks, "load_average": list(load)}
 
 
@@ -284,20 +293,12 @@ def measure_resume(input_dir: str, count: int, config: ImageNetCConfig, workers:
     output_dir = tempfile.mkdtemp(prefix="imagenet-cp-resume-")
     try:
         killed_after = _killed_build(input_dir, output_dir, count, config, workers, fraction)
-        context = multiprocessing.get_context("spawn")
-        receiver, sender = context.Pipe(duplex=False)
-        driver = context.Process(target=_timed_build, args=(sender, input_dir, output_dir, count, config, workers))
-        driver.start()
-        sender.close()
-        try:
-            seconds, images, _, failures = receiver.recv()
-        except EOFError:
-            images = failures = None
-        driver.join()
+        exitcode, _, _, (seconds, images, _, failures) = _run_timed_build(input_dir, output_dir, count, config,
+                                                                           workers)
     finally:
         shutil.rmtree(output_dir, ignore_errors=True)
-    if driver.exitcode != 0 or failures or images != count:
-        raise RuntimeError(f"resumed build of {count} images failed (exit {driver.exitcode})")
+    if exitcode != 0 or failures or images != count:
+        raise RuntimeError(f"resumed build of {count} images failed (exit {exitcode})")
     return {"images": count, "workers": workers, "killed_at_fraction": fraction, "killed_after_seconds": killed_after,
             "fresh_seconds": fresh_seconds, "rerun_seconds": seconds, "rerun_ratio": seconds / fresh_seconds}
 
