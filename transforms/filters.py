@@ -49,13 +49,6 @@ def gaussian_half_kernel(sigma: float, truncate: float) -> np.ndarray:
 #: Outputs computed per block in :func:`_correlate_symmetric` (their running sums stay in L1 cache).
 _BLOCK = 1024
 
-#: :func:`gaussian_filter1d` filters an axis whose neighbours are fewer than ``_MOVE_MAX_STEP``
-#: elements apart, with a kernel of at least ``_MOVE_MIN_RADIUS`` taps a side, on a copy that
-#: moves the axis first (elastic_transform's 513-tap rows run twice as fast; the copies cost more
-#: than they save for short kernels).
-_MOVE_MAX_STEP = 16
-_MOVE_MIN_RADIUS = 32
-
 
 @numba.njit(cache=True)
 def _correlate_symmetric(padded, half, step, out):
@@ -128,11 +121,6 @@ def gaussian_filter1d(image: np.ndarray, sigma: float, axis: int, mode: str, tru
     half = gaussian_half_kernel(float(sigma), float(truncate))
     radius = half.shape[0] - 1
     image = np.asarray(image, dtype=np.float64)
-    if axis and radius >= _MOVE_MIN_RADIUS and math.prod(image.shape[axis + 1:]) < _MOVE_MAX_STEP:
-        # Filter the axis as the slowest one of a moved copy: the same lines in the same order, so
-        # the same values, but long contiguous blocks of outputs instead of one short line at a time.
-        moved = np.ascontiguousarray(np.moveaxis(image, axis, 0))
-        return np.ascontiguousarray(np.moveaxis(gaussian_filter1d(moved, sigma, 0, mode, truncate), 0, axis))
     widths = [(0, 0)] * image.ndim
     widths[axis] = (radius, radius)
     padded = np.pad(image, widths, mode=PAD_MODES[mode])
