@@ -86,41 +86,40 @@ def _accumulate_zooms(image, tops, crops, taps, weights, total):
 
     Factor ``f`` reads the crop ``image[tops[f]:, tops[f]:]`` of side ``crops[f]`` with the taps
     ``taps[f]`` and weights ``weights[f]`` on both axes. Each value is :func:`_bilinear_resample`'s
-    (the four products ``(v * w_row) * w_col`` summed from 0 in float64, cast to ``total``'s
-    dtype) and is added to ``total`` in ``total``'s dtype, factor after factor, as the
-    reference's ``out += clipped_zoom(x, f)`` does. The products ``v * w_row`` of the two rows
-    are formed once per output row (the same products, so the same bits).
+    (the four products ``(v * w_row) * w_col`` summed from 0 in float64), rounded to float32 and
+    added to the float32 ``total``, factor after factor, as the reference's
+    ``out += clipped_zoom(x, f)`` does. The products ``v * w_row`` of an output row's two input
+    rows are formed once per row and factor (the same products, so the same bits).
     """
-    side, depth = total.shape[1], total.shape[2]
-    value = np.empty(1, dtype=total.dtype)  # t rounded to total's dtype before the addition
-    for f in range(tops.shape[0]):
-        top, last = tops[f], crops[f] - 1
-        upper = np.empty((crops[f], depth))
-        lower = np.empty((crops[f], depth))
-        for i in range(total.shape[0]):
+    side = total.shape[1]
+    upper = np.empty((side, 3))  # three channels: a constant count, so the channel loops unroll
+    lower = np.empty((side, 3))
+    for i in range(total.shape[0]):
+        for f in range(tops.shape[0]):
+            top, crop = tops[f], crops[f]
             r0 = taps[f, i]
-            r1 = min(r0 + 1, last)
+            r1 = min(r0 + 1, crop - 1)
             wr0, wr1 = weights[f, i, 0], weights[f, i, 1]
-            for c in range(crops[f]):
-                for k in range(depth):
-                    upper[c, k] = image[top + r0, top + c, k] * wr0
-                    lower[c, k] = image[top + r1, top + c, k] * wr1
+            row0, row1 = image[top + r0, top:top + crop], image[top + r1, top:top + crop]
+            for c in range(crop):
+                for k in range(3):
+                    upper[c, k] = row0[c, k] * wr0
+                    lower[c, k] = row1[c, k] * wr1
             for j in range(side):
                 c0 = taps[f, j]
-                c1 = min(c0 + 1, last)
+                c1 = min(c0 + 1, crop - 1)
                 wc0, wc1 = weights[f, j, 0], weights[f, j, 1]
-                for k in range(depth):
+                for k in range(3):
                     t = 0.0
                     t += upper[c0, k] * wc0
                     t += upper[c1, k] * wc1
                     t += lower[c0, k] * wc0
                     t += lower[c1, k] * wc1
-                    value[0] = t
-                    total[i, j, k] += value[0]
+                    total[i, j, k] += np.float32(t)
 
 
 def zoom_sum(image: np.ndarray, zoom_factors) -> np.ndarray:
-    """``sum(clipped_zoom(image, f) for f in zoom_factors)``, accumulated in order in ``image``'s dtype.
+    """``sum(clipped_zoom(image, f) for f in zoom_factors)``, accumulated in order in float32.
 
     Bit for bit ``total = zeros_like(image); for f in zoom_factors: total += clipped_zoom(image, f)``
     (the reference's zoom blur), in one pass that keeps no zoomed image.
@@ -128,27 +127,25 @@ def zoom_sum(image: np.ndarray, zoom_factors) -> np.ndarray:
     Parameters
     ----------
     image : numpy.ndarray
-        Shape (H, H, C), float32 or float64.
+        float32, shape (H, H, 3).
     zoom_factors : sequence of float
         Each >= 1.
 
     Returns
     -------
     numpy.ndarray
-        Shape and dtype of ``image``.
+        float32, shape of ``image``.
     """
     _check_square_float(image)
+    if image.ndim != 3 or image.shape[2] != 3 or image.dtype != np.float32:
+        raise ValueError(f"image must be a float32 (H, H, 3) array, got {image.dtype} {image.shape}")
     factors = [float(f) for f in zoom_factors]
     if not all(f >= 1 for f in factors):
         raise ValueError(f"zoom factors must be >= 1, got {list(zoom_factors)!r}")
-    side = image.shape[0]
-    windows = [_zoom_window(side, f) for f in factors]
     total = np.zeros_like(image)
-    if windows:
-        tops = np.array([w[0] for w in windows], dtype=np.int64)
-        crops = np.array([w[1] for w in windows], dtype=np.int64)
-        taps = np.stack([w[2] for w in windows])
-        weights = np.stack([w[3] for w in windows])
+    if factors:
+        windows = [_zoom_window(image.shape[0], f) for f in factors]
+        tops, crops, taps, weights = (np.stack([w[n] for w in windows]) for n in range(4))
         _accumulate_zooms(image, tops, crops, taps, weights, total)
     return total
 
