@@ -11,6 +11,7 @@ does not depend on whether a table value arrives as a Python float or a NumPy fl
 from __future__ import annotations
 
 import cv2
+import numba
 import numpy as np
 from skimage.filters import gaussian
 
@@ -119,8 +120,19 @@ def fog(x: np.ndarray, rng: np.random.RandomState, *, strength: float, wibble_de
     height, width = x.shape[:2]
     if height > mapsize or width > mapsize:
         raise ValueError(f"fog's plasma map ({mapsize}) is smaller than the image ({height}x{width})")
-    u += strength * plasma_fractal(mapsize, wibble_decay, rng)[:height, :width][..., np.newaxis]
-    return np.clip(u * peak / (peak + strength), 0, 1) * 255
+    fog_layer = plasma_fractal(mapsize, wibble_decay, rng)[:height, :width]
+    _add_fog(u, fog_layer, float(strength), peak, peak + strength)
+    return u
+
+
+@numba.njit(cache=True)
+def _add_fog(u, fog_layer, strength, peak, scale):
+    """In place, per value, the reference's float64 ``clip((u + strength * fog) * peak / scale, 0, 1) * 255``."""
+    for i in range(u.shape[0]):
+        for j in range(u.shape[1]):
+            layer = strength * fog_layer[i, j]
+            for k in range(u.shape[2]):
+                u[i, j, k] = min(max((u[i, j, k] + layer) * peak / scale, 0.0), 1.0) * 255
 
 
 # --------------------------------------------------------------------------------------- frost
@@ -345,11 +357,32 @@ def add_snow(u: np.ndarray, flakes: np.ndarray, blend: float) -> np.ndarray:
     numpy.ndarray
         float64, shape (H, W, 3), values in [0, 255].
     """
-    grey = cv2.cvtColor(u, cv2.COLOR_RGB2GRAY)[..., np.newaxis]
-    whitened = np.maximum(u, grey * np.float32(1.5) + np.float32(0.5))
-    u = np.float32(blend) * u + np.float32(1 - blend) * whitened
-    layer = (flakes / 255.0)[..., np.newaxis]
-    return np.clip(u + layer + np.rot90(layer, k=2), 0, 1) * 255
+    grey = cv2.cvtColor(u, cv2.COLOR_RGB2GRAY)
+    out = np.empty(u.shape)
+    _whiten_and_add_flakes(u, grey, flakes, np.float32(blend), np.float32(1 - blend), out)
+    return out
+
+
+@numba.njit(cache=True)
+def _whiten_and_add_flakes(u, grey, flakes, image_weight, white_weight, out):
+    """Per pixel, the reference's snow blend in its dtypes and order (float32, then float64):
+
+    ``w = max(u, grey * 1.5 + 0.5)``; ``v = image_weight * u + white_weight * w``;
+    ``out = clip(v + f / 255 + f_rot / 255, 0, 1) * 255``, with ``f`` the flakes at the pixel
+    and ``f_rot`` those of the image rotated by 180 degrees.
+    """
+    height, width = grey.shape
+    for i in range(height):
+        for j in range(width):
+            white = grey[i, j] * np.float32(1.5) + np.float32(0.5)
+            flake = flakes[i, j] / 255.0
+            turned = flakes[height - 1 - i, width - 1 - j] / 255.0
+            for k in range(3):
+                value = u[i, j, k]
+                whitened = value if value >= white else white
+                blended = image_weight * value + white_weight * whitened
+                total = (np.float64(blended) + flake) + turned
+                out[i, j, k] = min(max(total, 0.0), 1.0) * 255
 
 
 def snow(x: np.ndarray, rng: np.random.RandomState, *, loc: float, scale: float, zoom: float,
