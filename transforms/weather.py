@@ -68,28 +68,48 @@ def plasma_fractal(mapsize: int, wibble_decay: float, rng: np.random.RandomState
     plasma = np.empty((mapsize, mapsize), dtype=np.float64)
     plasma[0, 0] = 0.0
     step, wibble = int(mapsize), _PLASMA_WIBBLE
-
-    def wibbled_mean(total):
-        return total / 4 + wibble * rng.uniform(-wibble, wibble, total.shape)
-
     while step >= 2:
-        half = step // 2
-        corners = plasma[0::step, 0::step]
-        squares = corners + np.roll(corners, -1, axis=0)
-        squares += np.roll(squares, -1, axis=1)
-        plasma[half::step, half::step] = wibbled_mean(squares)
-
-        centres = plasma[half::step, half::step]
-        corners = plasma[0::step, 0::step]
-        rows = (centres + np.roll(centres, 1, axis=0)) + (corners + np.roll(corners, -1, axis=1))
-        plasma[0::step, half::step] = wibbled_mean(rows)
-        cols = (centres + np.roll(centres, 1, axis=1)) + (corners + np.roll(corners, -1, axis=0))
-        plasma[half::step, 0::step] = wibbled_mean(cols)
-
+        # The reference draws the three arrays after computing each sum; the draws depend only on
+        # the shapes, so they can come first: same stream, same values.
+        shape = (mapsize // step,) * 2
+        jitter = [rng.uniform(-wibble, wibble, shape) for _ in range(3)]
+        _plasma_level(plasma, step, wibble, jitter[0], jitter[1], jitter[2])
         step //= 2
         wibble /= wibble_decay
     plasma -= plasma.min()
     return plasma / plasma.max()
+
+
+@numba.njit(cache=True)
+def _plasma_level(plasma, step, wibble, square_jitter, row_jitter, col_jitter):
+    """One diamond-square level in place: the reference's NumPy expressions, value by value.
+
+    With ``n = mapsize / step`` points a side and indices mod n (``np.roll``), corners
+    ``c[a, b] = plasma[a step, b step]`` and centres ``e[a, b] = plasma[a step + h, b step + h]``
+    (h = step / 2): ``e = ((c[a, b] + c[a+1, b]) + (c[a, b+1] + c[a+1, b+1])) / 4 + wibble * J1``,
+    then the edge midpoints ``plasma[a step, b step + h] = ((e[a, b] + e[a-1, b]) + (c[a, b] +
+    c[a, b+1])) / 4 + wibble * J2`` and ``plasma[a step + h, b step] = ((e[a, b] + e[a, b-1]) +
+    (c[a, b] + c[a+1, b])) / 4 + wibble * J3``.
+    """
+    n = plasma.shape[0] // step
+    half = step // 2
+    for a in range(n):
+        below = (a + 1) % n
+        for b in range(n):
+            right = (b + 1) % n
+            total = (plasma[a * step, b * step] + plasma[below * step, b * step]) + \
+                (plasma[a * step, right * step] + plasma[below * step, right * step])
+            plasma[a * step + half, b * step + half] = total / 4 + wibble * square_jitter[a, b]
+    for a in range(n):
+        above, below = (a - 1) % n, (a + 1) % n
+        for b in range(n):
+            left, right = (b - 1) % n, (b + 1) % n
+            centre = plasma[a * step + half, b * step + half]
+            corner = plasma[a * step, b * step]
+            rows = (centre + plasma[above * step + half, b * step + half]) + (corner + plasma[a * step, right * step])
+            plasma[a * step, b * step + half] = rows / 4 + wibble * row_jitter[a, b]
+            cols = (centre + plasma[a * step + half, left * step + half]) + (corner + plasma[below * step, b * step])
+            plasma[a * step + half, b * step] = cols / 4 + wibble * col_jitter[a, b]
 
 
 def fog(x: np.ndarray, rng: np.random.RandomState, *, strength: float, wibble_decay: float,
