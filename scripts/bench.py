@@ -32,7 +32,8 @@ def add_arguments(parser):
                              "which other processes' load on a shared machine does not stretch")
     parser.add_argument("--scaling", action="store_true",
                         help="instead: run the real ImageNet-C build on a synthetic ImageNet-layout set for every "
-                             "--sizes x --workers, reporting images/s and peak memory per process")
+                             "--sizes x --workers, reporting images/s, CPU seconds and peak memory per process, and "
+                             "(with two sizes or more) the build's CPU cost per image beside the bench's")
     parser.add_argument("--sizes", type=_int_list,
                         help="with --scaling: comma-separated image counts (default 100,250,500)")
     parser.add_argument("--workers", type=_int_list,
