@@ -22,6 +22,12 @@ from schemas.release import CLEAN
 DEFAULT_EDITION = "imagenet"
 """The edition every API and command uses when none is named: ImageNet-C/P at 224."""
 
+SOURCE_FAMILIES: Mapping[str, str] = MappingProxyType({
+    "imagenet": "ImageNet val", "tinyimagenet": "the tiny-imagenet-200 folder", "cifar10": "cifar-10-batches-py",
+    "cifar100": "cifar-100-python"})
+"""Source family an edition can read (:attr:`Edition.sources`) -> the input it is, for help texts;
+:data:`pipelines.inputs.families.OPENERS` lists each."""
+
 JPEG = "jpeg"
 """Output encoding: one Pillow JPEG per output (quality 85, Huffman optimisation on)."""
 NPY = "npy"

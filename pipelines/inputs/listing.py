@@ -1,4 +1,4 @@
-"""Sources: list one ``--input`` into :class:`SourceEntry` records and read their bytes.
+"""ImageNet val inputs: list one ``--input`` into :class:`SourceEntry` records and read their bytes.
 
 An input is one of
 
@@ -11,7 +11,8 @@ An input is one of
 The driver lists the input (:func:`index_source`): cheap for a folder or a tar (headers only); a
 TFDS split is read once to learn each example's file name and label. Every file found ends either
 as an entry or as a :class:`Failure` with a reason. Workers then read each entry's bytes
-(:class:`ReadImageNet`) from wherever the input lives.
+(:func:`read_entry`, run by :class:`pipelines.beam.sources.ReadImageNet`) from wherever the input lives.
+The other source families (Tiny ImageNet, CIFAR) are in :mod:`pipelines.inputs.families`.
 """
 from __future__ import annotations
 
@@ -25,7 +26,6 @@ import warnings
 from dataclasses import asdict, dataclass
 from typing import Iterable, Optional, Sequence
 
-import apache_beam as beam
 from PIL import Image, UnidentifiedImageError
 
 from schemas.imagenet_val import (IMAGE_EXTENSIONS, OFFICIAL_VAL_TAR, OFFICIAL_VAL_TAR_BYTES,
@@ -36,7 +36,6 @@ from schemas.wnids import imagenet_wnids, wnid_to_label
 from transforms.preprocess import HIGH_DEPTH_MODES, check_aspect_ratio
 
 from pipelines.formats import storage
-from pipelines.beam.progress import ProgressCounter
 from pipelines.formats.tfrecord import TFRecordError, decode_example, iter_records
 
 SOURCE_KINDS = ("sample", "folder", "tar", "tfds")
@@ -149,7 +148,7 @@ def _within(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
-def _os_reason(err: OSError) -> str:
+def os_reason(err: OSError) -> str:
     """``'permission denied'``-style text of an OSError, without its path or repr."""
     return (err.strerror or type(err).__name__).lower()
 
@@ -177,8 +176,8 @@ def walk_folder(root: str) -> Iterable:
                 children = sorted(scan, key=lambda e: e.name, reverse=True)
         except OSError as err:
             if not relative:
-                raise ValueError(f"cannot list the input folder {root}: {_os_reason(err)}") from err
-            yield Failure(relative, relative, "list", f"cannot list this folder: {_os_reason(err)}")
+                raise ValueError(f"cannot list the input folder {root}: {os_reason(err)}") from err
+            yield Failure(relative, relative, "list", f"cannot list this folder: {os_reason(err)}")
             continue
         for child in children:
             rel = f"{relative}/{child.name}" if relative else child.name
@@ -186,7 +185,7 @@ def walk_folder(root: str) -> Iterable:
                 real = os.path.realpath(child.path)
                 is_dir, is_file = child.is_dir(), child.is_file()
             except OSError as err:
-                reason = ("symlink loop" if err.errno == errno.ELOOP else f"cannot read: {_os_reason(err)}")
+                reason = ("symlink loop" if err.errno == errno.ELOOP else f"cannot read: {os_reason(err)}")
                 yield Failure(rel, rel, "list", reason)
                 continue
             if not _within(real, real_root):
@@ -200,7 +199,7 @@ def walk_folder(root: str) -> Iterable:
                 try:
                     size = child.stat().st_size
                 except OSError as err:
-                    yield Failure(rel, rel, "list", f"cannot read: {_os_reason(err)}")
+                    yield Failure(rel, rel, "list", f"cannot read: {os_reason(err)}")
                     continue
                 if _too_large(size):
                     yield Failure(rel, rel, "list", f"file of {size:,} bytes: above the limit of "
@@ -340,7 +339,7 @@ def walk_tfds(version_dir: str) -> Iterable:
             raise ValueError(f"{shard}: corrupt TFRecord shard after {number} records ({err}); "
                              "prepare the TFDS dataset again") from err
         except OSError as err:
-            raise ValueError(f"{shard}: cannot read this TFDS shard: {_os_reason(err)}") from err
+            raise ValueError(f"{shard}: cannot read this TFDS shard: {os_reason(err)}") from err
         if number != expected:
             raise ValueError(f"{shard}: {number} records, but dataset_info.json lists {expected} "
                              "(an incomplete or replaced shard); prepare the TFDS dataset again")
@@ -484,33 +483,6 @@ def source_note(info: dict, file_name: str) -> str:
     return "; ".join(notes)
 
 
-class _ReadImagesFn(beam.DoFn):
-    """SourceEntry -> SourceImage (its bytes); unreadable entries go to the ``failures`` output."""
-
-    def __init__(self, progress_dir: Optional[str]):
-        self._progress_dir = progress_dir
-
-    def setup(self):
-        self._progress = ProgressCounter(self._progress_dir)
-
-    def process(self, entry: SourceEntry):
-        try:
-            data = read_entry(entry)
-        except (OSError, ValueError) as err:
-            self._progress.add(failures=1)
-            reason = _os_reason(err) if isinstance(err, OSError) and err.errno is not None else str(err)
-            yield beam.pvalue.TaggedOutput("failures", Failure(entry.key, entry.source, "read", f"cannot read: {reason}"))
-            return
-        self._progress.add(images_read=1)
-        yield SourceImage(entry, data)
-
-    def finish_bundle(self):
-        self._progress.flush()  # a read stage can end long before the workers are torn down
-
-    def teardown(self):
-        self._progress.flush()
-
-
 ENTRIES_PER_LIST = 1000
 """Entries per list file handed to the workers (the pipeline graph carries only the file names)."""
 
@@ -531,20 +503,3 @@ def read_entry_list(path: str) -> Iterable[SourceEntry]:
     for line in storage.read_bytes(path).decode("utf-8").splitlines():
         fields = json.loads(line)
         yield SourceEntry(**{**fields, "locator": Locator(**fields["locator"])})
-
-
-class ReadImageNet(beam.PTransform):
-    """Entry list files -> ``images`` (SourceImage) and ``failures``, spread over the workers.
-    ``progress_dir``: where workers leave progress counts (see :class:`ProgressCounter`)."""
-
-    def __init__(self, entry_lists: Sequence[str], progress_dir: Optional[str] = None):
-        super().__init__()
-        self._entry_lists = list(entry_lists)
-        self._progress_dir = progress_dir
-
-    def expand(self, pbegin):
-        return (pbegin
-                | "EntryLists" >> beam.Create(self._entry_lists)
-                | "ListedImages" >> beam.FlatMap(read_entry_list)
-                | "Spread" >> beam.Reshuffle()
-                | "ReadBytes" >> beam.ParDo(_ReadImagesFn(self._progress_dir)).with_outputs("failures", main="images"))
