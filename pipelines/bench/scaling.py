@@ -26,6 +26,7 @@ import time
 from typing import Optional, Sequence
 
 import numpy as np
+from apache_beam.internal import pickler
 from PIL import Image
 
 from schemas.imagenet_val import validation_wnids
@@ -178,12 +179,13 @@ class PeakMemory:
         self._thread.join()
 
 
-def _timed_build(connection, input_dir: str, output_dir: str, count: int, config: ImageNetCConfig,
+def _timed_build(connection, input_dir: str, output_dir: str, count: int, pickled_config: bytes,
                  workers: int) -> None:
     """Driver process: build, then send ``(seconds, images, outputs, failures, cpu_seconds)`` through
     ``connection``; ``cpu_seconds`` is the CPU time of the driver and of its finished child processes
     (the SDK workers, which the runner stops and reaps before the build returns), Python's start-up
-    and imports included."""
+    and imports included. The config comes pickled by Beam's pickler (:func:`_pickled`)."""
+    config = pickler.loads(pickled_config)
     start = time.perf_counter()
     result = build_imagenet_c(output_dir, SourceSelection(input_dir, limit=count), config, workers=workers,
                               progress_interval=3600)
@@ -195,6 +197,12 @@ def _timed_build(connection, input_dir: str, output_dir: str, count: int, config
     connection.close()
 
 
+def _pickled(config: ImageNetCConfig) -> bytes:
+    """``config`` as Beam pickles it for its workers: a spawned process's arguments go through the
+    standard pickle, which cannot pickle the edition's read-only tables (``MappingProxyType``)."""
+    return pickler.dumps(config)
+
+
 def _run_timed_build(input_dir: str, output_dir: str, count: int, config: ImageNetCConfig, workers: int) -> tuple:
     """:func:`_timed_build` in a fresh (spawned) driver process, its memory polled while it runs.
 
@@ -202,7 +210,7 @@ def _run_timed_build(input_dir: str, output_dir: str, count: int, config: ImageN
     the counts are None when the driver died before sending them."""
     context = multiprocessing.get_context("spawn")
     receiver, sender = context.Pipe(duplex=False)
-    driver = context.Process(target=_timed_build, args=(sender, input_dir, output_dir, count, config, workers))
+    driver = context.Process(target=_timed_build, args=(sender, input_dir, output_dir, count, _pickled(config), workers))
     driver.start()
     sender.close()  # the driver holds the only sending end: recv() ends if it dies
     with PeakMemory(driver.pid) as memory:
@@ -302,7 +310,7 @@ def _killed_build(input_dir: str, output_dir: str, count: int, config: ImageNetC
 
     context = multiprocessing.get_context("spawn")
     receiver, sender = context.Pipe(duplex=False)
-    driver = context.Process(target=_timed_build, args=(sender, input_dir, output_dir, count, config, workers))
+    driver = context.Process(target=_timed_build, args=(sender, input_dir, output_dir, count, _pickled(config), workers))
     start = time.perf_counter()
     driver.start()
     sender.close()
