@@ -81,3 +81,60 @@ def add_checksum_lines(release_dir: str, files: dict[str, str]) -> None:
     listed.update({path: files[path] for path in sorted(files)})
     text = "".join(checksum_line(digest, path) for path, digest in listed.items())
     storage.write_atomic(release_dir, CHECKSUMS, text.encode("utf-8"))
+
+
+CARD = "README.md"
+CROISSANT = "croissant.json"
+
+
+def config_rows(release_dir: str, release: dict) -> dict[str, list]:
+    """Config name -> its manifest rows (in key order), in the order of ``release.json``'s parts."""
+    configs = {}
+    for part in release["manifest"]["parts"]:
+        text = storage.read_bytes(storage.join(release_dir, part)).decode("utf-8")
+        configs[part.rsplit("/", 1)[-1][:-len(".jsonl")]] = [json.loads(line) for line in text.splitlines()]
+    return configs
+
+
+def publish_release(release_dir: str) -> list[str]:
+    """Write the card, the Croissant file and the Hugging Face index of a built release and list
+    them in its ``SHA256SUMS`` (module doc); return the relative paths written.
+
+    Raises
+    ------
+    ValueError
+        If the release fails verification (it is published only intact) or has no ``release.json``.
+    """
+    from schemas.release import TMP_DIR, dumps
+
+    from pipelines.release.card import dataset_card
+    from pipelines.release.croissant import croissant_document
+    from pipelines.release.hf_index import hf_configs, write_index
+    from pipelines.release.output_folder import FolderLock
+    from pipelines.release.verify import read_checksums, verify_release
+
+    try:
+        lock = FolderLock(release_dir, "publish", create=False).acquire()
+    except FileNotFoundError as err:
+        raise ValueError(f"{release_dir} is not a release folder") from err
+    try:
+        report = verify_release(release_dir, include_packages=False)
+        if not report.ok:
+            raise ValueError(f"{release_dir} fails verification, not published: {report.text().splitlines()[-1]}; "
+                             f"run imagenet-cp verify {release_dir} for the full list")
+        release = read_release(release_dir)
+        configs = config_rows(release_dir, release)
+        written = write_index(release_dir, release, configs)
+        card = dataset_card(release, {c: len(rows) for c, rows in configs.items()}, hf_configs(release, configs))
+        written[CARD] = storage.write_atomic(release_dir, CARD, card.encode("utf-8")).sha256
+        digests = {**read_checksums(release_dir), **written}
+        packages_sums = storage.join(release_dir, f"{PACKAGES_DIR}/{CHECKSUMS}")
+        packages = ({f"{PACKAGES_DIR}/{p}": d for p, d in read_checksums(storage.join(release_dir, PACKAGES_DIR)).items()}
+                    if storage.exists(packages_sums) else {})
+        document = croissant_document(release, configs, digests, packages)
+        written[CROISSANT] = storage.write_atomic(release_dir, CROISSANT, dumps(document).encode("utf-8")).sha256
+        add_checksum_lines(release_dir, written)
+        storage.delete_tree(storage.join(release_dir, TMP_DIR))
+        return list(written)
+    finally:
+        lock.release()

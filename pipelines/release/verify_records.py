@@ -78,6 +78,22 @@ def manifest_rows(root: str, release: dict) -> Iterator[dict]:
             yield json.loads(line)
 
 
+def rows_by_shard(rows) -> dict[str, list]:
+    """{TFDS shard: its manifest rows in key order}, the order of the shard's records."""
+    shards: dict[str, list] = {}
+    for row in rows:
+        if row.get("shard") is not None:
+            shards.setdefault(row["shard"], []).append(row)
+    return {shard: sorted(found, key=lambda r: r["key"]) for shard, found in shards.items()}
+
+
+def shard_examples(root: str, shard: str) -> Iterator[dict]:
+    """The decoded ``tf.train.Example`` of every record of a shard, in order (CRCs checked)."""
+    with open_file(storage.join(root, shard)) as stream:
+        for _, data in iter_records(stream):
+            yield decode_example(data)
+
+
 def _frames_digest(pngs: list) -> str:
     from pipelines.formats.video import decode_frames_lossless
 
@@ -190,12 +206,7 @@ def check_loaded_data(root: str, release: dict, listed: Mapping[str, str], threa
     def present(path: str) -> bool:
         return path in listed and storage.exists(storage.join(root, path))
 
-    shards: dict[str, list] = {}
-    for row in rows:
-        if row.get("shard") is not None:
-            shards.setdefault(row["shard"], []).append(row)
-    for shard_rows in shards.values():
-        shard_rows.sort(key=lambda r: r["key"])
+    shards = rows_by_shard(rows)
     videos = [r for r in rows if r["path"].endswith(".mp4") and present(r["path"])]
     problems, decoded = [], {}
     with ThreadPoolExecutor(max_workers=threads or os.cpu_count()) as pool:

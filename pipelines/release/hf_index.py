@@ -1,0 +1,138 @@
+"""The Hugging Face index of a release: the files ``datasets.load_dataset(RELEASE, "<config>")`` reads.
+
+- A release with a folder tree of images (the JPEG and PNG editions, VCR) gets one
+  ``metadata.parquet`` at its top: a row per image (``file_name``: its path in the release,
+  ``label``, ``config``, ``key`` and the condition: corruption and severity, or VCR's corruption,
+  draw and ``delta_v``). The card's configs point ``imagefolder`` at it with a filter on ``config``,
+  so the images are read from the tree itself, nothing is copied.
+- A release of stacked arrays (CIFAR's ``.npy``) gets ``hf/<config>.parquet`` per config, each image
+  the PNG of its TFDS record (the same bytes TFDS reads).
+
+``label`` is a ClassLabel of the input's classes in label order (:func:`label_names`): the 1000
+ImageNet names (or Tiny ImageNet's 200) from the TFDS ``label.labels.txt``, CIFAR's 10 or 100. The
+parquet files carry their Hugging Face features in the schema, are written with fixed options and
+depend only on the release and the pyarrow version. ImageNet-P (MP4 videos) has no index.
+"""
+from __future__ import annotations
+
+import io
+import posixpath
+from typing import Mapping
+
+from schemas.publication import BENCHMARKS, LABEL_NAMES, edition_and_benchmark, wnid_label_names
+from schemas.wnids import imagenet_wnids
+
+from pipelines.formats import storage
+from pipelines.release.verify_records import rows_by_shard, shard_examples
+
+INDEX = "metadata.parquet"
+"""The image-tree index at the top of a release (``imagefolder``'s metadata file name)."""
+HF_DIR = "hf"
+"""Folder of the per-config parquet files of a release of stacked arrays."""
+
+LEVEL_TYPES = {"severity": "int32", "difficulty": "int32", "draw": "int32"}
+
+
+def label_names(root: str, release: Mapping, rows: list) -> tuple:
+    """The label names of a release in label order."""
+    family = release.get("source_family")
+    if family in LABEL_NAMES:
+        return LABEL_NAMES[family]
+    shard = next((r["shard"] for r in rows if r.get("shard")), None)
+    labels = shard and storage.join(root, posixpath.join(posixpath.dirname(shard), "label.labels.txt"))
+    if labels and storage.exists(labels):
+        return wnid_label_names(storage.read_bytes(labels).decode("utf-8").split())
+    return wnid_label_names(imagenet_wnids())
+
+
+def is_stacked(rows: list) -> bool:
+    """True when the rows are rows of stacked arrays (``CIFAR-10-C/fog.npy``), not files."""
+    return bool(rows) and rows[0]["path"].endswith(".npy")
+
+
+def condition_columns(release: Mapping) -> tuple:
+    """``(name, datasets type)`` of the condition columns of the index, besides ``config`` and ``key``."""
+    benchmark = BENCHMARKS[edition_and_benchmark(release)[1]]
+    columns = ((benchmark.condition, "string"),) if benchmark.condition else ()
+    if benchmark.level:
+        columns += ((benchmark.level, LEVEL_TYPES[benchmark.level]),)
+    return columns + ((("delta_v", "float64"),) if edition_and_benchmark(release)[1] == "vcr" else ())
+
+
+def _features(names: tuple, columns: tuple, media: dict):
+    import datasets
+
+    return datasets.Features({**media, "label": datasets.ClassLabel(names=list(names)),
+                              "config": datasets.Value("string"), "key": datasets.Value("string"),
+                              **{name: datasets.Value(kind) for name, kind in columns}})
+
+
+def _parquet(records: list, features) -> bytes:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    buffer = io.BytesIO()
+    pq.write_table(pa.Table.from_pylist(records, schema=features.arrow_schema), buffer, compression="zstd",
+                   compression_level=3, row_group_size=10_000)
+    return buffer.getvalue()
+
+
+def _record(config: str, row: dict, columns: tuple) -> dict:
+    return {"label": row["label"], "config": config, "key": row["key"],
+            **{name: row.get(name) for name, _ in columns}}
+
+
+def write_index(root: str, release: Mapping, configs: Mapping[str, list]) -> dict[str, str]:
+    """Write the index files of a release (module doc); ``{relative path: sha256}`` of each.
+
+    Parameters
+    ----------
+    configs : mapping
+        Config name -> its manifest rows (in key order).
+    """
+    import datasets
+
+    if edition_and_benchmark(release)[1] == "p":
+        return {}
+    every = [r for rows in configs.values() for r in rows]
+    names, columns = label_names(root, release, every), condition_columns(release)
+    written = {}
+    if not any(is_stacked(rows) for rows in configs.values()):
+        features = _features(names, columns, {"file_name": datasets.Value("string")})
+        records = [{"file_name": row["path"], **_record(config, row, columns)}
+                   for config, rows in configs.items() for row in rows]
+        info = storage.write_atomic(root, INDEX, _parquet(records, features))
+        return {INDEX: info.sha256}
+    features = _features(names, columns, {"image": datasets.Image()})
+    for config, rows in configs.items():
+        records = []
+        for shard, shard_rows in sorted(rows_by_shard(rows).items()):
+            for row, example in zip(shard_rows, shard_examples(root, shard)):
+                records.append({"image": {"bytes": example["image"][0], "path": None},
+                                **_record(config, row, columns)})
+        records.sort(key=lambda r: r["key"])
+        relative = f"{HF_DIR}/{config}.parquet"
+        written[relative] = storage.write_atomic(root, relative, _parquet(records, features)).sha256
+    return written
+
+
+def image_globs(rows: list) -> list[str]:
+    """Glob patterns of the image files of a config's rows: ``<folder>/*/*`` per folder of class folders."""
+    return sorted({posixpath.dirname(posixpath.dirname(r["path"])) + "/*/*" for r in rows})
+
+
+def hf_configs(release: Mapping, configs: Mapping[str, list]) -> list[dict]:
+    """The card's ``configs:`` entries, one per config (none for ImageNet-P)."""
+    if edition_and_benchmark(release)[1] == "p":
+        return []
+    split = release.get("tfds", {}).get("split", "test")
+    entries = []
+    for config, rows in configs.items():
+        if is_stacked(rows):
+            entries.append({"config_name": config, "data_files": [{"split": split,
+                                                                   "path": f"{HF_DIR}/{config}.parquet"}]})
+        else:
+            entries.append({"config_name": config,
+                            "data_files": [{"split": split, "path": [INDEX, *image_globs(rows)]}],
+                            "filters": [["config", "==", config]]})
+    return entries
