@@ -50,32 +50,33 @@ class Benchmark:
     """Hugging Face task category."""
     citations: tuple
     deviations: tuple
+    """``(encoding, text)``: a deviation of releases of that ``release.json`` encoding ('' for all)."""
 
 
 BENCHMARKS: Mapping[str, Benchmark] = MappingProxyType({
     "c": Benchmark(
-        "ImageNet-C", "the validation images under 15 common corruptions (and 4 extra ones), each at up to 5 "
+        "ImageNet-C", "the {images} under 15 common corruptions (and 4 extra ones), each at up to 5 "
         "severities, as Hendrycks & Dietterich's make_imagenet_c.py makes them", "corruption", "severity",
         "image-classification", (BENCHMARK_CITATION,),
-        ("The `clean` config (each image exactly as the corruptions received it, same encoding) is ours; the "
-         "official release has none.",
-         "JPEG bytes depend on the libjpeg in release.json; the pixels before encoding are pinned by each "
-         "manifest row's `array_sha256`.",
-         "`rng: fast` (if recorded) draws other samples from the same distributions as the reference code's "
-         "legacy RandomState; `rng: reference` is seed-comparable with it.")),
+        (("", "The `clean` config (each image exactly as the corruptions received it, same encoding) is ours; the "
+              "official release has none."),
+         ("jpeg", "JPEG bytes depend on the libjpeg in release.json; the pixels before encoding are pinned by each "
+                  "manifest row's `array_sha256`."),
+         ("", "`rng: fast` (if recorded) draws other samples from the same distributions as the reference code's "
+              "legacy RandomState; `rng: reference` is seed-comparable with it."))),
     "p": Benchmark(
-        "ImageNet-P", "the validation images as sequences of 31 (41 for translate) gradually perturbed frames, "
+        "ImageNet-P", "the {images} as sequences of 31 (41 for translate) gradually perturbed frames, "
         "as Hendrycks & Dietterich's make_imagenet_p.py makes them, encoded as H.264 MP4 like the reference",
         "perturbation", "difficulty", "video-classification", (BENCHMARK_CITATION,),
-        ("The MP4 bytes depend on the libx264/ffmpeg recorded in release.json; the frames before encoding are "
-         "pinned by each manifest row's `frames_sha256`.",
-         "The TFDS `imagenet_p` dataset is ours (TFDS has none).")),
+        (("", "The MP4 bytes depend on the libx264/ffmpeg recorded in release.json; the frames before encoding are "
+              "pinned by each manifest row's `frames_sha256`."),
+         ("", "The TFDS `imagenet_p` dataset is ours (TFDS has none)."))),
     "vcr": Benchmark(
-        "VCR (visually-continuous corruption robustness)", "the validation images under continuous corruptions, "
+        "VCR (visually-continuous corruption robustness)", "the {images} under continuous corruptions, "
         "each with its measured visual change delta_v = 1 - VIF, with the clean 224 crops", "corruption", "draw",
         "image-classification", (VCR_CITATION, BENCHMARK_CITATION),
-        ("VIF is our implementation (release.json `vif_variant`); `operators` and `dv_resolution` in release.json "
-         "say where the corruptions and the measurement follow VCR's code.",)),
+        (("", "VIF is our implementation (release.json `vif_variant`); `operators` and `dv_resolution` in "
+              "release.json say where the corruptions and the measurement follow VCR's code."),)),
     "a": Benchmark("ImageNet-A", "natural adversarial examples of 200 ImageNet classes", "", "",
                    "image-classification", (NATURAL_ADVERSARIAL_CITATION,), ()),
     "o": Benchmark("ImageNet-O", "out-of-distribution examples that ImageNet models classify confidently", "", "",

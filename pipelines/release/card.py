@@ -58,6 +58,12 @@ def title(release: Mapping) -> str:
     return f"{name} ({suffix})" if suffix and edition != "cifar" else name
 
 
+def what(release: Mapping) -> str:
+    """What the release holds, e.g. ``'the CIFAR-10 test set under 15 common corruptions ...'``."""
+    source = INPUTS.get(release.get("source_family", "imagenet"))
+    return BENCHMARKS[edition_and_benchmark(release)[1]].what.format(images=source.name if source else "input images")
+
+
 def citations(release: Mapping) -> list[str]:
     """BibTeX entries to cite: the benchmark's papers, the edition's, the input's."""
     edition, benchmark = edition_and_benchmark(release)
@@ -86,6 +92,14 @@ def front_matter(release: Mapping, examples: int, hf_configs: Sequence[dict]) ->
     return matter
 
 
+class _CardDumper(yaml.SafeDumper):
+    """YAML of the front matter: multi-line strings (the BibTeX) as literal blocks."""
+
+
+_CardDumper.add_representer(str, lambda dumper, text: dumper.represent_scalar(
+    "tag:yaml.org,2002:str", text, style="|" if "\n" in text else None))
+
+
 def _table(header: Sequence[str], rows: Sequence[Sequence]) -> list[str]:
     return (["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
             + ["| " + " | ".join(str(c) for c in row) + " |" for row in rows])
@@ -107,9 +121,12 @@ def _loading(release: Mapping, hf_configs: Sequence[dict], first: str) -> list[s
     lines += ["With MLCommons Croissant (`croissant.json`, one record set per config):", "", "```python",
               "import mlcroissant", 'records = mlcroissant.Dataset("RELEASE_DIR/croissant.json").records('
               f'"{first}")', "```", ""]
-    if release.get("tree"):
-        lines += [f"The folder tree `{release['tree']}/` keeps the official layout (torchvision `ImageFolder` "
-                  "reads its image folders; `imagenet-cp evaluate --release RELEASE_DIR` runs a model over it).", ""]
+    if release.get("encoding") == "npy":
+        lines += [f"`{release['tree']}/<corruption>.npy` keeps the official layout: `np.load` gives uint8 (N, H, W, 3) "
+                  f"rows, severity after severity, with `{release.get('labels', 'labels.npy')}`.", ""]
+    elif release.get("tree"):
+        lines += [f"The folder tree `{release['tree']}/` keeps the official layout (`imagenet-cp evaluate --release "
+                  "RELEASE_DIR` runs a model over it).", ""]
     return lines
 
 
@@ -155,18 +172,19 @@ def dataset_card(release: Mapping, config_examples: Mapping[str, int], hf_config
     facts = BENCHMARKS[benchmark]
     source = INPUTS.get(release.get("source_family", "imagenet"))
     examples = sum(config_examples.values())
-    matter = yaml.safe_dump(front_matter(release, examples, hf_configs), sort_keys=False, allow_unicode=True,
-                            width=10_000)
+    matter = yaml.dump(front_matter(release, examples, hf_configs), Dumper=_CardDumper, sort_keys=False,
+                       allow_unicode=True, width=10_000)
     first = next(iter(config_examples), "")
     lines = ["---", matter.rstrip("\n"), "---", "", f"# {title(release)}", "",
-             f"{facts.title} is {facts.what}. This release was built by `imagenet-cp` from the "
-             f"{source.name if source else 'input'}: {examples:,} examples in {len(config_examples)} configs.", ""]
+             f"{title(release)} holds {what(release)}. "
+             f"This release was built by `imagenet-cp`: {examples:,} examples in {len(config_examples)} configs.", ""]
     lines += _table(("config", "examples"), list(config_examples.items())) + [""]
     if not hf_configs and benchmark == "p":
         lines += ["The videos (H.264 MP4) have no Hugging Face config: read them with OpenCV "
                   "(`cv2.VideoCapture`, as the reference evaluator) or through TFDS.", ""]
     lines += _loading(release, hf_configs, first) + _checking() + _provenance(release)
-    lines += ["## Deviations from the reference", ""] + [f"- {d}" for d in facts.deviations]
+    lines += ["## Deviations from the reference", ""]
+    lines += [f"- {text}" for encoding, text in facts.deviations if encoding in ("", release.get("encoding"))]
     lines += ["- The full list, measured against the reference outputs: `docs/reference/fidelity.md` of imagenet-cp.",
               "", "## Licence terms of the inputs", "", source.terms if source else "See the input's terms.", "",
               OFFICIAL_RELEASE_TERMS, "", "## Citation", "", "```bibtex", "\n\n".join(citations(release)), "```", ""]

@@ -7,7 +7,9 @@ the category tars of ``packages/`` when the release has been packed, and one Fil
 video) files per config of a folder tree. One record set per config yields the examples:
 ``image`` (or ``video``), ``label``, the condition (``corruption``/``perturbation``) and its level
 (``severity``/``difficulty``/``draw``), ``key``. A tree config's record set joins each file of its
-FileSet to its manifest row by path; a config of stacked arrays (CIFAR) reads its parquet file.
+FileSet to its manifest row by path; a config of stacked arrays (CIFAR) reads its parquet file. An
+ImageNet-P record names its MP4 (``path``, ``frames``) instead of holding it: ``mlcroissant`` 1.1
+has no video reader (its FileSet of ``video/mp4`` files is still listed).
 """
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ from typing import Mapping
 from schemas.publication import BENCHMARKS, edition_and_benchmark
 from schemas.release import manifest_path
 
-from pipelines.release.card import citations, title
+from pipelines.release.card import citations, title, what
 from pipelines.release.hf_index import HF_DIR, condition_columns, image_globs, is_stacked
 
 CONFORMS_TO = "http://mlcommons.org/croissant/1.1"
@@ -68,13 +70,16 @@ def _column(file_id: str, column: str, **more) -> dict:
 def _record_set(config: str, rows: list, release: Mapping, media_set: str) -> dict:
     """One config's record set (module doc)."""
     benchmark = edition_and_benchmark(release)[1]
-    media, media_type = ("video", "sc:VideoObject") if benchmark == "p" else ("image", "sc:ImageObject")
+    media, media_type = "image", "sc:ImageObject"
     table = f"{HF_DIR}/{config}.parquet" if is_stacked(rows) else manifest_path(config)
     fields = [_field(config, "key", "sc:Text", _column(table, "key")),
               _field(config, "label", "sc:Integer", _column(table, "label"))]
     fields += [_field(config, name, DATA_TYPES[kind], _column(table, name)) for name, kind in condition_columns(release)]
     if is_stacked(rows):
         fields.insert(0, _field(config, media, media_type, _column(table, "image", transform={"jsonPath": "bytes"})))
+    elif benchmark == "p":  # mlcroissant 1.1 reads no MP4: the record names its video file
+        fields += [_field(config, "path", "sc:Text", _column(table, "path")),
+                   _field(config, "frames", "sc:Integer", _column(table, "frames"))]
     elif media_set:
         fields.insert(0, _field(config, media, media_type, {"fileSet": {"@id": media_set},
                                                             "extract": {"fileProperty": "content"}}))
@@ -121,7 +126,7 @@ def croissant_document(release: Mapping, configs: Mapping[str, list], digests: M
     return {
         "@context": CONTEXT, "@type": "sc:Dataset", "conformsTo": CONFORMS_TO,
         "name": title(release).replace(" ", "_").replace("(", "").replace(")", "").replace(",", ""),
-        "description": f"{title(release)} built by imagenet-cp: {BENCHMARKS[edition_and_benchmark(release)[1]].what}.",
+        "description": f"{title(release)} built by imagenet-cp: {what(release)}.",
         "license": LICENSES.get(source.license if source else "other", LICENSES["other"]),
         "url": "https://github.com/hendrycks/robustness",
         "version": release.get("format", "imagenet-cp-release/1").rsplit("/", 1)[-1] + ".0.0",
