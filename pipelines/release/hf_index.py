@@ -16,6 +16,7 @@ depend only on the release and the pyarrow version. ImageNet-P (MP4 videos) has 
 from __future__ import annotations
 
 import io
+import json
 import posixpath
 from typing import Mapping
 
@@ -31,6 +32,7 @@ HF_DIR = "hf"
 """Folder of the per-config parquet files of a release of stacked arrays."""
 
 LEVEL_TYPES = {"severity": "int32", "difficulty": "int32", "draw": "int32"}
+"""Manifest level field -> its column kind."""
 
 
 def label_names(root: str, release: Mapping, rows: list) -> tuple:
@@ -59,20 +61,34 @@ def condition_columns(release: Mapping) -> tuple:
     return columns + ((("delta_v", "float64"),) if edition_and_benchmark(release)[1] == "vcr" else ())
 
 
-def _features(names: tuple, columns: tuple, media: dict):
-    import datasets
-
-    return datasets.Features({**media, "label": datasets.ClassLabel(names=list(names)),
-                              "config": datasets.Value("string"), "key": datasets.Value("string"),
-                              **{name: datasets.Value(kind) for name, kind in columns}})
+#: Column kind -> (Hugging Face feature, pyarrow type name) of the index files.
+COLUMN_TYPES = {"string": ({"dtype": "string", "_type": "Value"}, "string"),
+                "int32": ({"dtype": "int32", "_type": "Value"}, "int32"),
+                "float64": ({"dtype": "float64", "_type": "Value"}, "float64")}
 
 
-def _parquet(records: list, features) -> bytes:
+def _schema(names: tuple, columns: tuple, media: str):
+    """The pyarrow schema of an index file, with its Hugging Face features in the schema metadata
+    (what ``datasets`` writes and reads back: ``label`` a ClassLabel, ``image`` an Image)."""
+    import pyarrow as pa
+
+    kinds = (("label", "label"), ("config", "string"), ("key", "string")) + tuple(columns)
+    media_field = (pa.field("image", pa.struct([("bytes", pa.binary()), ("path", pa.string())])) if media == "image"
+                   else pa.field("file_name", pa.string()))
+    media_feature = {"_type": "Image"} if media == "image" else COLUMN_TYPES["string"][0]
+    fields = [media_field] + [pa.field(name, pa.int64() if kind == "label" else getattr(pa, COLUMN_TYPES[kind][1])())
+                              for name, kind in kinds]
+    features = {media_field.name: media_feature, "label": {"names": list(names), "_type": "ClassLabel"},
+                **{name: COLUMN_TYPES[kind][0] for name, kind in kinds[1:]}}
+    return pa.schema(fields, metadata={"huggingface": json.dumps({"info": {"features": features}})})
+
+
+def _parquet(records: list, schema) -> bytes:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     buffer = io.BytesIO()
-    pq.write_table(pa.Table.from_pylist(records, schema=features.arrow_schema), buffer, compression="zstd",
+    pq.write_table(pa.Table.from_pylist(records, schema=schema), buffer, compression="zstd",
                    compression_level=3, row_group_size=10_000)
     return buffer.getvalue()
 
@@ -90,20 +106,18 @@ def write_index(root: str, release: Mapping, configs: Mapping[str, list]) -> dic
     configs : mapping
         Config name -> its manifest rows (in key order).
     """
-    import datasets
-
     if edition_and_benchmark(release)[1] == "p":
         return {}
     every = [r for rows in configs.values() for r in rows]
     names, columns = label_names(root, release, every), condition_columns(release)
     written = {}
     if not any(is_stacked(rows) for rows in configs.values()):
-        features = _features(names, columns, {"file_name": datasets.Value("string")})
+        schema = _schema(names, columns, "file_name")
         records = [{"file_name": row["path"], **_record(config, row, columns)}
                    for config, rows in configs.items() for row in rows]
-        info = storage.write_atomic(root, INDEX, _parquet(records, features))
+        info = storage.write_atomic(root, INDEX, _parquet(records, schema))
         return {INDEX: info.sha256}
-    features = _features(names, columns, {"image": datasets.Image()})
+    schema = _schema(names, columns, "image")
     for config, rows in configs.items():
         records = []
         for shard, shard_rows in sorted(rows_by_shard(rows).items()):
@@ -112,7 +126,7 @@ def write_index(root: str, release: Mapping, configs: Mapping[str, list]) -> dic
                                 **_record(config, row, columns)})
         records.sort(key=lambda r: r["key"])
         relative = f"{HF_DIR}/{config}.parquet"
-        written[relative] = storage.write_atomic(root, relative, _parquet(records, features)).sha256
+        written[relative] = storage.write_atomic(root, relative, _parquet(records, schema)).sha256
     return written
 
 
