@@ -1,6 +1,6 @@
 """``croissant.json``: MLCommons Croissant 1.1 metadata of a release, as ``mlcroissant`` reads it.
 
-:func:`croissant_document` is a pure function of ``release.json``, the configs' manifest rows and
+:func:`croissant_document` is a pure function of ``release.json``, the configs' facts (:class:`~pipelines.release.hf_index.ConfigFacts`) and
 the SHA-256 of the files it names. The distribution lists ``release.json``, each config's
 manifest and the Hugging Face index files (:mod:`pipelines.release.hf_index`) with their SHA-256,
 the category tars of ``packages/`` when the release has been packed, and one FileSet of image (or
@@ -19,7 +19,7 @@ from schemas.publication import BENCHMARKS, edition_and_benchmark
 from schemas.release import manifest_path
 
 from pipelines.release.card import citations, title, what
-from pipelines.release.hf_index import HF_DIR, condition_columns, image_globs, is_stacked
+from pipelines.release.hf_index import HF_DIR, ConfigFacts, condition_columns
 
 CONFORMS_TO = "http://mlcommons.org/croissant/1.1"
 
@@ -67,15 +67,15 @@ def _column(file_id: str, column: str, **more) -> dict:
     return {"fileObject": {"@id": file_id}, "extract": {"column": column}, **more}
 
 
-def _record_set(config: str, rows: list, release: Mapping, media_set: str) -> dict:
+def _record_set(config: str, facts: ConfigFacts, release: Mapping, media_set: str) -> dict:
     """One config's record set (module doc)."""
     benchmark = edition_and_benchmark(release)[1]
     media, media_type = "image", "sc:ImageObject"
-    table = f"{HF_DIR}/{config}.parquet" if is_stacked(rows) else manifest_path(config)
+    table = f"{HF_DIR}/{config}.parquet" if facts.stacked else manifest_path(config)
     fields = [_field(config, "key", "sc:Text", _column(table, "key")),
               _field(config, "label", "sc:Integer", _column(table, "label"))]
     fields += [_field(config, name, DATA_TYPES[kind], _column(table, name)) for name, kind in condition_columns(release)]
-    if is_stacked(rows):
+    if facts.stacked:
         fields.insert(0, _field(config, media, media_type, _column(table, "image", transform={"jsonPath": "bytes"})))
     elif benchmark == "p":  # mlcroissant 1.1 reads no MP4: the record names its video file
         fields += [_field(config, "path", "sc:Text", _column(table, "path")),
@@ -88,12 +88,12 @@ def _record_set(config: str, rows: list, release: Mapping, media_set: str) -> di
                                                   "transform": {"regex": "^(.*)$"}})
         path["references"] = _column(manifest_path(config), "path")
         fields.append(path)
-    description = f"{config}: {len(rows)} examples of {BENCHMARKS[benchmark].title}"
+    description = f"{config}: {facts.examples} examples of {BENCHMARKS[benchmark].title}"
     return {"@type": "cr:RecordSet", "@id": config, "name": config, "description": description,
             "key": {"@id": f"{config}/key"}, "field": fields}
 
 
-def croissant_document(release: Mapping, configs: Mapping[str, list], digests: Mapping[str, str],
+def croissant_document(release: Mapping, configs: Mapping[str, ConfigFacts], digests: Mapping[str, str],
                        packages: Mapping[str, str] = None) -> dict:
     """The Croissant JSON-LD document of a release.
 
@@ -102,7 +102,7 @@ def croissant_document(release: Mapping, configs: Mapping[str, list], digests: M
     release : mapping
         Its ``release.json``.
     configs : mapping
-        Config name -> its manifest rows.
+        Config name -> its :class:`~pipelines.release.hf_index.ConfigFacts`.
     digests : mapping
         Relative path -> SHA-256 of ``release.json``, the manifests and the index files.
     packages : mapping, optional
@@ -116,13 +116,13 @@ def croissant_document(release: Mapping, configs: Mapping[str, list], digests: M
     distribution = [_file_object(p, digests[p]) for p in listed]
     distribution += [_file_object(p, sha) for p, sha in sorted((packages or {}).items())]
     record_sets = []
-    for config, rows in configs.items():
+    for config, facts in configs.items():
         media_set = ""
-        if rows and not is_stacked(rows):
+        if facts.examples and not facts.stacked:
             media_set = f"files/{config}"
             distribution.append({"@type": "cr:FileSet", "@id": media_set, "name": media_set,
-                                 "encodingFormat": _encoding(rows[0]["path"]), "includes": image_globs(rows)})
-        record_sets.append(_record_set(config, rows, release, media_set))
+                                 "encodingFormat": _encoding(facts.first_path), "includes": list(facts.globs)})
+        record_sets.append(_record_set(config, facts, release, media_set))
     return {
         "@context": CONTEXT, "@type": "sc:Dataset", "conformsTo": CONFORMS_TO,
         "name": title(release).replace(" ", "_").replace("(", "").replace(")", "").replace(",", ""),

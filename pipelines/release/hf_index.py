@@ -18,7 +18,9 @@ from __future__ import annotations
 import io
 import json
 import posixpath
-from typing import Mapping
+from dataclasses import dataclass
+from itertools import islice
+from typing import Callable, Iterable, Iterator, Mapping, Optional
 
 from schemas.publication import BENCHMARKS, LABEL_NAMES, edition_and_benchmark, wnid_label_names
 from schemas.wnids import imagenet_wnids
@@ -35,21 +37,47 @@ LEVEL_TYPES = {"severity": "int32", "difficulty": "int32", "draw": "int32"}
 """Manifest level field -> its column kind."""
 
 
-def label_names(root: str, release: Mapping, rows: list) -> tuple:
+BATCH_ROWS = 10_000
+"""Rows per parquet row group (and per batch held in memory while writing)."""
+
+
+@dataclass(frozen=True)
+class ConfigFacts:
+    """What the card, ``croissant.json`` and the index need of one config: one pass over its manifest."""
+
+    examples: int
+    globs: tuple
+    """Glob patterns of its image files, ``<folder>/*/*`` per folder of class folders (trees)."""
+    first_path: str
+    shard: Optional[str]
+
+    @property
+    def stacked(self) -> bool:
+        """True for rows of stacked arrays (``CIFAR-10-C/fog.npy``), not files."""
+        return self.first_path.endswith(".npy")
+
+
+def config_facts(rows: Iterable[dict]) -> ConfigFacts:
+    """The :class:`ConfigFacts` of a config's manifest rows."""
+    examples, folders, first, shard = 0, set(), "", None
+    for row in rows:
+        examples += 1
+        first = first or row["path"]
+        shard = shard or row.get("shard")
+        folders.add(posixpath.dirname(posixpath.dirname(row["path"])))
+    return ConfigFacts(examples, tuple(sorted(f"{f}/*/*" for f in folders)), first, shard)
+
+
+def label_names(root: str, release: Mapping, facts: Mapping[str, ConfigFacts]) -> tuple:
     """The label names of a release in label order."""
     family = release.get("source_family")
     if family in LABEL_NAMES:
         return LABEL_NAMES[family]
-    shard = next((r["shard"] for r in rows if r.get("shard")), None)
+    shard = next((f.shard for f in facts.values() if f.shard), None)
     labels = shard and storage.join(root, posixpath.join(posixpath.dirname(shard), "label.labels.txt"))
     if labels and storage.exists(labels):
         return wnid_label_names(storage.read_bytes(labels).decode("utf-8").split())
     return wnid_label_names(imagenet_wnids())
-
-
-def is_stacked(rows: list) -> bool:
-    """True when the rows are rows of stacked arrays (``CIFAR-10-C/fog.npy``), not files."""
-    return bool(rows) and rows[0]["path"].endswith(".npy")
 
 
 def condition_columns(release: Mapping) -> tuple:
@@ -83,13 +111,15 @@ def _schema(names: tuple, columns: tuple, media: str):
     return pa.schema(fields, metadata={"huggingface": json.dumps({"info": {"features": features}})})
 
 
-def _parquet(records: list, schema) -> bytes:
+def _parquet(records: Iterable[dict], schema) -> bytes:
+    """A parquet file of ``records``, written :data:`BATCH_ROWS` at a time with fixed options."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    buffer = io.BytesIO()
-    pq.write_table(pa.Table.from_pylist(records, schema=schema), buffer, compression="zstd",
-                   compression_level=3, row_group_size=10_000)
+    buffer, records = io.BytesIO(), iter(records)
+    with pq.ParquetWriter(buffer, schema, compression="zstd", compression_level=3) as writer:
+        while batch := list(islice(records, BATCH_ROWS)):
+            writer.write_table(pa.Table.from_pylist(batch, schema=schema))
     return buffer.getvalue()
 
 
@@ -98,29 +128,28 @@ def _record(config: str, row: dict, columns: tuple) -> dict:
             **{name: row.get(name) for name, _ in columns}}
 
 
-def write_index(root: str, release: Mapping, configs: Mapping[str, list]) -> dict[str, str]:
+def write_index(root: str, release: Mapping, facts: Mapping[str, ConfigFacts],
+                rows_of: Callable[[str], Iterator[dict]]) -> dict[str, str]:
     """Write the index files of a release (module doc); ``{relative path: sha256}`` of each.
 
     Parameters
     ----------
-    configs : mapping
-        Config name -> its manifest rows (in key order).
+    facts : mapping
+        Config name -> its :class:`ConfigFacts`, in the manifests' order.
+    rows_of : callable
+        Config name -> its manifest rows in key order (read again for each file written).
     """
     if edition_and_benchmark(release)[1] == "p":
         return {}
-    every = [r for rows in configs.values() for r in rows]
-    names, columns = label_names(root, release, every), condition_columns(release)
-    written = {}
-    if not any(is_stacked(rows) for rows in configs.values()):
-        schema = _schema(names, columns, "file_name")
-        records = [{"file_name": row["path"], **_record(config, row, columns)}
-                   for config, rows in configs.items() for row in rows]
-        info = storage.write_atomic(root, INDEX, _parquet(records, schema))
-        return {INDEX: info.sha256}
-    schema = _schema(names, columns, "image")
-    for config, rows in configs.items():
+    names, columns = label_names(root, release, facts), condition_columns(release)
+    if not any(f.stacked for f in facts.values()):
+        records = ({"file_name": row["path"], **_record(config, row, columns)} for config in facts
+                   for row in rows_of(config))
+        return {INDEX: storage.write_atomic(root, INDEX, _parquet(records, _schema(names, columns, "file_name"))).sha256}
+    written, schema = {}, _schema(names, columns, "image")
+    for config in facts:
         records = []
-        for shard, shard_rows in sorted(rows_by_shard(rows).items()):
+        for shard, shard_rows in sorted(rows_by_shard(rows_of(config)).items()):
             for row, example in zip(shard_rows, shard_examples(root, shard)):
                 records.append({"image": {"bytes": example["image"][0], "path": None},
                                 **_record(config, row, columns)})
@@ -130,23 +159,18 @@ def write_index(root: str, release: Mapping, configs: Mapping[str, list]) -> dic
     return written
 
 
-def image_globs(rows: list) -> list[str]:
-    """Glob patterns of the image files of a config's rows: ``<folder>/*/*`` per folder of class folders."""
-    return sorted({posixpath.dirname(posixpath.dirname(r["path"])) + "/*/*" for r in rows})
-
-
-def hf_configs(release: Mapping, configs: Mapping[str, list]) -> list[dict]:
+def hf_configs(release: Mapping, facts: Mapping[str, ConfigFacts]) -> list[dict]:
     """The card's ``configs:`` entries, one per config (none for ImageNet-P)."""
     if edition_and_benchmark(release)[1] == "p":
         return []
     split = release.get("tfds", {}).get("split", "test")
     entries = []
-    for config, rows in configs.items():
-        if is_stacked(rows):
+    for config, info in facts.items():
+        if info.stacked:
             entries.append({"config_name": config, "data_files": [{"split": split,
                                                                    "path": f"{HF_DIR}/{config}.parquet"}]})
         else:
             entries.append({"config_name": config,
-                            "data_files": [{"split": split, "path": [INDEX, *image_globs(rows)]}],
+                            "data_files": [{"split": split, "path": [INDEX, *info.globs]}],
                             "filters": [["config", "==", config]]})
     return entries

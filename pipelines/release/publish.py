@@ -16,9 +16,9 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from typing import Optional
+from typing import Iterator, Optional
 
-from schemas.release import CHECKSUMS, PACKAGES_DIR, RELEASE_JSON, checksum_line
+from schemas.release import CHECKSUMS, PACKAGES_DIR, RELEASE_JSON, checksum_line, manifest_path
 
 from pipelines.formats import storage
 
@@ -87,18 +87,27 @@ CARD = "README.md"
 CROISSANT = "croissant.json"
 
 
-def config_rows(release_dir: str, release: dict) -> dict[str, list]:
-    """Config name -> its manifest rows (in key order), in the order of ``release.json``'s parts."""
-    configs = {}
-    for part in release["manifest"]["parts"]:
-        text = storage.read_bytes(storage.join(release_dir, part)).decode("utf-8")
-        configs[part.rsplit("/", 1)[-1][:-len(".jsonl")]] = [json.loads(line) for line in text.splitlines()]
-    return configs
+def manifest_rows(release_dir: str, config: str) -> Iterator[dict]:
+    """The manifest rows of one config, in key order."""
+    text = storage.read_bytes(storage.join(release_dir, manifest_path(config))).decode("utf-8")
+    return (json.loads(line) for line in text.splitlines())
 
 
-def publish_release(release_dir: str) -> list[str]:
+def configs_of(release: dict) -> list[str]:
+    """The config names of a release, in the order of ``release.json``'s manifest parts."""
+    return [part.rsplit("/", 1)[-1][:-len(".jsonl")] for part in release["manifest"]["parts"]]
+
+
+def publish_release(release_dir: str, check: bool = True) -> list[str]:
     """Write the card, the Croissant file and the Hugging Face index of a built release and list
     them in its ``SHA256SUMS`` (module doc); return the relative paths written.
+
+    Parameters
+    ----------
+    release_dir : str
+        A built release, local or on an object store.
+    check : bool
+        Verify the release first (default); a build that has just written it passes False.
 
     Raises
     ------
@@ -109,7 +118,7 @@ def publish_release(release_dir: str) -> list[str]:
 
     from pipelines.release.card import dataset_card
     from pipelines.release.croissant import croissant_document
-    from pipelines.release.hf_index import hf_configs, write_index
+    from pipelines.release.hf_index import config_facts, hf_configs, write_index
     from pipelines.release.output_folder import FolderLock
     from pipelines.release.verify import read_checksums, verify_release
 
@@ -118,20 +127,20 @@ def publish_release(release_dir: str) -> list[str]:
     except FileNotFoundError as err:
         raise ValueError(f"{release_dir} is not a release folder") from err
     try:
-        report = verify_release(release_dir, include_packages=False)
-        if not report.ok:
+        report = verify_release(release_dir, include_packages=False) if check else None
+        if report is not None and not report.ok:
             raise ValueError(f"{release_dir} fails verification, not published: {report.text().splitlines()[-1]}; "
                              f"run imagenet-cp verify {release_dir} for the full list")
         release = read_release(release_dir)
-        configs = config_rows(release_dir, release)
-        written = write_index(release_dir, release, configs)
-        card = dataset_card(release, {c: len(rows) for c, rows in configs.items()}, hf_configs(release, configs))
+        facts = {config: config_facts(manifest_rows(release_dir, config)) for config in configs_of(release)}
+        written = write_index(release_dir, release, facts, lambda config: manifest_rows(release_dir, config))
+        card = dataset_card(release, {c: f.examples for c, f in facts.items()}, hf_configs(release, facts))
         written[CARD] = storage.write_atomic(release_dir, CARD, card.encode("utf-8")).sha256
         digests = {**read_checksums(release_dir), **written}
         packages_sums = storage.join(release_dir, f"{PACKAGES_DIR}/{CHECKSUMS}")
         packages = ({f"{PACKAGES_DIR}/{p}": d for p, d in read_checksums(storage.join(release_dir, PACKAGES_DIR)).items()}
                     if storage.exists(packages_sums) else {})
-        document = croissant_document(release, configs, digests, packages)
+        document = croissant_document(release, facts, digests, packages)
         written[CROISSANT] = storage.write_atomic(release_dir, CROISSANT, dumps(document).encode("utf-8")).sha256
         add_checksum_lines(release_dir, written)
         storage.delete_tree(storage.join(release_dir, TMP_DIR))
