@@ -56,7 +56,7 @@ class Benchmark:
 BENCHMARKS: Mapping[str, Benchmark] = MappingProxyType({
     "c": Benchmark(
         "ImageNet-C", "the {images} under 15 common corruptions (and 4 extra ones), each at up to 5 "
-        "severities, as Hendrycks & Dietterich's make_imagenet_c.py makes them", "corruption", "severity",
+        "severities, as Hendrycks & Dietterich's reference code makes them", "corruption", "severity",
         "image-classification", (BENCHMARK_CITATION,),
         (("", "The `clean` config (each image exactly as the corruptions received it, same encoding) is ours; the "
               "official release has none."),
@@ -66,7 +66,7 @@ BENCHMARKS: Mapping[str, Benchmark] = MappingProxyType({
               "legacy RandomState; `rng: reference` is seed-comparable with it."))),
     "p": Benchmark(
         "ImageNet-P", "the {images} as sequences of 31 (41 for translate) gradually perturbed frames, "
-        "as Hendrycks & Dietterich's make_imagenet_p.py makes them, encoded as H.264 MP4 like the reference",
+        "as Hendrycks & Dietterich's reference code makes them, encoded as H.264 MP4 like the reference",
         "perturbation", "difficulty", "video-classification", (BENCHMARK_CITATION,),
         (("", "The MP4 bytes depend on the libx264/ffmpeg recorded in release.json; the frames before encoding are "
               "pinned by each manifest row's `frames_sha256`."),
@@ -148,7 +148,7 @@ INPUTS: Mapping[str, Input] = MappingProxyType({
 #: Edition -> (title suffix, its own citation or '').
 EDITIONS: Mapping[str, tuple[str, str]] = MappingProxyType({
     "imagenet": ("224x224", ""),
-    "inception": ("299x299 (Inception input)", INCEPTION_CITATION),
+    "inception": ("299x299, Inception input", INCEPTION_CITATION),
     "imagenet64": ("64x64", IMAGENET64_CITATION),
     "tinyimagenet": ("Tiny ImageNet, 64x64", ""),
     "cifar": ("CIFAR, 32x32", ""),

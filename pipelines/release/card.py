@@ -48,14 +48,14 @@ def build_command(release: Mapping) -> str:
 
 
 def title(release: Mapping) -> str:
-    """``'ImageNet-C (224x224)'``-style name of the release."""
+    """The release's name: an edition's official tree name (``Tiny-ImageNet-C``, ``CIFAR-10-P``),
+    otherwise the benchmark's with the edition's size (``ImageNet-C (224x224)``)."""
     edition, benchmark = edition_and_benchmark(release)
     tree = release.get("tree", "")
-    name = BENCHMARKS[benchmark].title
-    if edition == "cifar":
-        name = tree or name
+    if edition != "imagenet" and tree[:1].isupper():
+        return tree
     suffix = EDITIONS.get(edition, ("", ""))[0]
-    return f"{name} ({suffix})" if suffix and edition != "cifar" else name
+    return f"{BENCHMARKS[benchmark].title} ({suffix})" if suffix else BENCHMARKS[benchmark].title
 
 
 def what(release: Mapping) -> str:
@@ -98,6 +98,10 @@ class _CardDumper(yaml.SafeDumper):
 
 _CardDumper.add_representer(str, lambda dumper, text: dumper.represent_scalar(
     "tag:yaml.org,2002:str", text, style="|" if "\n" in text else None))
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number:,} {noun}{'' if number == 1 else 's'}"
 
 
 def _table(header: Sequence[str], rows: Sequence[Sequence]) -> list[str]:
@@ -177,7 +181,8 @@ def dataset_card(release: Mapping, config_examples: Mapping[str, int], hf_config
     first = next(iter(config_examples), "")
     lines = ["---", matter.rstrip("\n"), "---", "", f"# {title(release)}", "",
              f"{title(release)} holds {what(release)}. "
-             f"This release was built by `imagenet-cp`: {examples:,} examples in {len(config_examples)} configs.", ""]
+             f"This release was built by `imagenet-cp`: {_count(examples, 'example')} in "
+             f"{_count(len(config_examples), 'config')}.", ""]
     lines += _table(("config", "examples"), list(config_examples.items())) + [""]
     if not hf_configs and benchmark == "p":
         lines += ["The videos (H.264 MP4) have no Hugging Face config: read them with OpenCV "
