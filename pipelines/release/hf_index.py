@@ -174,3 +174,47 @@ def hf_configs(release: Mapping, facts: Mapping[str, ConfigFacts]) -> list[dict]
                             "data_files": [{"split": split, "path": [INDEX, *info.globs]}],
                             "filters": [["config", "==", config]]})
     return entries
+
+
+def _read_parquet(root: str, relative: str):
+    import pyarrow.parquet as pq
+
+    return pq.read_table(io.BytesIO(storage.read_bytes(storage.join(root, relative))))
+
+
+def check_index(root: str, release: Mapping, listed: Mapping[str, str]) -> list[str]:
+    """What ``datasets`` reads of the index, against the manifests: ``metadata.parquet``'s rows
+    (``file_name``, ``label``, ``config``, ``key``, in the manifests' order) and each
+    ``hf/<config>.parquet`` (``key``, ``label`` and the pixels of ``image`` against
+    ``array_sha256``). Returns the problems; none when the release has no index."""
+    from pipelines.release.verify_records import image_digest, part_config, part_rows, pixels_sha256
+
+    files = sorted(p for p in listed if p == INDEX or (p.startswith(f"{HF_DIR}/") and p.endswith(".parquet")))
+    if not files or not all(storage.exists(storage.join(root, p)) for p in files):
+        return []  # missing files are reported by the checksum pass
+    problems = []
+    rows = {part_config(part): list(part_rows(root, part)) for part in release["manifest"]["parts"]}
+    for relative in files:
+        try:
+            table = _read_parquet(root, relative).to_pylist()
+        except Exception as err:  # pyarrow's errors are of many kinds: the file is not what datasets reads
+            problems.append(f"{relative}: not a readable parquet file ({type(err).__name__})")
+            continue
+        if relative == INDEX:
+            expected = [(r["path"], r["label"], c, r["key"]) for c, found in rows.items() for r in found]
+            got = [(r.get("file_name"), r.get("label"), r.get("config"), r.get("key")) for r in table]
+            digest_of = None
+        else:
+            config = relative[len(HF_DIR) + 1:-len(".parquet")]
+            expected = [(r["label"], config, r["key"]) for r in rows.get(config, [])]
+            got = [(r.get("label"), r.get("config"), r.get("key")) for r in table]
+            digest_of = {r["key"]: r[image_digest(release)[1]] for r in rows.get(config, [])}
+        if got != expected:
+            first = next((i for i, (a, b) in enumerate(zip(got, expected)) if a != b), min(len(got), len(expected)))
+            problems.append(f"{relative}: row {first + 1} of {len(got)} differs from the manifests ({len(expected)} "
+                            f"rows)")
+        for record in table if digest_of else ():
+            image = (record.get("image") or {}).get("bytes")
+            if image is None or pixels_sha256(image) != digest_of.get(record.get("key")):
+                problems.append(f"{relative}: the image of {record.get('key')} differs from the manifest's array_sha256")
+    return problems

@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from typing import Iterator, Optional
+from typing import Optional
 
 from schemas.release import CHECKSUMS, PACKAGES_DIR, RELEASE_JSON, checksum_line, manifest_path
 
@@ -87,15 +87,6 @@ CARD = "README.md"
 CROISSANT = "croissant.json"
 
 
-def manifest_rows(release_dir: str, config: str) -> Iterator[dict]:
-    """The manifest rows of one config, in key order."""
-    text = storage.read_bytes(storage.join(release_dir, manifest_path(config))).decode("utf-8")
-    return (json.loads(line) for line in text.splitlines())
-
-
-def configs_of(release: dict) -> list[str]:
-    """The config names of a release, in the order of ``release.json``'s manifest parts."""
-    return [part.rsplit("/", 1)[-1][:-len(".jsonl")] for part in release["manifest"]["parts"]]
 
 
 def publish_release(release_dir: str, check: bool = True) -> list[str]:
@@ -121,6 +112,7 @@ def publish_release(release_dir: str, check: bool = True) -> list[str]:
     from pipelines.release.hf_index import config_facts, hf_configs, write_index
     from pipelines.release.output_folder import FolderLock
     from pipelines.release.verify import read_checksums, verify_release
+    from pipelines.release.verify_records import part_config, part_rows
 
     try:
         lock = FolderLock(release_dir, "publish", create=False).acquire()
@@ -132,8 +124,8 @@ def publish_release(release_dir: str, check: bool = True) -> list[str]:
             raise ValueError(f"{release_dir} fails verification, not published: {report.text().splitlines()[-1]}; "
                              f"run imagenet-cp verify {release_dir} for the full list")
         release = read_release(release_dir)
-        facts = {config: config_facts(manifest_rows(release_dir, config)) for config in configs_of(release)}
-        written = write_index(release_dir, release, facts, lambda config: manifest_rows(release_dir, config))
+        facts = {part_config(p): config_facts(part_rows(release_dir, p)) for p in release["manifest"]["parts"]}
+        written = write_index(release_dir, release, facts, lambda config: part_rows(release_dir, manifest_path(config)))
         card = dataset_card(release, {c: f.examples for c, f in facts.items()}, hf_configs(release, facts))
         written[CARD] = storage.write_atomic(release_dir, CARD, card.encode("utf-8")).sha256
         digests = {**read_checksums(release_dir), **written}

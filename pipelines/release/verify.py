@@ -14,7 +14,8 @@ in the release is a problem. The three records are cross-checked:
 - its manifest digest and input checksum are recomputed from the parts and ``sources.jsonl``;
 - what the loaders read is read as they read it (:mod:`pipelines.release.verify_records`): every
   TFDS record (CRCs, label, image bytes against the manifest's SHA-256), every ImageNet-P MP4
-  (decoded with OpenCV to the manifest's frame count) and the WebDataset shards when there are any.
+  (decoded with OpenCV to the manifest's frame count), the WebDataset shards when there are any, and
+  the Hugging Face index ``imagenet-cp publish`` writes (:func:`pipelines.release.hf_index.check_index`).
 
 ``SHA256SUMS`` is parsed as ``sha256sum --strict -c`` parses it (:func:`parse_checksums`): lines
 end in ``\n`` only, and a line holding any other line break (``\r``, ``\v``, ``\f``, ``\x1c``...,
@@ -37,6 +38,7 @@ from typing import Optional
 from schemas.release import CHECKSUMS, FAILURES, MANIFEST_DIR, PACKAGES_DIR, RELEASE_JSON, SOURCES
 
 from pipelines.formats import storage
+from pipelines.release.hf_index import check_index
 from pipelines.release.verify_records import check_loaded_data, open_file
 
 CHUNK_BYTES = 1 << 20
@@ -316,6 +318,7 @@ def _check_release_json(root: str, report: VerifyReport, listed: Optional[dict] 
         if listed is not None:
             _check_manifests(root, release, listed, report)
             report.problems += check_loaded_data(root, release, listed, threads)
+            report.problems += check_index(root, release, listed)
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as err:
         report.problems.append(f"cannot check {RELEASE_JSON}: {type(err).__name__}: {err}")
 

@@ -71,11 +71,21 @@ def image_digest(release: dict) -> tuple[Callable[[bytes], str], str]:
     return IMAGE_DIGESTS.get(release.get("encoding"), TREE_BYTES)
 
 
+def part_rows(root: str, part: str) -> Iterator[dict]:
+    """The rows of one manifest part (``manifest/<config>.jsonl``), in key order."""
+    for line in storage.read_bytes(storage.join(root, part)).decode("utf-8").splitlines():
+        yield json.loads(line)
+
+
+def part_config(part: str) -> str:
+    """The config of a manifest part: ``manifest/fog_3.jsonl`` -> ``fog_3``."""
+    return posixpath.basename(part)[:-len(".jsonl")]
+
+
 def manifest_rows(root: str, release: dict) -> Iterator[dict]:
     """Every manifest row of the release, part after part (each part sorted by key)."""
     for part in release["manifest"]["parts"]:
-        for line in storage.read_bytes(storage.join(root, part)).decode("utf-8").splitlines():
-            yield json.loads(line)
+        yield from part_rows(root, part)
 
 
 def rows_by_shard(rows) -> dict[str, list]:

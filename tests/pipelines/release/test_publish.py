@@ -143,3 +143,31 @@ def test_publish_refuses_a_release_that_fails_verify(published, tmp_path, capsys
     assert "fails verification, not published" in capsys.readouterr().err
     with pytest.raises(ValueError):
         publish_release(str(release))
+
+
+def _relist(release, path):
+    digest = hashlib.sha256((release / path).read_bytes()).hexdigest()
+    lines = (release / CHECKSUMS).read_text().splitlines()
+    (release / CHECKSUMS).write_text("".join(
+        (f"{digest}  {path}" if line.endswith("  " + path) else line) + "\n" for line in lines))
+
+
+@pytest.mark.parametrize("kind, index", [("c224", "metadata.parquet"), ("cifar", "hf/contrast_1.parquet")])
+def test_verify_reads_the_hugging_face_index_against_the_manifests(published, tmp_path, kind, index):
+    """An index rewritten with its SHA256SUMS line (another label; for CIFAR another image too) fails verify."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    release = tmp_path / kind
+    shutil.copytree(published(kind), release)
+    table = pq.read_table(release / index)
+    rows = table.to_pylist()
+    rows[0]["label"] = (rows[0]["label"] + 1) % 10
+    if kind == "cifar":
+        rows[0]["image"] = rows[-1]["image"]
+    pq.write_table(pa.Table.from_pylist(rows, schema=table.schema), release / index)
+    _relist(release, index)
+    text = verify_release(str(release)).text()
+    assert f"{index}: row 1 of" in text
+    if kind == "cifar":
+        assert f"{index}: the image of {rows[0]['key']} differs from the manifest's array_sha256" in text
