@@ -202,7 +202,7 @@ def test_webdataset_shards_are_checked_when_present(release):
 
 def test_package_refuses_an_output_inside_the_release(release, capsys):
     before = sorted(p.relative_to(release) for p in release.rglob("*"))
-    inside = release / "imagenet-c" / "contrast"
+    inside = release / json.loads((release / "release.json").read_text())["tree"] / "contrast"
     capsys.readouterr()
     assert cli(["package", str(release), "--output", str(inside)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
