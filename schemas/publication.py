@@ -182,6 +182,17 @@ def wnid_label_names(wnids: Sequence[str]) -> tuple:
     return tuple(f"{n} ({w})" if shared[n] > 1 else n for n, w in zip(names, wnids))
 
 
+CARD = "README.md"
+"""The dataset card at the top of a published release."""
+CROISSANT = "croissant.json"
+"""Its MLCommons Croissant metadata."""
+HF_INDEX = "metadata.parquet"
+"""The Hugging Face index of a tree of images (``imagefolder``'s metadata file name)."""
+HF_DIR = "hf"
+"""Folder of the per-config Hugging Face parquet files of a release of stacked arrays."""
+PUBLISHED_NAMES = (CARD, CROISSANT, HF_INDEX, HF_DIR)
+"""Every top-level name ``imagenet-cp publish`` adds to a release (a rebuild removes them with the release)."""
+
 #: Upper bounds of Hugging Face's ``size_categories``.
 SIZE_CATEGORIES = ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"), (1_000_000, "100K<n<1M"),
                    (10_000_000, "1M<n<10M"), (100_000_000, "10M<n<100M"))

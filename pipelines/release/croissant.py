@@ -1,6 +1,7 @@
 """``croissant.json``: MLCommons Croissant 1.1 metadata of a release, as ``mlcroissant`` reads it.
 
-:func:`croissant_document` is a pure function of ``release.json``, the configs' facts (:class:`~pipelines.release.hf_index.ConfigFacts`) and
+:func:`croissant_document` is a pure function of ``release.json``, the configs' facts
+(:class:`~pipelines.release.hf_index.ConfigFacts`) and
 the SHA-256 of the files it names. The distribution lists ``release.json``, each config's
 manifest and the Hugging Face index files (:mod:`pipelines.release.hf_index`) with their SHA-256,
 the category tars of ``packages/`` when the release has been packed, and one FileSet of image (or
@@ -25,7 +26,8 @@ CONFORMS_TO = "http://mlcommons.org/croissant/1.1"
 
 CONTEXT = {
     "@language": "en", "@vocab": "https://schema.org/", "citeAs": "cr:citeAs", "column": "cr:column",
-    "conformsTo": "dct:conformsTo", "cr": "http://mlcommons.org/croissant/", "rai": "http://mlcommons.org/croissant/RAI/",
+    "conformsTo": "dct:conformsTo", "cr": "http://mlcommons.org/croissant/",
+    "rai": "http://mlcommons.org/croissant/RAI/",
     "data": {"@id": "cr:data", "@type": "@json"}, "dataType": {"@id": "cr:dataType", "@type": "@vocab"},
     "dct": "http://purl.org/dc/terms/", "equivalentProperty": "cr:equivalentProperty",
     "examples": {"@id": "cr:examples", "@type": "@json"}, "extract": "cr:extract", "field": "cr:field",
@@ -74,7 +76,8 @@ def _record_set(config: str, facts: ConfigFacts, release: Mapping, media_set: st
     table = f"{HF_DIR}/{config}.parquet" if facts.stacked else manifest_path(config)
     fields = [_field(config, "key", "sc:Text", _column(table, "key")),
               _field(config, "label", "sc:Integer", _column(table, "label"))]
-    fields += [_field(config, name, DATA_TYPES[kind], _column(table, name)) for name, kind in condition_columns(release)]
+    fields += [_field(config, name, DATA_TYPES[kind], _column(table, name))
+               for name, kind in condition_columns(release)]
     if facts.stacked:
         fields.insert(0, _field(config, media, media_type, _column(table, "image", transform={"jsonPath": "bytes"})))
     elif benchmark == "p":  # mlcroissant 1.1 reads no MP4: the record names its video file

@@ -22,16 +22,13 @@ from dataclasses import dataclass
 from itertools import islice
 from typing import Callable, Iterable, Iterator, Mapping, Optional
 
-from schemas.publication import BENCHMARKS, LABEL_NAMES, edition_and_benchmark, wnid_label_names
+from schemas.publication import (BENCHMARKS, HF_DIR, HF_INDEX, LABEL_NAMES, edition_and_benchmark,
+                                 wnid_label_names)
 from schemas.wnids import imagenet_wnids
 
 from pipelines.formats import storage
 from pipelines.release.verify_records import rows_by_shard, shard_examples
 
-INDEX = "metadata.parquet"
-"""The image-tree index at the top of a release (``imagefolder``'s metadata file name)."""
-HF_DIR = "hf"
-"""Folder of the per-config parquet files of a release of stacked arrays."""
 
 LEVEL_TYPES = {"severity": "int32", "difficulty": "int32", "draw": "int32"}
 """Manifest level field -> its column kind."""
@@ -145,7 +142,8 @@ def write_index(root: str, release: Mapping, facts: Mapping[str, ConfigFacts],
     if not any(f.stacked for f in facts.values()):
         records = ({"file_name": row["path"], **_record(config, row, columns)} for config in facts
                    for row in rows_of(config))
-        return {INDEX: storage.write_atomic(root, INDEX, _parquet(records, _schema(names, columns, "file_name"))).sha256}
+        data = _parquet(records, _schema(names, columns, "file_name"))
+        return {HF_INDEX: storage.write_atomic(root, HF_INDEX, data).sha256}
     written, schema = {}, _schema(names, columns, "image")
     for config in facts:
         records = []
@@ -171,7 +169,7 @@ def hf_configs(release: Mapping, facts: Mapping[str, ConfigFacts]) -> list[dict]
                                                                    "path": f"{HF_DIR}/{config}.parquet"}]})
         else:
             entries.append({"config_name": config,
-                            "data_files": [{"split": split, "path": [INDEX, *info.globs]}],
+                            "data_files": [{"split": split, "path": [HF_INDEX, *info.globs]}],
                             "filters": [["config", "==", config]]})
     return entries
 
@@ -189,7 +187,7 @@ def check_index(root: str, release: Mapping, listed: Mapping[str, str]) -> list[
     ``array_sha256``). Returns the problems; none when the release has no index."""
     from pipelines.release.verify_records import image_digest, part_config, part_rows, pixels_sha256
 
-    files = sorted(p for p in listed if p == INDEX or (p.startswith(f"{HF_DIR}/") and p.endswith(".parquet")))
+    files = sorted(p for p in listed if p == HF_INDEX or (p.startswith(f"{HF_DIR}/") and p.endswith(".parquet")))
     if not files or not all(storage.exists(storage.join(root, p)) for p in files):
         return []  # missing files are reported by the checksum pass
     problems = []
@@ -200,7 +198,7 @@ def check_index(root: str, release: Mapping, listed: Mapping[str, str]) -> list[
         except Exception as err:  # pyarrow's errors are of many kinds: the file is not what datasets reads
             problems.append(f"{relative}: not a readable parquet file ({type(err).__name__})")
             continue
-        if relative == INDEX:
+        if relative == HF_INDEX:
             expected = [(r["path"], r["label"], c, r["key"]) for c, found in rows.items() for r in found]
             got = [(r.get("file_name"), r.get("label"), r.get("config"), r.get("key")) for r in table]
             digest_of = None
@@ -216,5 +214,6 @@ def check_index(root: str, release: Mapping, listed: Mapping[str, str]) -> list[
         for record in table if digest_of else ():
             image = (record.get("image") or {}).get("bytes")
             if image is None or pixels_sha256(image) != digest_of.get(record.get("key")):
-                problems.append(f"{relative}: the image of {record.get('key')} differs from the manifest's array_sha256")
+                problems.append(f"{relative}: the image of {record.get('key')} differs from the manifest's "
+                                "array_sha256")
     return problems

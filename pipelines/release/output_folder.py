@@ -27,6 +27,7 @@ import socket
 import time
 from typing import Any, Iterable, Mapping, Optional
 
+from schemas.publication import PUBLISHED_NAMES
 from schemas.release import (CHECKSUMS, FAILURES, MANIFEST_DIR, PACKAGES_DIR, PARTS_DIR, RELEASE_JSON, SCRATCH_DIRS,
                              SOURCES, TFDS_DIR, TREE_CATEGORIES, json_line)
 
@@ -39,7 +40,7 @@ BUILD_RECORD = f"{PARTS_DIR}/build.json"
 ORPHAN_WAIT_SECONDS = 30.0
 """How long a build waits for the worker processes of a killed build to exit."""
 RELEASE_NAMES = (*TREE_CATEGORIES, TFDS_DIR, MANIFEST_DIR, SOURCES, FAILURES, RELEASE_JSON, CHECKSUMS, PACKAGES_DIR,
-                 *SCRATCH_DIRS)
+                 *SCRATCH_DIRS, *PUBLISHED_NAMES)
 """Every top-level name a build or ``package`` creates in a release folder."""
 
 

@@ -83,8 +83,6 @@ def add_checksum_lines(release_dir: str, files: dict[str, str]) -> None:
     storage.write_atomic(release_dir, CHECKSUMS, text.encode("utf-8"))
 
 
-CARD = "README.md"
-CROISSANT = "croissant.json"
 
 
 
@@ -105,6 +103,7 @@ def publish_release(release_dir: str, check: bool = True) -> list[str]:
     ValueError
         If the release fails verification (it is published only intact) or has no ``release.json``.
     """
+    from schemas.publication import CARD, CROISSANT
     from schemas.release import TMP_DIR, dumps
 
     from pipelines.release.card import dataset_card
@@ -130,8 +129,8 @@ def publish_release(release_dir: str, check: bool = True) -> list[str]:
         written[CARD] = storage.write_atomic(release_dir, CARD, card.encode("utf-8")).sha256
         digests = {**read_checksums(release_dir), **written}
         packages_sums = storage.join(release_dir, f"{PACKAGES_DIR}/{CHECKSUMS}")
-        packages = ({f"{PACKAGES_DIR}/{p}": d for p, d in read_checksums(storage.join(release_dir, PACKAGES_DIR)).items()}
-                    if storage.exists(packages_sums) else {})
+        packed = read_checksums(storage.join(release_dir, PACKAGES_DIR)) if storage.exists(packages_sums) else {}
+        packages = {f"{PACKAGES_DIR}/{name}": digest for name, digest in packed.items()}
         document = croissant_document(release, facts, digests, packages)
         written[CROISSANT] = storage.write_atomic(release_dir, CROISSANT, dumps(document).encode("utf-8")).sha256
         add_checksum_lines(release_dir, written)

@@ -13,7 +13,7 @@ import yaml
 from pipelines.release.publish import DIGEST_LABEL, publish_release
 from pipelines.release.verify import verify_release
 from schemas.class_names import class_name
-from schemas.publication import CIFAR10_LABELS
+from schemas.publication import CIFAR10_LABELS, PUBLISHED_NAMES
 from schemas.release import CHECKSUMS
 from scripts.cli import main as cli
 
@@ -171,3 +171,13 @@ def test_verify_reads_the_hugging_face_index_against_the_manifests(published, tm
     assert f"{index}: row 1 of" in text
     if kind == "cifar":
         assert f"{index}: the image of {rows[0]['key']} differs from the manifest's array_sha256" in text
+
+
+def test_a_forced_rebuild_removes_the_published_files(published, tmp_path):
+    """README.md, croissant.json and the index belong to the release: --force replaces them with it."""
+    release = tmp_path / "rebuilt"
+    shutil.copytree(published("c224"), release)
+    assert cli(["build-c", "--output", str(release), "--limit", "2", "--corruptions", "contrast", "--severities", "2",
+                "--workers", "1", "--force"]) == 0
+    assert not any((release / name).exists() for name in PUBLISHED_NAMES)
+    assert verify_release(str(release)).ok
