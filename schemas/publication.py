@@ -4,7 +4,7 @@ Data tables for the dataset card (``README.md``) and ``croissant.json`` of a rel
 (:mod:`pipelines.release.card`, :mod:`pipelines.release.croissant`). A release is described by
 its *edition* (the catalogue name: ``imagenet``, ``inception``, ``tinyimagenet``, ``imagenet64``,
 ``cifar``) and its *benchmark* (``c``, ``p``, ``vcr``, ``a``, ``o``), read from ``release.json``
-by :func:`edition_and_benchmark`, the one place that knows how a release records them.
+by :func:`edition_and_benchmark` (:func:`schemas.editions.release_identity`).
 """
 from __future__ import annotations
 
@@ -15,25 +15,15 @@ from typing import Mapping, Sequence
 
 from schemas.adversarial import BIBTEX as NATURAL_ADVERSARIAL_CITATION
 from schemas.class_names import class_name
+from schemas.editions import release_identity
 from schemas.tfds import BENCHMARK_CITATION, BENCHMARK_HOMEPAGE
 from schemas.tfds_vcr import VCR_CITATION
 
-#: release.json ``edition`` values of releases written before editions and benchmarks were separate
-#: fields -> (edition, benchmark); a value not listed is an edition of the benchmark of ``tree``.
-LEGACY_EDITIONS: Mapping[str, tuple[str, str]] = MappingProxyType({
-    "imagenet-c": ("imagenet", "c"), "imagenet-p": ("imagenet", "p"), "vcr": ("imagenet", "vcr"),
-    "imagenet-a": ("imagenet", "a"), "imagenet-o": ("imagenet", "o"),
-})
-
 
 def edition_and_benchmark(release: Mapping) -> tuple[str, str]:
-    """``(edition, benchmark)`` of a release, e.g. ``('cifar', 'c')``, from its ``release.json``."""
-    if "benchmark" in release:
-        return release["edition"], release["benchmark"]
-    edition = release.get("edition")
-    if edition in LEGACY_EDITIONS:
-        return LEGACY_EDITIONS[edition]
-    return edition, "p" if "p_edition" in release or "video" in release else "c"
+    """``(edition, benchmark)`` of a release, e.g. ``('cifar', 'c')``, from its ``release.json``
+    (old releases included: :func:`schemas.editions.release_identity`)."""
+    return tuple(release_identity(release))
 
 
 @dataclass(frozen=True)
