@@ -271,7 +271,7 @@ def driver_memory_trend(runs: Sequence[dict], full_outputs: int = FULL_IMAGENET_
             "full_driver_peak_mib": high["driver_peak_rss_mib"] + slope * (full_outputs - high["outputs"])}
 
 
-def bench_ms_per_image(config: ImageNetCConfig, images: int = 1, repeats: int = 3) -> float:
+def bench_ms_per_image(config: ImageNetCConfig, images: int = len(BENCH_IMAGES), repeats: int = 3) -> float:
     """What ``imagenet-cp bench`` says one image of ``config`` costs, in CPU milliseconds.
 
     Decode + preprocess, then corrupt + JPEG encode of every condition of ``config`` (its
