@@ -61,7 +61,8 @@ def run(args) -> int:
         return code
     import json
 
-    from pipelines.beam.evaluate import METRICS_FILE, evaluate_release
+    from pipelines.beam.evaluate import evaluate_release
+    from pipelines.evaluation.scores import METRICS_FILE
     from pipelines.evaluation.metrics_files import load_error_baseline, load_flip_baseline
     from pipelines.evaluation.report import summary_lines
 

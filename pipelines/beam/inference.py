@@ -1,48 +1,12 @@
-"""Model input and pluggable Beam model handlers for ``imagenet-cp evaluate``.
+"""Pluggable Beam model handlers for ``imagenet-cp evaluate``: ONNX, TorchScript, TensorFlow.
 
-The input is the reference evaluators' (``ImageNet-C/test.py``): CenterCrop(224) (a no-op on the
-224 release images), ToTensor (C x H x W float32 in [0, 1]) and ImageNet mean/std normalisation.
-A model maps a batch (N, 3, 224, 224) to logits (N, 1000).
+A model maps a batch (N, 3, S, S) of :mod:`pipelines.evaluation.model_input` arrays to logits (N, K).
 """
 from __future__ import annotations
 
-import os
-
 import numpy as np
 
-from schemas.baselines import MODEL_INPUT_MEAN, MODEL_INPUT_STD
-from transforms.preprocess import center_crop, to_pil
-
-FRAMEWORKS = ("onnx", "pytorch", "tensorflow")
-
-_MEAN = np.asarray(MODEL_INPUT_MEAN, dtype=np.float32)[:, None, None]
-_STD = np.asarray(MODEL_INPUT_STD, dtype=np.float32)[:, None, None]
-
-
-def model_input(image) -> np.ndarray:
-    """One image as the model sees it: float32 array (3, 224, 224), normalised per channel.
-
-    Parameters
-    ----------
-    image : bytes, PIL.Image.Image or uint8 array (H, W, 3)
-        An encoded or decoded RGB image (other modes are converted to RGB).
-    """
-    rgb = np.asarray(center_crop(to_pil(image).convert("RGB")), dtype=np.float32)
-    return (rgb.transpose(2, 0, 1) / np.float32(255) - _MEAN) / _STD
-
-
-def infer_framework(model_path: str) -> str:
-    """The framework of a model file from its name: ``.onnx``, ``.pt``/``.pth`` or a SavedModel."""
-    path = model_path.rstrip("/")
-    if path.endswith(".onnx"):
-        return "onnx"
-    if path.endswith((".pt", ".pth")):
-        return "pytorch"
-    if path.endswith((".keras", ".h5")) or os.path.isdir(path):
-        return "tensorflow"
-    raise ValueError(f"cannot tell the framework of {model_path!r}: name it .onnx (ONNX), .pt or "
-                     ".pth (TorchScript), .keras/.h5 or a SavedModel folder (TensorFlow), or pass "
-                     f"--framework ({', '.join(FRAMEWORKS)})")
+from pipelines.evaluation.models import FRAMEWORKS, infer_framework
 
 
 def model_handler(model_path: str, framework: str | None = None, batch_size: int = 32):

@@ -17,8 +17,8 @@ Outputs under ``OUT`` (default ``DIR-evaluations/<model file stem>``)::
 from __future__ import annotations
 
 import json
-import os
 import sys
+import tempfile
 from pathlib import Path
 from typing import Optional
 
@@ -27,14 +27,17 @@ import numpy as np
 
 from metrics.vcr import compare_curves, curve_grid, performance_curve
 from transforms import preprocess
-from schemas.release import RELEASE_JSON, dumps, json_line
+from schemas.release import RELEASE_JSON, dumps
 from schemas.vcr import BINS, CLEAN, FORMULAS, SMOOTHING, SPLINE_DEGREE, CURVE_POINTS, VCR_TREE
 
-from pipelines.beam.evaluate import METRICS_FILE, PREDICTIONS_DIR, PredictTop5, default_output, read_bytes
+from pipelines.beam.evaluate import PredictTop5, write_jsonl
 from pipelines.beam.inference import model_handler
 from pipelines.beam.runner import make_pipeline
-from pipelines.beam.vcr import read_manifest
+from pipelines.evaluation.release_inputs import release_document
+from pipelines.evaluation.scores import (METRICS_FILE, PREDICTIONS_DIR, default_output, model_name_of,
+                                         move_to_output, output_path)
 from pipelines.evaluation.vcr_human import HumanCurves, load_human
+from pipelines.formats import storage
 
 CURVES_FILE = "curves.npz"
 REPORT_FILE = "report.md"
@@ -47,9 +50,17 @@ PROPERTIES = ("accuracy", "consistency")
 def is_vcr_release(release_dir: str) -> bool:
     """True when ``release_dir/release.json`` names the VCR edition."""
     try:
-        return json.loads(Path(release_dir, RELEASE_JSON).read_text(encoding="utf-8")).get("edition") == VCR_TREE
+        return release_document(release_dir).get("edition") == VCR_TREE
     except (OSError, ValueError, AttributeError):
         return False
+
+
+def read_vcr_manifest(release_dir: str) -> list:
+    """Every manifest row of a VCR release (any file system), sorted by key."""
+    rows = []
+    for part in storage.match(storage.join(release_dir, "manifest/*.jsonl")):
+        rows.extend(json.loads(line) for line in storage.read_bytes(part).decode("utf-8").splitlines() if line)
+    return sorted(rows, key=lambda r: r["key"])
 
 
 def analysis_settings(bins: int = BINS, smoothing: float = SMOOTHING, empty_bin: str = "zero",
@@ -76,12 +87,7 @@ class _WriteGroupPredictionsFn(beam.DoFn):
 
     def process(self, element):
         group, rows = element
-        path = Path(self._out_dir, PREDICTIONS_DIR, VCR_TREE, f"{group}.jsonl")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        text = "".join(json_line({"key": k, "label": l, "top5": t}) for k, l, t in sorted(rows))
-        tmp = path.with_name(path.name + ".partial")
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, path)
+        write_jsonl(self._out_dir, f"{PREDICTIONS_DIR}/{VCR_TREE}/{group}.jsonl", rows)
         yield group
 
 
@@ -97,7 +103,7 @@ class PredictVcr(beam.PTransform):
         images = (pipeline
                   | "ListExamples" >> beam.Create(self._examples)
                   | "Spread" >> beam.Reshuffle()
-                  | "ReadPngs" >> beam.Map(lambda e: ((e[0], e[1], e[2]), read_bytes(e[3]))))
+                  | "ReadPngs" >> beam.Map(lambda e: ((e[0], e[1], e[2]), storage.read_bytes(e[3]))))
         if self._native:  # native-size images: the model sees Resize(256) + CenterCrop(224), as in VCR
             images = images | "Resize256Crop224" >> beam.MapTuple(lambda key, data: (key, preprocess(data)))
         return (images
@@ -107,11 +113,11 @@ class PredictVcr(beam.PTransform):
                 | "WritePredictions" >> beam.ParDo(_WriteGroupPredictionsFn(self._out_dir)))
 
 
-def _read_predictions(out: Path, groups) -> dict:
+def _read_predictions(out: str, groups) -> dict:
     predictions = {}
     for group in groups:
-        path = out / PREDICTIONS_DIR / VCR_TREE / f"{group}.jsonl"
-        for line in path.read_text(encoding="utf-8").splitlines():
+        path = storage.join(out, f"{PREDICTIONS_DIR}/{VCR_TREE}/{group}.jsonl")
+        for line in storage.read_bytes(path).decode("utf-8").splitlines():
             row = json.loads(line)
             predictions[row["key"]] = row["top5"][0]
     return predictions
@@ -270,11 +276,11 @@ def evaluate_vcr(release_dir: str, model_path: str, out_dir: Optional[str] = Non
     """
     if not is_vcr_release(release_dir):
         raise ValueError(f"{release_dir} is not a VCR release (its {RELEASE_JSON} does not name edition 'vcr')")
-    release = json.loads(Path(release_dir, RELEASE_JSON).read_text(encoding="utf-8"))
+    release = release_document(release_dir)
     settings = settings or analysis_settings()
     human = (load_human(human_path, release["config"]["dv_resolution"], settings, human_meta, min_trials)
              if human_path else None)
-    rows = read_manifest(release_dir)
+    rows = read_vcr_manifest(release_dir)
     if human:
         built = {r["corruption"] for r in rows}
         unused = sorted(set(human.curves) - built)
@@ -284,13 +290,12 @@ def evaluate_vcr(release_dir: str, model_path: str, out_dir: Optional[str] = Non
         print(f"warning: human file: {warning}", file=stream)
     if not rows:
         raise ValueError(f"{release_dir}: the manifest lists no example")
-    examples = [(r["corruption"], r["key"], r["label"], str(Path(release_dir, r["path"]))) for r in rows]
-    model_name = Path(model_path.rstrip("/")).stem
-    out = Path(out_dir) if out_dir else default_output(release_dir, model_path)
-    out.mkdir(parents=True, exist_ok=True)
+    examples = [(r["corruption"], r["key"], r["label"], storage.join(release_dir, r["path"])) for r in rows]
+    model_name = model_name_of(model_path)
+    out = str(out_dir or default_output(release_dir, model_path))
     handler = model_handler(model_path, framework, batch_size)
     with make_pipeline(workers, beam_args) as pipeline:
-        _ = pipeline | "Vcr" >> PredictVcr(examples, handler, str(out), release["config"]["dv_resolution"] == "native")
+        _ = pipeline | "Vcr" >> PredictVcr(examples, handler, out, release["config"]["dv_resolution"] == "native")
     groups = sorted({r["corruption"] for r in rows})
     predictions = _read_predictions(out, groups)
     section, curves = analyse(rows, predictions, settings, human)
@@ -310,7 +315,10 @@ def evaluate_vcr(release_dir: str, model_path: str, out_dir: Optional[str] = Non
         "human_relative": "computed" if human else REFUSED,
         "corruptions": section,
     }
-    (out / METRICS_FILE).write_text(dumps(document), encoding="utf-8")
-    np.savez(out / CURVES_FILE, t=curve_grid(), **curves)
-    write_report(document, _plot(section, curves, human, settings, out), out)
-    return out
+    with tempfile.TemporaryDirectory() as local:
+        staged = Path(local)
+        (staged / METRICS_FILE).write_text(dumps(document), encoding="utf-8")
+        np.savez(staged / CURVES_FILE, t=curve_grid(), **curves)
+        write_report(document, _plot(section, curves, human, settings, staged), staged)
+        move_to_output(staged, out)
+    return output_path(out)

@@ -16,7 +16,9 @@ from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 from metrics.imagenet_p import top_k_classes  # noqa: E402
 from pipelines.beam.build import SourceSelection  # noqa: E402
 from pipelines.beam.evaluate import evaluate_release  # noqa: E402
-from pipelines.evaluation.p_sequences import edition_model_input, p_sets  # noqa: E402
+from pipelines.evaluation.model_input import frame_model_input  # noqa: E402
+from pipelines.evaluation.p_sequences import p_sets  # noqa: E402
+from schemas.editions import get_edition  # noqa: E402
 from pipelines.beam.imagenet_p import ImageNetPConfig, build_imagenet_p  # noqa: E402
 
 W = (0.5 * np.cos(np.arange(3)[:, None] * 1.7 + np.arange(1000)[None, :] * 0.37)).astype(np.float32)
@@ -41,7 +43,7 @@ def expected_top5(frames, edition, model):
     import onnxruntime
 
     session = onnxruntime.InferenceSession(str(model), providers=["CPUExecutionProvider"])
-    to_input = edition_model_input(edition)
+    to_input = frame_model_input(get_edition(edition))
     batch = np.stack([to_input(frame) for frame in frames])
     return [top_k_classes(logits).tolist() for logits in session.run(None, {"input": batch})[0]]
 
