@@ -28,17 +28,18 @@ from __future__ import annotations
 
 import apache_beam as beam
 import numpy as np
-from apache_beam.ml.inference.base import RunInference
 
 from metrics.imagenet_p import parse_sequence_set, top_k_classes
 from schemas.edition import DEFAULT_EDITION
 from schemas.editions import get_edition
 from schemas.release import C_TREE, P_TREE, TFDS_DIR, json_line
 
-from pipelines.beam.inference import model_handler
+from pipelines.beam.evaluate_a_o import evaluate_imagenet_a
+from pipelines.beam.inference import PredictLogits, count_refused, model_handler, run_checked
 from pipelines.beam.runner import make_pipeline
 from pipelines.evaluation.model_input import frame_model_input, image_model_input, model_input
-from pipelines.evaluation.p_sequences import npy_sequences, p_sets, sequence_frames
+from pipelines.evaluation.models import A_CLASSES, P_TREE_CLASSES, check_model, key_text, read_item, trial_batch
+from pipelines.evaluation.p_sequences import npy_sequences, p_sets, p_tree, sequence_frames
 from pipelines.evaluation.release_inputs import (c_configs, c_examples, c_release, is_a_release,
                                                  labelled_paths, tree_labels)
 from pipelines.evaluation.scores import (PREDICTIONS_DIR, default_output, model_name_of, output_path,
@@ -46,25 +47,24 @@ from pipelines.evaluation.scores import (PREDICTIONS_DIR, default_output, model_
 from pipelines.formats import storage
 
 
-def _read_item(key, item):
-    """A listed image: a path is read (any file system); bytes and arrays pass as they are."""
-    return key, storage.read_bytes(item) if isinstance(item, str) else item
-
-
 class PredictTop5(beam.PTransform):
-    """``(id, image)`` -> ``(id, top-5 classes)``: model input, RunInference, top-5 of the logits."""
+    """``(id, image)`` -> ``(id, top-5 classes)``: model input, RunInference, top-5 of the logits.
+
+    The ids whose logits are not finite leave through :attr:`nonfinite` (a PCollection after expansion)."""
 
     def __init__(self, handler, to_input=model_input):
         super().__init__()
         self._handler, self._to_input = handler, to_input
+        self.nonfinite = None
 
     def expand(self, images):
         to_input = self._to_input
-        return (images
-                | "ToModelInput" >> beam.MapTuple(lambda key, image: (key, to_input(image)))
-                | "RunInference" >> RunInference(self._handler)
-                | "TopFive" >> beam.MapTuple(
-                    lambda key, result: (key, top_k_classes(np.asarray(result.inference)).tolist())))
+        predict = PredictLogits(self._handler)
+        logits = (images
+                  | "ToModelInput" >> beam.MapTuple(lambda key, image: (key, to_input(image)))
+                  | "RunInference" >> predict)
+        self.nonfinite = predict.nonfinite
+        return logits | "TopFive" >> beam.MapTuple(lambda key, row: (key, top_k_classes(row).tolist()))
 
 
 class PredictImageNetC(beam.PTransform):
@@ -73,15 +73,19 @@ class PredictImageNetC(beam.PTransform):
     def __init__(self, configs, release_dir, c, handler):
         super().__init__()
         self._configs, self._release_dir, self._c, self._handler = configs, release_dir, c, handler
+        self.nonfinite = None
 
     def expand(self, pipeline):
         labels = tree_labels(self._release_dir, self._c)
-        return (pipeline
+        predict = PredictTop5(self._handler, image_model_input(self._c.edition))
+        top5 = (pipeline
                 | "ListConfigs" >> beam.Create(self._configs)
                 | "ListImages" >> beam.FlatMap(c_examples, self._release_dir, self._c, labels)
                 | "Spread" >> beam.Reshuffle()
-                | "ReadImages" >> beam.MapTuple(_read_item)
-                | "Predict" >> PredictTop5(self._handler, image_model_input(self._c.edition))
+                | "ReadImages" >> beam.MapTuple(lambda key, item: (key, read_item(item)))
+                | "Predict" >> predict)
+        self.nonfinite = predict.nonfinite
+        return (top5
                 | "ByConfig" >> beam.MapTuple(lambda key, top5: (key[0], (key[1], key[2], top5)))
                 | "GroupConfigs" >> beam.GroupByKey())
 
@@ -112,15 +116,19 @@ class PredictImageNetP(beam.PTransform):
     def __init__(self, sets, handler, release_dir=""):
         super().__init__()
         self._sets, self._handler, self._release_dir = sets, handler, release_dir
+        self.nonfinite = None
 
     def expand(self, pipeline):
         edition = get_edition(self._sets[0].edition if self._sets else DEFAULT_EDITION)
-        return (pipeline
+        predict = PredictTop5(self._handler, frame_model_input(edition))
+        top5 = (pipeline
                 | "ListSets" >> beam.Create(self._sets)
                 | "ListVideos" >> beam.FlatMap(_list_sequences, self._release_dir)
                 | "Spread" >> beam.Reshuffle()
                 | "DecodeFrames" >> beam.FlatMap(_video_frames)
-                | "Predict" >> PredictTop5(self._handler, frame_model_input(edition))
+                | "Predict" >> predict)
+        self.nonfinite = predict.nonfinite
+        return (top5
                 | "ByVideo" >> beam.MapTuple(lambda key, top5: (key[0], (key[1], top5)))
                 | "GroupFrames" >> beam.GroupByKey()
                 | "AssembleVideos" >> beam.MapTuple(_assemble_video)
@@ -139,7 +147,9 @@ class _WriteConfigPredictionsFn(beam.DoFn):
     def __init__(self, out_dir: str, tree: str):
         self._out_dir, self._tree = out_dir, tree
 
-    def process(self, element):
+    def process(self, element, refused=0):
+        if refused:  # a model that gave NaN or infinite logits: nothing is written
+            return
         name, rows = element
         rows = sorted(rows)
         write_jsonl(self._out_dir, f"{PREDICTIONS_DIR}/{self._tree}/{name}.jsonl", rows)
@@ -153,7 +163,9 @@ class _WriteSetPredictionsFn(beam.DoFn):
     def __init__(self, out_dir: str):
         self._out_dir = out_dir
 
-    def process(self, element):
+    def process(self, element, refused=0):
+        if refused:
+            return
         name, rows = element
         rows = sorted(rows)
         write_jsonl(self._out_dir, f"{PREDICTIONS_DIR}/{P_TREE}/{name}.jsonl", rows)
@@ -161,6 +173,25 @@ class _WriteSetPredictionsFn(beam.DoFn):
         if len(lengths) != 1:
             raise ValueError(f"{name}: videos differ in frame count {sorted(lengths)}")
         yield name, np.asarray([top5 for _, _, top5 in rows], dtype=np.int16)
+
+
+def check_evaluation_model(model_path, framework, release_dir, c, configs, sets) -> None:
+    """:func:`pipelines.evaluation.models.check_model` on the first images of the run (C) or the
+    first frames of its first sequence (P)."""
+    if configs:
+        items = c_examples(configs[0], release_dir, c, tree_labels(release_dir, c))
+        trial = trial_batch(((key_text(key), item) for key, item in items), image_model_input(c.edition))
+        check_model(model_path, framework, c.edition.image_size, (c.layout.num_classes,),
+                    f"the {c.layout.tree} release", trial)
+    if sets:
+        edition = get_edition(sets[0].edition)
+        (key, locator), = _list_sequences(sets[0], release_dir)[:1]
+        frames = sequence_frames(locator)[:2]
+        trial = trial_batch(((f"{key_text(key)}#{i}", frame) for i, frame in enumerate(frames)),
+                            frame_model_input(edition))
+        tree = p_tree(release_dir)[0]
+        check_model(model_path, framework, edition.image_size, (P_TREE_CLASSES.get(tree, A_CLASSES),),
+                    f"the {tree} release", trial)
 
 
 def _nothing_to_evaluate(release_dir: str, c, source: str) -> str:
@@ -205,7 +236,6 @@ def evaluate_release(release_dir: str, model_path: str, out_dir: str | None = No
 
     storage.configure(beam_args)
     if is_a_release(release_dir):  # a packaged ImageNet-A set (package-a)
-        from pipelines.beam.evaluate_a_o import evaluate_imagenet_a
         return evaluate_imagenet_a(release_dir, model_path, out_dir, framework, batch_size, workers, beam_args)
     c = c_release(release_dir)
     configs = c_configs(release_dir, c, source)
@@ -216,21 +246,31 @@ def evaluate_release(release_dir: str, model_path: str, out_dir: str | None = No
         raise ValueError(_nothing_to_evaluate(release_dir, c, "tree" if source == "tree" else "tfds"))
     if c.edition.name == DEFAULT_EDITION:
         baseline = baseline or ALEXNET_IMAGENET_C
+    check_evaluation_model(model_path, framework, release_dir, c, configs, sets)
     out = str(out_dir or default_output(release_dir, model_path))
     handler = model_handler(model_path, framework, batch_size)
-    with make_pipeline(workers, beam_args) as pipeline:
-        errors = (pipeline | "ImageNetC" >> PredictImageNetC(configs, release_dir, c, handler)
-                  | "WriteCPredictions" >> beam.ParDo(_WriteConfigPredictionsFn(out, c.layout.tree))
-                  | "CollectErrors" >> beam.combiners.ToList()) if configs else None
-        flips = (pipeline | "ImageNetP" >> PredictImageNetP(sets, handler, release_dir)
-                 | "WritePPredictions" >> beam.ParDo(_WriteSetPredictionsFn(out))
-                 | "CollectSets" >> beam.combiners.ToList()) if sets else None
-        (pipeline
-         | "Output" >> beam.Create([out])
-         | "WriteMetricsAndReport" >> beam.Map(
-             write_evaluation,
-             config_errors=beam.pvalue.AsSingleton(errors) if errors is not None else [],
-             set_predictions=beam.pvalue.AsSingleton(flips) if flips is not None else [],
-             model_name=model_name_of(model_path), clean_error=clean_error, baseline=baseline,
-             flip_baseline=flip_baseline, edition=c.edition, layout=c.layout))
+    pipeline = make_pipeline(workers, beam_args)
+    predict_c = PredictImageNetC(configs, release_dir, c, handler)
+    predict_p = PredictImageNetP(sets, handler, release_dir)
+    c_rows = pipeline | "ImageNetC" >> predict_c if configs else None
+    p_rows = pipeline | "ImageNetP" >> predict_p if sets else None
+    refused = count_refused(pipeline, [p.nonfinite for p in (predict_c, predict_p) if p.nonfinite is not None])
+    errors = (c_rows | "WriteCPredictions" >> beam.ParDo(_WriteConfigPredictionsFn(out, c.layout.tree), refused)
+              | "CollectErrors" >> beam.combiners.ToList()) if configs else None
+    flips = (p_rows | "WritePPredictions" >> beam.ParDo(_WriteSetPredictionsFn(out), refused)
+             | "CollectSets" >> beam.combiners.ToList()) if sets else None
+    (pipeline
+     | "Output" >> beam.Create([out])
+     | "WriteMetricsAndReport" >> beam.Map(
+         _write_unless_refused,
+         config_errors=beam.pvalue.AsSingleton(errors) if errors is not None else [],
+         set_predictions=beam.pvalue.AsSingleton(flips) if flips is not None else [],
+         refused=refused, model_name=model_name_of(model_path), clean_error=clean_error, baseline=baseline,
+         flip_baseline=flip_baseline, edition=c.edition, layout=c.layout))
+    run_checked(pipeline, model_path)
     return output_path(out)
+
+
+def _write_unless_refused(out, refused, **outputs):
+    if not refused:
+        write_evaluation(out, **outputs)

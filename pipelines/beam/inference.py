@@ -4,9 +4,79 @@ A model maps a batch (N, 3, S, S) of :mod:`pipelines.evaluation.model_input` arr
 """
 from __future__ import annotations
 
+import apache_beam as beam
 import numpy as np
+from apache_beam.metrics import Metrics
+from apache_beam.metrics.metric import MetricsFilter
+from apache_beam.ml.inference.base import RunInference
 
-from pipelines.evaluation.models import FRAMEWORKS, infer_framework
+from pipelines.evaluation.models import FRAMEWORKS, ModelError, infer_framework, key_text, nonfinite_message
+
+METRICS_NAMESPACE = "imagenet-cp evaluate"
+NONFINITE_COUNTER = "nonfinite_logits"
+NONFINITE_KEYS = "nonfinite_keys"
+
+
+class _KeepFiniteFn(beam.DoFn):
+    """``(id, PredictionResult)`` -> ``(id, logits)``; an id whose logits hold NaN or infinity goes
+    to the ``nonfinite`` output instead, and is counted (every batch, every image)."""
+
+    def __init__(self):
+        self._count = Metrics.counter(METRICS_NAMESPACE, NONFINITE_COUNTER)
+        self._keys = Metrics.string_set(METRICS_NAMESPACE, NONFINITE_KEYS)
+
+    def process(self, element):
+        key, result = element
+        logits = np.asarray(result.inference, dtype=np.float32)
+        if not np.isfinite(logits).all():
+            self._count.inc()
+            self._keys.add(key_text(key))
+            yield beam.pvalue.TaggedOutput("nonfinite", key)
+            return
+        yield key, logits
+
+
+class PredictLogits(beam.PTransform):
+    """``(id, model input)`` -> ``(id, float32 logits)`` with RunInference; the ids whose logits
+    are not finite leave through :attr:`nonfinite` (set when the transform is applied)."""
+
+    def __init__(self, handler):
+        super().__init__()
+        self._handler = handler
+        self.nonfinite = None
+
+    def expand(self, inputs):
+        outputs = (inputs
+                   | "RunInference" >> RunInference(self._handler)
+                   | "KeepFinite" >> beam.ParDo(_KeepFiniteFn()).with_outputs("nonfinite", main="logits"))
+        self.nonfinite = outputs.nonfinite
+        return outputs.logits
+
+
+def count_refused(pipeline, nonfinite):
+    """``AsSingleton`` side input: how many predictions were refused (0 lets the sinks write)."""
+    return beam.pvalue.AsSingleton(
+        (list(nonfinite) or [pipeline | "NoRefusals" >> beam.Create([])]) | "AllRefused" >> beam.Flatten()
+        | "CountRefused" >> beam.combiners.Count.Globally())
+
+
+def nonfinite_found(result) -> tuple[int, list]:
+    """``(count, sorted keys)`` of the predictions :class:`PredictLogits` refused in a finished run."""
+    found = result.metrics().query(MetricsFilter().with_namespace(METRICS_NAMESPACE))
+    count = sum(r.committed or 0 for r in found.get("counters", []) if r.key.metric.name == NONFINITE_COUNTER)
+    keys = sorted({k for r in found.get("string_sets", []) if r.key.metric.name == NONFINITE_KEYS
+                   for k in (r.committed or ())})
+    return count, keys
+
+
+def run_checked(pipeline, model_path: str) -> None:
+    """Run ``pipeline`` to the end; refuse the run (one :class:`ModelError` line) when some
+    logits were NaN or infinite, after sinks that wrote nothing."""
+    result = pipeline.run()
+    result.wait_until_finish()
+    count, keys = nonfinite_found(result)
+    if count:
+        raise ModelError(nonfinite_message(model_path, count, None, keys))
 
 
 def model_handler(model_path: str, framework: str | None = None, batch_size: int = 32):

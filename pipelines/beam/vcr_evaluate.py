@@ -31,8 +31,10 @@ from schemas.release import RELEASE_JSON, dumps
 from schemas.vcr import BINS, CLEAN, FORMULAS, SMOOTHING, SPLINE_DEGREE, CURVE_POINTS, VCR_TREE
 
 from pipelines.beam.evaluate import PredictTop5, write_jsonl
-from pipelines.beam.inference import model_handler
+from pipelines.beam.inference import count_refused, model_handler, run_checked
 from pipelines.beam.runner import make_pipeline
+from pipelines.evaluation.model_input import A_SIDE, model_input
+from pipelines.evaluation.models import IMAGENET_CLASSES, check_model, trial_batch
 from pipelines.evaluation.release_inputs import release_document
 from pipelines.evaluation.scores import (METRICS_FILE, PREDICTIONS_DIR, default_output, model_name_of,
                                          move_to_output, output_path)
@@ -85,7 +87,9 @@ class _WriteGroupPredictionsFn(beam.DoFn):
     def __init__(self, out_dir: str):
         self._out_dir = out_dir
 
-    def process(self, element):
+    def process(self, element, refused=0):
+        if refused:  # a model that gave NaN or infinite logits: nothing is written
+            return
         group, rows = element
         write_jsonl(self._out_dir, f"{PREDICTIONS_DIR}/{VCR_TREE}/{group}.jsonl", rows)
         yield group
@@ -106,11 +110,13 @@ class PredictVcr(beam.PTransform):
                   | "ReadPngs" >> beam.Map(lambda e: ((e[0], e[1], e[2]), storage.read_bytes(e[3]))))
         if self._native:  # native-size images: the model sees Resize(256) + CenterCrop(224), as in VCR
             images = images | "Resize256Crop224" >> beam.MapTuple(lambda key, data: (key, preprocess(data)))
-        return (images
-                | "Predict" >> PredictTop5(self._handler)
+        predict = PredictTop5(self._handler)
+        top5 = images | "Predict" >> predict
+        refused = count_refused(pipeline, [predict.nonfinite])
+        return (top5
                 | "ByGroup" >> beam.MapTuple(lambda key, top5: (key[0], (key[1], key[2], top5)))
                 | "GroupPredictions" >> beam.GroupByKey()
-                | "WritePredictions" >> beam.ParDo(_WriteGroupPredictionsFn(self._out_dir)))
+                | "WritePredictions" >> beam.ParDo(_WriteGroupPredictionsFn(self._out_dir), refused))
 
 
 def _read_predictions(out: str, groups) -> dict:
@@ -293,9 +299,14 @@ def evaluate_vcr(release_dir: str, model_path: str, out_dir: Optional[str] = Non
     examples = [(r["corruption"], r["key"], r["label"], storage.join(release_dir, r["path"])) for r in rows]
     model_name = model_name_of(model_path)
     out = str(out_dir or default_output(release_dir, model_path))
+    native = release["config"]["dv_resolution"] == "native"
+    to_input = (lambda data: model_input(preprocess(data))) if native else model_input
+    check_model(model_path, framework, A_SIDE, (IMAGENET_CLASSES,), "the VCR release",
+                trial_batch(((key, path) for _, key, _, path in examples), to_input))
     handler = model_handler(model_path, framework, batch_size)
-    with make_pipeline(workers, beam_args) as pipeline:
-        _ = pipeline | "Vcr" >> PredictVcr(examples, handler, out, release["config"]["dv_resolution"] == "native")
+    pipeline = make_pipeline(workers, beam_args)
+    _ = pipeline | "Vcr" >> PredictVcr(examples, handler, out, native)
+    run_checked(pipeline, model_path)
     groups = sorted({r["corruption"] for r in rows})
     predictions = _read_predictions(out, groups)
     section, curves = analyse(rows, predictions, settings, human)

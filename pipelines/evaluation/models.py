@@ -36,7 +36,9 @@ def infer_framework(model_path: str) -> str:
 P_TREE_CLASSES = {"imagenet-p": 1000, "ImageNet-P-299": 1000, "ImageNet-64x64-P": 1000, "Tiny-ImageNet-P": 200,
                   "CIFAR-10-P": 10, "CIFAR-100-P": 100}
 """Logits per image a model needs on each ImageNet-P tree (the classes of its labels)."""
-A_CLASSES = 1000
+IMAGENET_CLASSES = 1000
+"""Logits per image of an ImageNet-1k model (the 224 editions, VCR, filter-a / filter-o)."""
+A_CLASSES = IMAGENET_CLASSES
 """ImageNet-A / -O evaluation and filtration take 1000-way logits (ImageNet-1k index order); the
 200-way scores are the 200 classes' columns of them."""
 TRIAL_IMAGES = 2
@@ -187,3 +189,67 @@ def check_model(model_path: str, framework: str | None, side: int, widths: Seque
         raise ModelError(f"model {model_path} fails on a trial batch of {len(keys)} {side}x{side} images from "
                          f"{what}: {_first_line(err)}") from None
     check_logits(model_path, logits, keys, widths, what)
+
+
+def read_item(item):
+    """A listed image: a path is read (any file system); bytes and arrays pass as they are."""
+    from pipelines.formats import storage
+
+    return storage.read_bytes(item) if isinstance(item, str) else item
+
+
+def trial_batch(items, to_input, count: int = TRIAL_IMAGES) -> list:
+    """``[(key, model input)]`` of the first ``count`` listed ``(key, item)`` pairs."""
+    batch = []
+    for key, item in items:
+        if len(batch) == count:
+            break
+        batch.append((key, to_input(read_item(item))))
+    return batch
+
+
+def key_text(key) -> str:
+    """A prediction's key in a message: ``config/wnid/file`` (C) or ``set/wnid/stem#frame`` (P)."""
+    if isinstance(key, tuple) and key and isinstance(key[0], tuple):
+        return f"{key[0][0]}/{key[0][1]}#{key[1]}"
+    if isinstance(key, tuple):
+        return "/".join(str(part) for part in key[:2])
+    return str(key)
+
+
+FILTER_CROP = 224
+"""The crop filter-a / filter-o feed a model that carries no ``imagenet_cp.crop`` metadata."""
+
+
+def check_filter_model(model_path: str, task_command: str, trial: tuple | None = None) -> None:
+    """Check an ONNX filter model before a filter run: it loads, takes its crop (its
+    ``imagenet_cp.crop`` metadata, else :data:`FILTER_CROP`), and gives 1000 finite logits on the
+    ten crops of the first candidate ``trial = (key, image bytes)``.
+
+    Raises
+    ------
+    ModelError
+        One line saying what is wrong.
+    """
+    from pipelines.install.fetch_model import METADATA_PREFIX, model_metadata
+    from transforms.ten_crop import normalise, ten_crops, upright_rgb
+
+    shape, run = load_runner(model_path, "onnx")
+    meta = model_metadata(model_path)
+    import onnxruntime
+
+    custom = onnxruntime.InferenceSession(model_path, providers=["CPUExecutionProvider"]).get_modelmeta()
+    crop = meta["crop"] if f"{METADATA_PREFIX}crop" in custom.custom_metadata_map else FILTER_CROP
+    check_input_shape(model_path, shape, crop, f"{task_command} (ten {crop}x{crop} crops per candidate)")
+    if trial is None:
+        return
+    key, data = trial
+    try:
+        crops = normalise(ten_crops(upright_rgb(data), crop, meta["resize"]), meta["mean"], meta["std"])
+    except ValueError:
+        return  # an unusable first candidate is R0's to report, not the model's
+    try:
+        logits = run(crops)
+    except Exception as err:  # the runtime's own error types
+        raise ModelError(f"model {model_path} fails on the ten crops of {key}: {_first_line(err)}") from None
+    check_logits(model_path, logits, [f"{key} crop {i}" for i in range(len(crops))], (A_CLASSES,), task_command)
