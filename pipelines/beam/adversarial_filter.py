@@ -383,8 +383,9 @@ def filter_candidates(task: str, candidates: str, model_paths: Sequence[str], ou
     index = index_candidates(candidates, task)
     if index.entries:  # a trial on the first candidate's ten crops, before anything is written
         first = index.entries[0]
+        data = storage.read_bytes(os.path.join(candidates, first.source))
         for path in model_paths:
-            check_filter_model(path, COMMANDS[task], (first.key, storage.read_bytes(os.path.join(candidates, first.source))))
+            check_filter_model(path, COMMANDS[task], (first.key, data))
     os.makedirs(output_dir, exist_ok=True)
     for scratch in SCRATCH_DIRS:
         storage.delete_tree(storage.join(output_dir, scratch))

@@ -35,7 +35,7 @@ from schemas.editions import get_edition
 from schemas.release import C_TREE, P_TREE, TFDS_DIR, json_line
 
 from pipelines.beam.evaluate_a_o import evaluate_imagenet_a
-from pipelines.beam.inference import PredictLogits, count_refused, model_handler, run_checked
+from pipelines.beam.inference import PredictLogits, count_refused, model_handler, run_checked, threads_per_worker
 from pipelines.beam.runner import make_pipeline
 from pipelines.evaluation.model_input import frame_model_input, image_model_input, model_input
 from pipelines.evaluation.models import A_CLASSES, P_TREE_CLASSES, check_model, key_text, read_item, trial_batch
@@ -248,7 +248,7 @@ def evaluate_release(release_dir: str, model_path: str, out_dir: str | None = No
         baseline = baseline or ALEXNET_IMAGENET_C
     check_evaluation_model(model_path, framework, release_dir, c, configs, sets)
     out = str(out_dir or default_output(release_dir, model_path))
-    handler = model_handler(model_path, framework, batch_size)
+    handler = model_handler(model_path, framework, batch_size, threads_per_worker(workers, beam_args))
     pipeline = make_pipeline(workers, beam_args)
     predict_c = PredictImageNetC(configs, release_dir, c, handler)
     predict_p = PredictImageNetP(sets, handler, release_dir)

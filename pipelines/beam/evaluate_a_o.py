@@ -11,7 +11,7 @@ from typing import Optional, Sequence
 
 import apache_beam as beam
 
-from pipelines.beam.inference import PredictLogits, count_refused, model_handler, run_checked
+from pipelines.beam.inference import PredictLogits, count_refused, model_handler, run_checked, threads_per_worker
 from pipelines.beam.runner import make_pipeline
 from pipelines.evaluation.imagenet_a import write_a_outputs
 from pipelines.evaluation.model_input import A_SIDE, model_input_a
@@ -36,7 +36,7 @@ def evaluate_imagenet_a(release_dir: str, model_path: str, out_dir: Optional[str
     model_name = model_name_of(model_path)
     out = str(out_dir or default_output(release_dir, model_path))
     pipeline = make_pipeline(workers, beam_args)
-    predict = PredictLogits(model_handler(model_path, framework, batch_size))
+    predict = PredictLogits(model_handler(model_path, framework, batch_size, threads_per_worker(workers, beam_args)))
     logits = (pipeline
               | "ListImages" >> beam.Create(files)
               | "Spread" >> beam.Reshuffle()

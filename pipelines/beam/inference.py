@@ -4,11 +4,18 @@ A model maps a batch (N, 3, S, S) of :mod:`pipelines.evaluation.model_input` arr
 """
 from __future__ import annotations
 
+import os
+
 import apache_beam as beam
 import numpy as np
 from apache_beam.metrics import Metrics
 from apache_beam.metrics.metric import MetricsFilter
 from apache_beam.ml.inference.base import RunInference
+
+try:  # onnxruntime is optional (TorchScript or TensorFlow models run without it)
+    from apache_beam.ml.inference.onnx_inference import OnnxModelHandlerNumpy
+except ImportError:
+    OnnxModelHandlerNumpy = None
 
 from pipelines.evaluation.models import FRAMEWORKS, ModelError, infer_framework, key_text, nonfinite_message
 
@@ -79,10 +86,43 @@ def run_checked(pipeline, model_path: str) -> None:
         raise ModelError(nonfinite_message(model_path, count, None, keys))
 
 
-def model_handler(model_path: str, framework: str | None = None, batch_size: int = 32):
+def threads_per_worker(workers: int | None, beam_args=()) -> int:
+    """Intra-op threads each worker's model session gets: the usable cores shared out among the
+    local workers (one each when there are as many workers as cores, the default), so that
+    workers and model threads do not fight over cores; 0 (the runtime's own choice) on a remote runner."""
+    from pipelines.beam.runner import is_local
+
+    if not is_local(beam_args):
+        return 0
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return max(1, cores // (workers or cores))
+
+
+class _OnnxHandler(OnnxModelHandlerNumpy if OnnxModelHandlerNumpy else object):
+    """Beam's ONNX handler with the session's threads set on purpose (``threads`` intra-op threads,
+    sequential execution); the options are made on the worker (a ``SessionOptions`` does not pickle)."""
+
+    def __init__(self, model_path: str, threads: int, **batching):
+        import onnxruntime
+
+        super().__init__(model_path, providers=onnxruntime.get_available_providers(), **batching)
+        self._threads = threads
+
+    def load_model(self):
+        import onnxruntime
+
+        options = onnxruntime.SessionOptions()
+        options.intra_op_num_threads = self._threads
+        options.inter_op_num_threads = 1
+        options.execution_mode = onnxruntime.ExecutionMode.ORT_SEQUENTIAL
+        return onnxruntime.InferenceSession(self._model_uri, options, providers=self._providers)
+
+
+def model_handler(model_path: str, framework: str | None = None, batch_size: int = 32, threads: int = 0):
     """A keyed Beam ``ModelHandler``: ``(key, model_input array)`` in, ``(key, PredictionResult)`` out.
 
-    ``np.asarray(result.inference)`` is the logits vector (1000,) whatever the framework.
+    ``np.asarray(result.inference)`` is the logits vector (K,) whatever the framework. Batches
+    hold ``batch_size`` inputs (fewer only at the end of a bundle).
 
     Parameters
     ----------
@@ -91,7 +131,9 @@ def model_handler(model_path: str, framework: str | None = None, batch_size: int
     framework : str, optional
         One of ``FRAMEWORKS``; inferred from ``model_path`` when None.
     batch_size : int
-        Largest batch RunInference sends to the model.
+        Inputs per model call.
+    threads : int
+        ONNX Runtime intra-op threads per worker (0: its default), see :func:`threads_per_worker`.
 
     Raises
     ------
@@ -103,13 +145,9 @@ def model_handler(model_path: str, framework: str | None = None, batch_size: int
     from apache_beam.ml.inference.base import KeyedModelHandler
 
     framework = framework or infer_framework(model_path)
-    batching = {"min_batch_size": 1, "max_batch_size": batch_size}
+    batching = {"min_batch_size": batch_size, "max_batch_size": batch_size}
     if framework == "onnx":
-        import onnxruntime
-        from apache_beam.ml.inference.onnx_inference import OnnxModelHandlerNumpy
-
-        return KeyedModelHandler(OnnxModelHandlerNumpy(
-            model_path, providers=onnxruntime.get_available_providers(), **batching))
+        return KeyedModelHandler(_OnnxHandler(model_path, threads, **batching))
     if framework == "pytorch":
         import torch
         from apache_beam.ml.inference.pytorch_inference import PytorchModelHandlerTensor
