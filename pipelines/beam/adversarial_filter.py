@@ -41,9 +41,11 @@ from pipelines.beam.inference import METRICS_NAMESPACE, NONFINITE_COUNTER, NONFI
 from pipelines.evaluation.filtration import judge_candidate, rank_confusion
 from pipelines.evaluation.models import ModelError, check_filter_model, nonfinite_message
 from pipelines.beam.progress import ProgressLine
-from pipelines.beam.write_release import OutputsFn, library_versions
+from pipelines.beam.write_release import OutputsFn
+from pipelines.release.versions import library_versions
 from pipelines.beam.runner import make_pipeline
-from pipelines.beam.sources import ReadImageNet, SourceIndex, inspect_image, source_note, walk_folder, write_entry_lists
+from pipelines.beam.sources import ReadImageNet
+from pipelines.inputs.listing import SourceIndex, inspect_image, source_note, walk_folder, write_entry_lists
 
 COMMANDS = {"imagenet_a": "filter-a", "imagenet_o": "filter-o"}
 CROPS_DIR = f"{REVIEW_DIR}/crops"

@@ -119,7 +119,7 @@ class PredictImageNetP(beam.PTransform):
         self.nonfinite = None
 
     def expand(self, pipeline):
-        edition = get_edition(self._sets[0].edition if self._sets else DEFAULT_EDITION)
+        edition = self._sets[0].edition if self._sets else get_edition(DEFAULT_EDITION)
         predict = PredictTop5(self._handler, frame_model_input(edition))
         top5 = (pipeline
                 | "ListSets" >> beam.Create(self._sets)
@@ -184,7 +184,7 @@ def check_evaluation_model(model_path, framework, release_dir, c, configs, sets)
         check_model(model_path, framework, c.edition.image_size, (c.layout.num_classes,),
                     f"the {c.layout.tree} release", trial)
     if sets:
-        edition = get_edition(sets[0].edition)
+        edition = sets[0].edition
         (key, locator), = _list_sequences(sets[0], release_dir)[:1]
         frames = sequence_frames(locator)[:2]
         trial = trial_batch(((f"{key_text(key)}#{i}", frame) for i, frame in enumerate(frames)),

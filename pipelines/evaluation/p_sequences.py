@@ -16,8 +16,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from schemas.editions import get_edition
-from schemas.imagenet_p_editions import NPY, P_EDITIONS
+from schemas.edition import Edition
+from schemas.editions import EDITIONS, get_edition
+from schemas.imagenet_p_editions import NPY
 from schemas.release import P_TREE, RELEASE_JSON, manifest_path
 
 from pipelines.evaluation.release_inputs import npy_header, read_npy_rows
@@ -30,14 +31,14 @@ class PSet(NamedTuple):
 
     name: str
     path: str
-    edition: str
+    edition: Edition
 
 
 def p_tree(release_dir: str) -> tuple[str, str]:
     """``(tree folder, edition)`` of a release's ImageNet-P data: the tree ``release.json`` names, else
     the first P tree folder present (``imagenet-p``, ``ImageNet-P-299``, ..., ``CIFAR-10-P``), else
     ``('imagenet-p', 'imagenet')``."""
-    trees = {tree: name for name, e in P_EDITIONS.items() for tree in e.trees}
+    trees = {tree: name for name, e in EDITIONS.items() if e.p for tree in e.p.trees}
     try:
         document = json.loads(storage.read_bytes(storage.join(release_dir, RELEASE_JSON)))
         if document.get("tree") in trees:
@@ -56,7 +57,8 @@ def p_sets(release_dir: str) -> list[PSet]:
     root = storage.join(release_dir, tree)
     if not storage.is_folder(root):
         return []
-    if get_edition(edition).p.output == NPY:
+    edition = get_edition(edition)
+    if edition.p.output == NPY:
         names = [storage.basename(path) for path in storage.list_files(release_dir, tree)]
         return [PSet(name[:-len(".npy")], storage.join(root, name), edition) for name in names if name.endswith(".npy")]
     return [PSet(name, storage.join(root, name), edition) for name in storage.list_folders(root)]

@@ -16,6 +16,8 @@ from typing import Optional
 import numpy as np
 
 from metrics.vcr import compare_curves, curve_grid, performance_curve
+from schemas.editions import release_identity
+from schemas.release import VCR_BENCHMARK
 from schemas.vcr import BINS, CLEAN, SMOOTHING, SPLINE_DEGREE, VCR_TREE
 
 from pipelines.evaluation.release_inputs import release_document
@@ -32,9 +34,9 @@ PROPERTIES = ("accuracy", "consistency")
 
 
 def is_vcr_release(release_dir: str) -> bool:
-    """True when ``release_dir/release.json`` names the VCR edition."""
+    """True when ``release_dir/release.json`` names the VCR benchmark (new and old releases)."""
     try:
-        return release_document(release_dir).get("edition") == VCR_TREE
+        return release_identity(release_document(release_dir)).benchmark == VCR_BENCHMARK
     except (OSError, ValueError, AttributeError):
         return False
 

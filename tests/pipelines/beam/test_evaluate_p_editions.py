@@ -71,7 +71,7 @@ def test_cifar_npy_release_is_evaluated_row_by_row(tmp_path, models):
     model = models[10]
     release = tmp_path / "cifar"
     build(release, "cifar", ["translate"], limit=2)
-    assert [(s.name, s.edition) for s in p_sets(str(release))] == [("translate", "cifar")]
+    assert [(s.name, s.edition.name) for s in p_sets(str(release))] == [("translate", "cifar")]
     out = evaluate_release(str(release), str(model), out_dir=str(tmp_path / "out"), batch_size=8, workers=1)
     array = np.load(release / "CIFAR-10-P" / "translate.npy")
     rows = [json.loads(line) for line in (release / "manifest" / "translate.jsonl").read_text().splitlines()]
