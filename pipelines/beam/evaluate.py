@@ -97,11 +97,10 @@ def _video_frames(video):
 
 
 def _list_sequences(p_set, release_dir):
-    if p_set.path.endswith(".npy"):
-        items = npy_sequences(release_dir, p_set)
-    else:
-        items = labelled_paths(p_set.path, ".mp4")
-    return [((p_set.name, key, label), locator) for key, label, locator in items]
+    """``((set, key, label), locator)`` of every sequence of ``p_set`` (a PSet, or its ``(name, path)``)."""
+    name, path = p_set[:2]
+    items = npy_sequences(release_dir, name, path) if path.endswith(".npy") else labelled_paths(path, ".mp4")
+    return [((name, key, label), locator) for key, label, locator in items]
 
 
 def _assemble_video(video_key, frames):
@@ -122,7 +121,7 @@ class PredictImageNetP(beam.PTransform):
         edition = self._sets[0].edition if self._sets else get_edition(DEFAULT_EDITION)
         predict = PredictTop5(self._handler, frame_model_input(edition))
         top5 = (pipeline
-                | "ListSets" >> beam.Create(self._sets)
+                | "ListSets" >> beam.Create([(p_set.name, p_set.path) for p_set in self._sets])
                 | "ListVideos" >> beam.FlatMap(_list_sequences, self._release_dir)
                 | "Spread" >> beam.Reshuffle()
                 | "DecodeFrames" >> beam.FlatMap(_video_frames)

@@ -64,21 +64,21 @@ def p_sets(release_dir: str) -> list[PSet]:
     return [PSet(name, storage.join(root, name), edition) for name in storage.list_folders(root)]
 
 
-def npy_sequences(release_dir: str, p_set: PSet):
-    """``(key, label, (path, row))`` of each sequence of an ``.npy`` set, from its manifest (rows are
-    in image-key order, the input's order).
+def npy_sequences(release_dir: str, name: str, path: str):
+    """``(key, label, (path, row))`` of each sequence of the ``.npy`` set ``name`` at ``path``, from
+    its manifest (rows are in image-key order, the input's order).
 
     Raises
     ------
     ValueError
         When the manifest and the array disagree in length.
     """
-    text = storage.read_bytes(storage.join(release_dir, manifest_path(p_set.name))).decode("utf-8")
+    text = storage.read_bytes(storage.join(release_dir, manifest_path(name))).decode("utf-8")
     rows = sorted((json.loads(line) for line in text.splitlines() if line.strip()), key=lambda row: row["image_key"])
-    count = npy_header(p_set.path)[1][0]
+    count = npy_header(path)[1][0]
     if count != len(rows):
-        raise ValueError(f"{p_set.path}: {count} sequences but {len(rows)} manifest rows")
-    return [(row["image_key"], row["label"], (p_set.path, index)) for index, row in enumerate(rows)]
+        raise ValueError(f"{path}: {count} sequences but {len(rows)} manifest rows")
+    return [(row["image_key"], row["label"], (path, index)) for index, row in enumerate(rows)]
 
 
 def sequence_frames(locator) -> np.ndarray:
