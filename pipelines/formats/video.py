@@ -39,7 +39,6 @@ import imageio_ffmpeg
 import numpy as np
 from PIL import Image, features
 
-from pipelines.formats import storage
 from schemas.imagenet_p import CRF20_RATE_CONTROL, GRAIN_RATE_CONTROL
 
 FRAME_RATE = 1
@@ -394,4 +393,6 @@ def encoder_settings(simd: bool = True, preset: str = "veryslow", threads: int =
 def read_video(path: str) -> np.ndarray:
     """Frames of the MP4 at ``path`` on any file system :mod:`pipelines.formats.storage` reaches, as
     :func:`decode_video` reads them (a local file directly; any other through its bytes)."""
+    from pipelines.formats import storage  # Beam's file systems: not for the commands that check arguments first
+
     return decode_video(path if storage.is_local(path) else storage.read_bytes(path))
