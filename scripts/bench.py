@@ -27,9 +27,13 @@ def add_arguments(parser):
                                            "skips the per-edition table")
     parser.add_argument("--rng", help="comma-separated random modes to time, reference and/or fast (default: both; "
                         "with --scaling, one mode, default reference)")
+    parser.add_argument("--clock", default="wall", choices=("wall", "cpu"),
+                        help="what the per-image figures measure: wall time (default) or this process's CPU time, "
+                             "which other processes' load on a shared machine does not stretch")
     parser.add_argument("--scaling", action="store_true",
                         help="instead: run the real ImageNet-C build on a synthetic ImageNet-layout set for every "
-                             "--sizes x --workers, reporting images/s and peak memory per process")
+                             "--sizes x --workers, reporting images/s, CPU seconds and peak memory per process, and "
+                             "(with two sizes or more) the build's CPU cost per image beside the bench's")
     parser.add_argument("--sizes", type=_int_list,
                         help="with --scaling: comma-separated image counts (default 100,250,500)")
     parser.add_argument("--workers", type=_int_list,
@@ -101,9 +105,10 @@ def run(args) -> int:
         if editions != []:
             select_editions(editions)
         result = run_bench(names, images=args.images, repeats=args.repeats,
-                           rng_modes=args.rng.split(",") if args.rng else None)
+                           rng_modes=args.rng.split(",") if args.rng else None, clock=args.clock)
         if editions != []:
-            result["editions"] = run_editions_bench(names, editions, images=args.images, repeats=args.repeats)
+            result["editions"] = run_editions_bench(names, editions, images=args.images, repeats=args.repeats,
+                                                    clock=args.clock)
         if perturbations or not names:
             result["imagenet_p"] = run_p_bench(perturbations, images=args.images, repeats=args.repeats,
                                                preset=args.preset)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 
 import cv2
+import numba
 import numpy as np
 from PIL import Image
 
@@ -37,11 +38,18 @@ def contrast(x: np.ndarray, rng: np.random.RandomState, *, factor: float) -> np.
         ``u = x/255`` and ``m`` the per-channel mean of ``u`` over rows and columns.
     """
     u = x / 255.0
-    means = np.mean(u, axis=(0, 1), keepdims=True)
-    u -= means
-    u *= factor
-    u += means
-    return clip_to_255(u)
+    _scale_deviations(u, np.mean(u, axis=(0, 1)), float(factor))
+    return u
+
+
+@numba.njit(cache=True)
+def _scale_deviations(u, means, factor):
+    """In place, per value: ``clip((u - m) * factor + m, 0, 1) * 255``, ``m`` its channel's mean (float64)."""
+    for i in range(u.shape[0]):
+        for j in range(u.shape[1]):
+            for k in range(u.shape[2]):
+                m = means[k]
+                u[i, j, k] = min(max((u[i, j, k] - m) * factor + m, 0.0), 1.0) * 255
 
 
 def _elastic_anchor_points(height: int, width: int) -> np.ndarray:
