@@ -234,7 +234,7 @@ IMAGENET = PEdition(
     name="imagenet", frame_size=224, input="resized256",
     arrangement=Arrangement(view=(("center_crop", 224),)),
     perturbations=PERTURBATIONS_224,
-    output=MP4, trees=("imagenet-p",),  # schemas.release.P_TREE
+    output=MP4, trees=("ImageNet-P",),  # schemas.release.P_TREE
     reference="hendrycks/robustness@8190fe3 ImageNet-P/create_p/make_imagenet_p.py",
     preprocessing="Resize(256) then RGB; CenterCrop(224) after whole-image moves, before pixel operations")
 

@@ -2,8 +2,9 @@
 
 A release directory ``DIR`` holds::
 
-    DIR/<tree>/...                       the official folder tree (``imagenet-c/<c>/<s>/<wnid>/<file>``,
-                                         and ours ``imagenet-c/clean/<wnid>/<file>``)
+    DIR/<tree>/...                       the official folder tree (``ImageNet-C/<c>/<s>/<wnid>/<file>``,
+                                         and ours ``ImageNet-C/clean/<wnid>/<file>``), every
+                                         class folder present (empty ones for absent classes)
     DIR/tfds/<dataset>/<config>/<version>/  TFDS shards + dataset_info.json, features.json, label.labels.txt
     DIR/manifest/<config>.jsonl          one record per output, sorted by key
     DIR/sources.jsonl                    one record per input image used, sorted by key
@@ -50,14 +51,20 @@ SPILL_DIR = ".spill"
 SCRATCH_DIRS = (TMP_DIR, PARTS_DIR, PROGRESS_DIR, SAMPLE_DIR, SPILL_DIR)
 """Build scratch folders inside ``DIR``; a finished build removes them."""
 
-C_TREE = "imagenet-c"
-"""Folder of the ImageNet-C JPEG tree: ``imagenet-c/<corruption>/<severity>/<wnid>/<file>``."""
+C_BENCHMARK = "imagenet-c"
+"""Name of the ImageNet-C benchmark of the 224 edition: ``release.json``'s ``edition`` and the folder of
+its predictions (``predictions/imagenet-c/``)."""
+P_BENCHMARK = "imagenet-p"
+"""Name of the ImageNet-P benchmark of the 224 edition (``release.json``, ``predictions/imagenet-p/``)."""
+C_TREE = "ImageNet-C"
+"""Folder of the ImageNet-C JPEG tree: ``ImageNet-C/<corruption>/<severity>/<wnid>/<file>``, the name
+RobustBench's ``load_imagenetc(data_dir=...)`` and the official evaluators read."""
 CLEAN = "clean"
-"""Folder (``imagenet-c/clean/<wnid>/<file>``), TFDS config and manifest part of a release's clean
+"""Folder (``ImageNet-C/clean/<wnid>/<file>``), TFDS config and manifest part of a release's clean
 images: each source image exactly as the corruptions receive it (after the edition's
 preprocessing), encoded as the edition encodes its outputs; category tar ``clean.tar``."""
-P_TREE = "imagenet-p"
-"""Folder of the ImageNet-P video tree: ``imagenet-p/<name>[_<d>]/<wnid>/<stem>.mp4``."""
+P_TREE = "ImageNet-P"
+"""Folder of the ImageNet-P video tree: ``ImageNet-P/<name>[_<d>]/<wnid>/<stem>.mp4``."""
 
 #: Release tree -> {top-level folder of the tree -> category tar it is packed into}.
 TREE_CATEGORIES: Mapping[str, Mapping[str, str]] = MappingProxyType({

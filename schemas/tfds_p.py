@@ -88,7 +88,7 @@ IMAGENET_P = TfdsDataset(
         for name, d in DATASETS}),
     description=("ImageNet-P built by imagenet-cp: each ImageNet validation image, Resize(256), perturbed "
                  "into a sequence of 224x224 frames as hendrycks/robustness's make_imagenet_p.py does, with "
-                 "a per-example seed. `video` holds, as PNGs, the frames decoded from the imagenet-p/ tree's H.264 MP4s "
+                 "a per-example seed. `video` holds, as PNGs, the frames decoded from the ImageNet-P/ tree's H.264 MP4s "
                  "(or the frames before the encode, for a release built with --tfds-frames lossless; "
                  "release.json says which); `file_name` is the source image's file name."),
     citation=BENCHMARK_CITATION,

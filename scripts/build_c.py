@@ -2,7 +2,7 @@
 from scripts.build_options import add_output_arguments, add_source_arguments, ints, names, run_build
 
 NAME = "build-c"
-HELP = ("build an ImageNet-C release of any edition: the official tree (imagenet-c/ JPEGs, CIFAR-10-C/ .npy, ...), "
+HELP = ("build an ImageNet-C release of any edition: the official tree (ImageNet-C/ JPEGs, CIFAR-10-C/ .npy, ...), "
         "TFDS shards, manifests")
 
 EDITION_HELP = ("edition: imagenet (224, default; ImageNet val), inception (299; ImageNet val), imagenet64 (64x64; "
@@ -20,7 +20,7 @@ def add_arguments(parser):
                              "code) or 'fast' (NumPy Generator on PCG64, same distributions, other samples); "
                              "recorded in release.json (default: reference)")
     parser.add_argument("--no-clean", dest="clean", action="store_false",
-                        help="leave out the clean config (imagenet-c/clean/, TFDS config clean): the images "
+                        help="leave out the clean config (ImageNet-C/clean/, TFDS config clean): the images "
                              "exactly as the corruptions received them, for the clean error of Relative mCE")
     add_output_arguments(parser, "average examples per TFRecord shard (default: the edition's; 2048 for imagenet)")
 

@@ -4,7 +4,7 @@ import argparse
 from scripts.build_options import add_output_arguments, add_source_arguments, ints, names, run_build
 
 NAME = "build-p"
-HELP = "build an ImageNet-P release: imagenet-p/ MP4 tree, TFDS imagenet_p shards, manifests"
+HELP = "build an ImageNet-P release: ImageNet-P/ MP4 tree, TFDS imagenet_p shards, manifests"
 
 
 def add_arguments(parser):

@@ -2,12 +2,12 @@
 
 Inputs, under a release directory ``DIR``:
 
-- ImageNet-C, either the JPEG tree ``DIR/imagenet-c/<corruption>/<severity>/<wnid>/<file>`` or
+- ImageNet-C, either the JPEG tree ``DIR/ImageNet-C/<corruption>/<severity>/<wnid>/<file>`` or
   the TFDS records ``DIR/tfds/<dataset>/<corruption>_<severity>/<version>/`` (split ``validation``,
-  features image/label/file_name); the release's clean config (``imagenet-c/clean/<wnid>/<file>``
+  features image/label/file_name); the release's clean config (``ImageNet-C/clean/<wnid>/<file>``
   or TFDS config ``clean``), when present, gives the model's clean error for Relative CE unless
   the caller gives one;
-- ImageNet-P, the MP4 tree ``DIR/imagenet-p/<perturbation>[_<d>]/<wnid>/<stem>.mp4``, or the tree
+- ImageNet-P, the MP4 tree ``DIR/ImageNet-P/<perturbation>[_<d>]/<wnid>/<stem>.mp4``, or the tree
   of another P edition (``ImageNet-P-299``, ``Tiny-ImageNet-P``, ``ImageNet-64x64-P`` MP4s;
   ``CIFAR-10-P/<set>.npy``), as ``release.json`` names it (:mod:`pipelines.evaluation.p_sequences`).
 
@@ -48,7 +48,7 @@ from pipelines.evaluation.report import write_report
 from pipelines.beam.runner import make_pipeline
 from pipelines.formats.tfrecord import decode_example, iter_records
 from schemas.imagenet_c import CORRUPTIONS, SEVERITIES
-from schemas.release import C_TREE, CLEAN, P_TREE, TFDS_DIR, dumps, json_line
+from schemas.release import C_BENCHMARK, C_TREE, CLEAN, P_BENCHMARK, P_TREE, TFDS_DIR, dumps, json_line
 from schemas.tfds import IMAGENET2012_CORRUPTED
 from schemas.wnids import imagenet_wnids, wnid_to_label
 
@@ -82,8 +82,8 @@ def check_config(name: str) -> None:
 
 
 def c_tree_configs(release_dir: str) -> list[tuple[str, str]]:
-    """(config name, folder) of every ``imagenet-c/<corruption>/<severity>`` folder and of
-    ``imagenet-c/clean``, sorted."""
+    """(config name, folder) of every ``ImageNet-C/<corruption>/<severity>`` folder and of
+    ``ImageNet-C/clean``, sorted."""
     root = storage.join(release_dir, C_TREE)
     configs = []
     for corruption in storage.list_folders(root):
@@ -272,7 +272,7 @@ class _WriteConfigPredictionsFn(beam.DoFn):
     def process(self, element):
         name, rows = element
         rows = sorted(rows)
-        _write_jsonl(self._out_dir, f"{PREDICTIONS_DIR}/{C_TREE}/{name}.jsonl", rows)
+        _write_jsonl(self._out_dir, f"{PREDICTIONS_DIR}/{C_BENCHMARK}/{name}.jsonl", rows)
         wrong = sum(top5[0] != label for _, label, top5 in rows)
         yield name, wrong / len(rows)
 
@@ -286,7 +286,7 @@ class _WriteSetPredictionsFn(beam.DoFn):
     def process(self, element):
         name, rows = element
         rows = sorted(rows)
-        _write_jsonl(self._out_dir, f"{PREDICTIONS_DIR}/{P_TREE}/{name}.jsonl", rows)
+        _write_jsonl(self._out_dir, f"{PREDICTIONS_DIR}/{P_BENCHMARK}/{name}.jsonl", rows)
         lengths = {len(top5) for _, _, top5 in rows}
         if len(lengths) != 1:
             raise ValueError(f"{name}: videos differ in frame count {sorted(lengths)}")

@@ -9,13 +9,13 @@ Per image: decode and preprocess once (RGB, Resize(256), CenterCrop(224)), then 
 corruption, severity, mode)`` (``RandomState(example_seed(...))`` in the default reference mode,
 the faster PCG64 stream in mode ``'fast'``) and encode with ``transforms.encode_jpeg`` (Pillow q85,
 optimize). Each result is an :class:`OutputRecord` for ``WriteRelease``: the file
-``imagenet-c/<corruption>/<severity>/<wnid>/<file>``, the TFDS example of config
+``ImageNet-C/<corruption>/<severity>/<wnid>/<file>``, the TFDS example of config
 ``<corruption>_<severity>`` of ``imagenet2012_corrupted``, and its manifest metadata. Editions
 that save ``.npy`` (CIFAR) emit the raw uint8 array as a stacked row instead of a JPEG file
 (:mod:`pipelines.beam.npy_release` writes the stacks) and a PNG in the TFDS example.
 
 The fan-out is the table :func:`schemas.conditions.fan_out`: by default its first row is the
-clean config, the preprocessed crop itself encoded the same way (``imagenet-c/clean/<wnid>/<file>``,
+clean config, the preprocessed crop itself encoded the same way (``ImageNet-C/clean/<wnid>/<file>``,
 TFDS config ``clean``), so that a model's clean error is measured on exactly the images that were
 corrupted. A layout carries it when it has a ``clean_template`` (:class:`schemas.edition.Layout`).
 """
@@ -33,7 +33,7 @@ from schemas.edition import DEFAULT_EDITION, JPEG, Layout
 from schemas.editions import get_edition
 from schemas.imagenet_c import CORRUPTIONS, SEVERITIES, select_corruptions
 from schemas.records import Failure, OutputRecord, SourceImage
-from schemas.release import C_TREE, CLEAN
+from schemas.release import C_BENCHMARK, C_TREE, CLEAN
 from schemas.tfds import TfdsDataset
 from schemas.tfds_c import c_dataset
 from transforms import RNG_MODES, corrupt, encode_jpeg, example_rng, example_seed, preprocess
@@ -41,7 +41,7 @@ from transforms import RNG_MODES, corrupt, encode_jpeg, example_rng, example_see
 from pipelines.beam.write_release import OutputsFn
 from pipelines.beam.sources import inspect_image, source_note
 
-EDITION = C_TREE
+EDITION = C_BENCHMARK
 """Name of the edition and of its folder tree in a release."""
 
 
@@ -257,7 +257,7 @@ def imagenet_c_document(config: ImageNetCConfig, family: Optional[str] = None,
                         class_names: Optional[Sequence[str]] = None) -> dict:
     """Edition fields of ``release.json``: the config, the tree and where TFDS finds the configs.
 
-    ``edition`` is the release tree's name for the 224 edition (``imagenet-c``, as before) and
+    ``edition`` is the benchmark's name for the 224 edition (``imagenet-c``, as before) and
     the catalogue name otherwise."""
     edition = get_edition(config.edition)
     layout = edition.c.layout(family)

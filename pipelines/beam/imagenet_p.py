@@ -10,7 +10,7 @@ perturbation, difficulty))``, encodes them as the reference's MP4
 (:func:`pipelines.formats.video.encode_h264`: libx264, yuv444p, 1 fps, ``-tune grain`` for the noise
 types, ``-crf 20`` otherwise, one thread) and decodes that MP4 back as the official evaluator does
 (``--tfds-frames lossless``: keeps the frames before the encode) for the TFDS PNG frames. Each result is an
-:class:`OutputRecord` for ``WriteRelease``: the file ``imagenet-p/<dataset>/<wnid>/<stem>.mp4``
+:class:`OutputRecord` for ``WriteRelease``: the file ``ImageNet-P/<dataset>/<wnid>/<stem>.mp4``
 (``<dataset>`` = ``<perturbation>[_<difficulty>]``, ``<stem>`` = the source file name without its
 extension), the TFDS example of config ``<dataset>`` of ``imagenet_p`` (the PNG frames) and its
 manifest metadata.
@@ -39,7 +39,7 @@ from schemas.edition import DEFAULT_EDITION
 from schemas.editions import get_edition
 from schemas.imagenet_p import GRAIN_RATE_CONTROL, PERTURBATIONS, select_perturbations
 from schemas.imagenet_p_editions import NPY, PEdition
-from schemas.release import P_TREE
+from schemas.release import P_BENCHMARK, P_TREE
 from schemas.records import Failure, OutputRecord, SourceEntry, SourceImage
 from schemas.tfds_p import imagenet_p_config, p_dataset
 from transforms import example_rng, example_seed, perturb_sequence
@@ -54,8 +54,8 @@ from pipelines.formats.video import (FRAME_RATE, PIXEL_FORMAT, PNG_COMPRESS_LEVE
                     encode_h264, encoder_settings, encoder_versions,
                     x264_cpu_capabilities)
 
-EDITION = P_TREE
-"""Name of the edition and of its folder tree in a release."""
+EDITION = P_BENCHMARK
+"""Name of the 224 edition's benchmark in ``release.json`` (its tree is :data:`P_TREE`)."""
 
 DIFFICULTIES = tuple(sorted({d for p in PERTURBATIONS.values() for d in p.difficulties}))
 """Every difficulty of some perturbation: (1, 2, 3); 2 and 3 exist for the noise types only."""
@@ -152,7 +152,7 @@ class ImageNetPConfig:
 
     @property
     def tree(self) -> str:
-        """Top folder of the release's official layout (``imagenet-p``, ``Tiny-ImageNet-P``, ``CIFAR-10-P``, ...)."""
+        """Top folder of the release's official layout (``ImageNet-P``, ``Tiny-ImageNet-P``, ``CIFAR-10-P``, ...)."""
         return self.table.trees[0]
 
     @property
@@ -375,11 +375,11 @@ def p_tree_of(config: ImageNetPConfig, family: Optional[str] = None) -> str:
 def imagenet_p_document(config: ImageNetPConfig, family: Optional[str] = None,
                         class_names: Optional[Sequence[str]] = None) -> dict:
     """Edition fields of ``release.json``: the config, the edition's facts, the encoder settings (MP4
-    editions) or the array layout (``.npy``), and the TFDS configs. ``edition`` is the tree's name for
+    editions) or the array layout (``.npy``), and the TFDS configs. ``edition`` is the benchmark's name for
     the 224 edition (``imagenet-p``, as before) and the catalogue name otherwise."""
     dataset = p_dataset(config.edition, family, class_names)
     tree = p_tree_of(config, family)
-    document = {"edition": tree if config.edition == DEFAULT_EDITION else config.edition, "tree": tree,
+    document = {"edition": EDITION if config.edition == DEFAULT_EDITION else config.edition, "tree": tree,
                 "config": config.to_json(), "p_edition": config.table.to_json(),
                 "source_family": family or "imagenet",
                 "tfds": {"data_dir": "tfds", "name": dataset.name, "version": dataset.version,
