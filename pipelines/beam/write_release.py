@@ -37,6 +37,7 @@ from schemas.release import (CHECKSUMS, FAILURES, PARTS_DIR, RELEASE_FORMAT, REL
 from schemas.tfds import TfdsDataset
 
 from pipelines.formats import storage
+from pipelines.formats.class_folders import label_names, make_class_folders
 from pipelines.release.output_folder import WorkerLock
 from pipelines.formats.parts import (FAILURES_TABLE, PART_RECORDS, PART_SECONDS, SOURCES_TABLE, PartWriter, iter_file_chunks,
                     ledger_runs, merge_runs)
@@ -215,21 +216,26 @@ def _merged_checksums(records: Iterable[tuple], others: Iterable[FileInfo]) -> I
 def write_group(output_dir: str, dataset: TfdsDataset, shard_count: int, group: str, runs: Iterable[tuple]) -> None:
     """Merge the committed runs of one group into its files: ``manifest/<group>.jsonl``, the
     TFRecord shards (examples sorted by key; a shard that received none is written empty),
-    ``dataset_info.json``, ``features.json``, the label files, and the group's checksum part
-    ``.parts/sha256/<group>.txt``.
+    ``dataset_info.json``, ``features.json``, the label files, the group's checksum part
+    ``.parts/sha256/<group>.txt``, and every class folder of the group's folders of classes
+    (:mod:`pipelines.formats.class_folders`).
 
     Memory: one chunk per run being merged, and one ``(part, offset, length)`` per output of the
     group (the shards' references, about 100 bytes each).
     """
     runs = sorted(set(map(tuple, runs)))
     refs: list = [[] for _ in range(shard_count)]
+    folders = set()  # the folders holding the group's files
 
     def manifest_lines():
-        for _, shard, offset, length, _, _, line, part in merge_runs(output_dir, group, runs):
+        for _, shard, offset, length, _, path, line, part in merge_runs(output_dir, group, runs):
             refs[shard].append((part, offset, length))
+            if path is not None:
+                folders.add(path.rpartition("/")[0])
             yield line.encode("utf-8")
 
     infos = [storage.write_atomic(output_dir, manifest_path(group), manifest_lines(), group=group)]
+    make_class_folders(output_dir, folders, label_names(dataset))  # empty ones for the classes a subset misses
     folder = dataset.config_dir(group)
     lengths, num_bytes, reader = [0] * shard_count, [0], SpillReader(output_dir)
 

@@ -9,7 +9,7 @@ The clean config, where the layout has one, gets a tar of its own after them: ``
 """
 from __future__ import annotations
 
-from typing import Optional
+from typing import Optional, Sequence
 
 from schemas.edition import Edition, Layout
 from schemas.editions import EDITIONS
@@ -58,23 +58,27 @@ def package_plan(release_dir: str, tree: str) -> Optional[list[tuple[str, list]]
     return plan
 
 
-def write_edition_tar(release_dir: str, tree: str, members: list, destination: str, prefix: bool) -> str:
+def write_edition_tar(release_dir: str, tree: str, members: list, destination: str, prefix: bool,
+                      empty_folders: Sequence[str] = ()) -> str:
     """Write ``destination`` reproducibly and atomically (:func:`pipelines.release.package.write_tar`); return
     its SHA-256.
 
-    Member names start with ``tree/`` when ``prefix``, else they are relative to the tree."""
+    Member names start with ``tree/`` when ``prefix``, else they are relative to the tree;
+    ``empty_folders`` (relative to the release) are the class folders that hold no file."""
     base = release_dir if prefix else storage.join(release_dir, tree)
     names = [member if prefix else member[len(tree) + 1:] for member in members]
-    return write_tar(base, names, destination, folder_only=(tree,) if prefix else ())
+    empty = [folder if prefix else folder[len(tree) + 1:] for folder in empty_folders]
+    return write_tar(base, names, destination, folder_only=(tree,) if prefix else (), empty_folders=empty)
 
 
-def write_edition_packages(release_dir: str, tree: str, output_dir: str) -> Optional[dict[str, str]]:
+def write_edition_packages(release_dir: str, tree: str, output_dir: str,
+                           empty_folders: Sequence[str] = ()) -> Optional[dict[str, str]]:
     """Write the tars of an edition's tree into ``output_dir``: ``{path: SHA-256}`` in plan order;
-    None when no edition has ``tree``."""
+    None when no edition has ``tree``. ``empty_folders``: as :func:`write_edition_tar`."""
     plan = package_plan(release_dir, tree)
     if plan is None:
         return None
     prefix = find_layout(tree)[1].package_prefix
     return {storage.join(output_dir, name): write_edition_tar(release_dir, tree, members,
-                                                              storage.join(output_dir, name), prefix)
+                                                              storage.join(output_dir, name), prefix, empty_folders)
             for name, members in plan}

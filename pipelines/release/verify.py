@@ -3,7 +3,8 @@
 Every file listed is hashed again (in parallel threads: ``hashlib`` releases the GIL); files on
 disk that are not listed are extra. The tree is walked without following links: a symlink, a
 device, socket or fifo, or a folder that holds no listed file (an empty one included) anywhere
-in the release is a problem. The three records are cross-checked:
+in the release is a problem, except the empty class folders of a subset's tree, which must be
+there (:mod:`pipelines.formats.class_folders`). The three records are cross-checked:
 
 - ``SHA256SUMS`` lists ``release.json``, ``sources.jsonl``, ``failures.jsonl``, exactly the
   manifest parts ``release.json`` names, exactly the files in the tree's folders that the
@@ -25,12 +26,13 @@ import os
 import stat
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Callable, Optional
 
 from schemas.release import (CHECKSUMS, FAILURES, MANIFEST_DIR, PACKAGES_DIR, RELEASE_JSON, SOURCES,
                              parse_checksum_lines)
 
 from pipelines.formats import storage
+from pipelines.formats.class_folders import expected_class_folders
 
 CHUNK_BYTES = 1 << 20
 
@@ -133,8 +135,12 @@ class VerifyReport:
         return "\n".join(lines + [verdict])
 
 
-def verify_checksums(root: str, skip: tuple = (), threads: Optional[int] = None) -> VerifyReport:
-    """Compare the files below ``root`` with ``root/SHA256SUMS``."""
+def verify_checksums(root: str, skip: tuple = (), threads: Optional[int] = None,
+                     empty_folders: Optional[Callable[[dict], set]] = None) -> VerifyReport:
+    """Compare the files below ``root`` with ``root/SHA256SUMS``; ``empty_folders(listed)`` gives
+    the folders that must be there though they hold no listed file (the class folders a subset
+    misses, :func:`pipelines.formats.class_folders.expected_class_folders`): on a local disk, one
+    absent is missing; every other folder without a listed file is extra."""
     report = VerifyReport()
     listing = storage.join(root, CHECKSUMS)
     if not _is_file(listing):
@@ -152,9 +158,11 @@ def verify_checksums(root: str, skip: tuple = (), threads: Optional[int] = None)
     present, folders, problems = scan_tree(root, skip + (CHECKSUMS,))
     report.problems += problems
     needed = {parent for path in expected for parent in _parents(path)}
-    report.extra += sorted(f"{folder}/" for folder in folders - needed)
+    empty = empty_folders(expected) if empty_folders else set()
+    report.extra += sorted(f"{folder}/" for folder in folders - needed - empty)
+    report.missing += sorted(f"{folder}/" for folder in empty - folders) if storage.is_local(root) else []
     report.checked = len(expected)
-    report.missing = sorted(set(expected) - present)
+    report.missing = sorted(report.missing + sorted(set(expected) - present))
     report.extra = sorted(report.extra + sorted(present - set(expected)))
     common = sorted(set(expected) & present)
     with ThreadPoolExecutor(max_workers=threads or os.cpu_count()) as pool:
@@ -285,7 +293,8 @@ def verify_release(root: str, threads: Optional[int] = None, include_packages: b
         return VerifyReport(problems=[f"{root} is not a release folder"])
     if local:
         root = os.path.realpath(root)  # the folder the user named; nothing inside it is followed
-    report = verify_checksums(root, (PACKAGES_DIR, LOCK_FILE), threads)
+    report = verify_checksums(root, (PACKAGES_DIR, LOCK_FILE), threads,
+                              empty_folders=lambda listed: expected_class_folders(root, listed))
     if _is_file(storage.join(root, CHECKSUMS)):
         try:
             listed = parse_checksum_lines(storage.read_bytes(storage.join(root, CHECKSUMS)).decode("utf-8").splitlines())
