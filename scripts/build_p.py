@@ -1,7 +1,7 @@
 """``imagenet-cp build-p``: build an ImageNet-P release (MP4 tree, TFDS shards, manifests)."""
 import argparse
 
-from scripts.build_options import add_output_arguments, add_source_arguments, ints, names, run_build
+from scripts.build_options import add_format_arguments, add_output_arguments, add_source_arguments, ints, names, run_build
 
 NAME = "build-p"
 HELP = "build an ImageNet-P release: ImageNet-P/ MP4 tree, TFDS imagenet_p shards, manifests"
@@ -25,6 +25,7 @@ def add_arguments(parser):
     parser.add_argument("--edition", default="imagenet",
                         help="imagenet (224, default), inception (299), tinyimagenet (64), imagenet64 (64) or cifar "
                              "(CIFAR-10-P .npy layout; an ImageNet-style input is Resize(32) + CenterCrop(32))")
+    add_format_arguments(parser)
     add_output_arguments(parser, "average examples (videos) per TFRecord shard (default 32, about 100 MB)")
 
 

@@ -38,6 +38,7 @@ from schemas.tfds import TfdsDataset
 
 from pipelines.formats import storage
 from pipelines.formats.class_folders import label_names, make_class_folders
+from pipelines.formats.webdataset import WEBDATASET, write_config_webdataset
 from pipelines.release.output_folder import WorkerLock
 from pipelines.formats.parts import (FAILURES_TABLE, PART_RECORDS, PART_SECONDS, SOURCES_TABLE, PartWriter, iter_file_chunks,
                     ledger_runs, merge_runs)
@@ -280,8 +281,9 @@ class _WriteTablesFn(beam.DoFn):
     """``(group, [(table, part, offset, length)])`` -> the merged files of a group (:func:`write_group`), or, for
     :data:`RELEASE_WIDE_GROUP`, ``sources.jsonl`` and ``failures.jsonl`` (:func:`write_lists`)."""
 
-    def __init__(self, output_dir: str, dataset: TfdsDataset, shard_count: int):
+    def __init__(self, output_dir: str, dataset: TfdsDataset, shard_count: int, formats: Sequence[str] = ()):
         self._output_dir, self._dataset, self._shard_count = output_dir, dataset, shard_count
+        self._formats = tuple(formats)
 
     def process(self, element):
         group, names = element
@@ -290,6 +292,9 @@ class _WriteTablesFn(beam.DoFn):
             write_lists(self._output_dir, names)
         elif names:
             write_group(self._output_dir, self._dataset, self._shard_count, group, [run[1:] for run in names])
+            if WEBDATASET in self._formats:  # the group's shards, from its manifest and tree files
+                write_checksum_part(self._output_dir, (f"{group}.{WEBDATASET}",
+                                                       write_config_webdataset(self._output_dir, group)))
         return []
 
 
@@ -330,16 +335,21 @@ class WriteRelease(beam.PTransform):
         :func:`committed_names` of parts an earlier, interrupted run of this build committed.
     part_records, part_seconds : int, float
         When workers commit a part (see :class:`pipelines.formats.parts.PartWriter`).
+    formats : sequence of str
+        Output formats beside the tree, TFDS and the manifests: ``'webdataset'`` adds each config's
+        WebDataset shards (:mod:`pipelines.formats.webdataset`).
     """
 
     def __init__(self, output_dir: str, dataset: TfdsDataset, shard_count: int, progress_dir: Optional[str] = None,
-                 committed: Sequence = (), part_records: int = PART_RECORDS, part_seconds: float = PART_SECONDS):
+                 committed: Sequence = (), part_records: int = PART_RECORDS, part_seconds: float = PART_SECONDS,
+                 formats: Sequence[str] = ()):
         super().__init__()
         if shard_count < 1:
             raise ValueError(f"shard_count must be >= 1, got {shard_count}")
         self._output_dir, self._dataset, self._shard_count = output_dir, dataset, shard_count
         self._progress_dir, self._committed = progress_dir, list(committed)
         self._part_limits = (part_records, part_seconds)
+        self._formats = tuple(formats)
 
     def expand(self, inputs):
         out, args = self._output_dir, (self._output_dir, self._dataset, self._shard_count)
@@ -359,7 +369,7 @@ class WriteRelease(beam.PTransform):
         environments = self._write_environments(inputs["environments"])
         return ((output_parts, *list_parts, earlier) | "AllParts" >> beam.Flatten()
                 | "GroupPartsByConfig" >> beam.GroupByKey()
-                | "WriteTables" >> beam.ParDo(_WriteTablesFn(*args)), environments)
+                | "WriteTables" >> beam.ParDo(_WriteTablesFn(*args, self._formats)), environments)
 
     def _write_environments(self, environments):
         relative = f"{ENVIRONMENTS_DIR}/{uuid.uuid4().hex}.json"

@@ -12,7 +12,9 @@ there (:mod:`pipelines.formats.class_folders`). The three records are cross-chec
   ``CIFAR-10-C/fog.npy``, names a listed file), and every shard a manifest row points to;
 - ``release.json``'s counts equal the manifests' rows (per config and in all), the lines of
   ``sources.jsonl`` and ``failures.jsonl``, and the TFDS ``shardLengths`` of each config;
-- its manifest digest and input checksum are recomputed from the parts and ``sources.jsonl``.
+- its manifest digest and input checksum are recomputed from the parts and ``sources.jsonl``;
+- the WebDataset shards, when there are any, hold exactly each manifest's samples, in order, with
+  the tree files' bytes and the labels (:func:`pipelines.formats.webdataset.check_release_shards`).
 
 A ``packages/`` folder, when present, is checked against its own ``SHA256SUMS``. The release may
 lie on any file system :mod:`pipelines.formats.storage` reaches (a local disk, ``s3://``, ``gs://``); an
@@ -33,6 +35,7 @@ from schemas.release import (CHECKSUMS, FAILURES, MANIFEST_DIR, PACKAGES_DIR, RE
 
 from pipelines.formats import storage
 from pipelines.formats.class_folders import expected_class_folders
+from pipelines.formats.webdataset import check_release_shards
 
 CHUNK_BYTES = 1 << 20
 
@@ -246,6 +249,7 @@ def _check_manifests(root: str, release: dict, listed: dict, report: VerifyRepor
     images = (release.get("input", {}).get("images"), counts.get("images"))
     if None not in images and images[0] != images[1]:
         problems.append(f"{RELEASE_JSON}: input.images is {images[0]}, counts.images {images[1]}")
+    problems += check_release_shards(root, parts, listed)  # the WebDataset shards hold the manifests' samples
     split = release.get("tfds", {}).get("split")
     for folder, rows in sorted(shard_rows.items()):
         info_path = f"{folder}/dataset_info.json"

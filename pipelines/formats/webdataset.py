@@ -1,0 +1,252 @@
+"""WebDataset shards of a release's tree: ``webdataset/<config>/<config>-000000.tar``, ...
+
+The format PyTorch users read at scale (``webdataset``, timm, OpenCLIP): each shard is a plain tar
+of samples, a sample being the members that share a key. Here each output of a config is one
+sample, in manifest (key) order:
+
+- ``<key>.jpg`` (ImageNet-C editions) or ``<key>.mp4`` (ImageNet-P editions): the tree file's
+  bytes, unchanged;
+- ``<key>.cls``: the label (the index of the class in ``label.labels.txt``; ImageNet's for the
+  ImageNet editions), as decimal text, as ``webdataset`` decodes ``.cls``.
+
+The key is ``<class folder>_<file name without extension>``, e.g.
+``n01440764_ILSVRC2012_val_00000293``: WebDataset splits a member name at the first dot of its
+base name, so the key has none (a dot in a file stem becomes ``_``). A shard holds at most
+:data:`MAX_SHARD_BYTES` bytes (a sample larger than that alone). The bytes are reproducible:
+GNU tar headers with mtime 0, owner 0/0 without names, mode 0644, the end-of-archive blocks and
+the padding to tar's 10,240-byte records, so equal outputs give equal shards. The shards go into
+``SHA256SUMS`` through the checksum part of their config; ``verify`` checks every shard's samples
+against the manifest (:func:`check_shards`).
+"""
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import tarfile
+from typing import Callable, Iterable, Iterator, Mapping, Optional, Sequence
+
+from schemas.records import FileInfo
+from schemas.release import manifest_path
+
+from pipelines.formats import storage
+
+WEBDATASET = "webdataset"
+"""Name of the format (``--formats webdataset``) and the folder of its shards in a release."""
+FORMATS = (WEBDATASET,)
+"""Output formats a build may add to the tree, TFDS and the manifests."""
+MAX_SHARD_BYTES = 1_000_000_000
+"""Largest shard (1 GB), unless one sample alone is larger."""
+EXTENSIONS: Mapping[str, str] = {".jpeg": "jpg", ".jpg": "jpg", ".png": "png", ".mp4": "mp4"}
+"""Tree file extension (lower case) -> the sample member's extension WebDataset decodes."""
+_BLOCK = 512
+_END = 2 * _BLOCK
+_RECORD = tarfile.RECORDSIZE
+
+
+def sample_key(path: str) -> str:
+    """The WebDataset key of a tree file: ``<class folder>_<stem>`` with no dot, e.g.
+    ``ImageNet-C/fog/3/n01440764/ILSVRC2012_val_00000293.JPEG`` -> ``n01440764_ILSVRC2012_val_00000293``."""
+    folder, name = path.rsplit("/", 2)[-2:]
+    stem = name.rsplit(".", 1)[0]
+    return f"{folder}_{stem}".replace(".", "_")
+
+
+def member_extension(path: str) -> str:
+    """The member extension of a tree file: ``jpg``, ``png`` or ``mp4``.
+
+    Raises
+    ------
+    ValueError
+        For a file type WebDataset users have no decoder for here.
+    """
+    dot = path.rfind(".")
+    extension = EXTENSIONS.get(path[dot:].lower()) if dot > path.rfind("/") else None
+    if extension is None:
+        raise ValueError(f"{path}: no WebDataset member type for this file (known: {', '.join(EXTENSIONS)})")
+    return extension
+
+
+def _padded(size: int) -> int:
+    return -(-size // _BLOCK) * _BLOCK
+
+
+def _header(name: str, size: int) -> bytes:
+    info = tarfile.TarInfo(name)
+    info.size, info.mode, info.mtime, info.uid, info.gid, info.uname, info.gname = size, 0o644, 0, 0, 0, "", ""
+    return info.tobuf(tarfile.GNU_FORMAT, "utf-8", "surrogateescape")
+
+
+def label_bytes(label: int) -> bytes:
+    """The ``.cls`` member of a label: its decimal text."""
+    return str(int(label)).encode("ascii")
+
+
+def sample_bytes(key: str, extension: str, data: bytes, label: int) -> bytes:
+    """The tar members of one sample: ``<key>.<extension>`` then ``<key>.cls``."""
+    out = io.BytesIO()
+    for name, value in ((f"{key}.{extension}", data), (f"{key}.cls", label_bytes(label))):
+        out.write(_header(name, len(value)))
+        out.write(value)
+        out.write(b"\0" * (_padded(len(value)) - len(value)))
+    return out.getvalue()
+
+
+def sample_size(key: str, extension: str, size: int, label: int) -> int:
+    """Bytes :func:`sample_bytes` takes for a file of ``size`` bytes (without reading it)."""
+    headers = len(_header(f"{key}.{extension}", size)) + len(_header(f"{key}.cls", 0))
+    return headers + _padded(size) + _padded(len(label_bytes(label)))
+
+
+def plan_shards(sizes: Sequence[int], max_bytes: int = MAX_SHARD_BYTES) -> list[tuple[int, int]]:
+    """Split samples of ``sizes`` bytes, in order, into ``[start, end)`` runs whose shards (with
+    the end blocks and record padding) stay within ``max_bytes``; a sample larger than that alone."""
+    runs, start, total = [], 0, 0
+    for index, size in enumerate(sizes):
+        if index > start and total + size + _END + _RECORD > max_bytes:
+            runs.append((start, index))
+            start, total = index, 0
+        total += size
+    if len(sizes) > start:
+        runs.append((start, len(sizes)))
+    return runs
+
+
+def _closing(length: int) -> bytes:
+    """The end-of-archive blocks and the zero padding to a whole tar record."""
+    total = length + _END
+    return b"\0" * (_END + (-total) % _RECORD)
+
+
+def shard_path(config: str, index: int) -> str:
+    """Relative path of shard ``index`` of ``config``: ``webdataset/<config>/<config>-000000.tar``."""
+    return f"{WEBDATASET}/{config}/{config}-{index:06d}.tar"
+
+
+def manifest_samples(lines: Iterable[str]) -> list[tuple[str, str, int, int]]:
+    """``(key, path, bytes, label)`` of each manifest line of a folder tree's config, in order."""
+    samples = []
+    for line in lines:
+        row = json.loads(line)
+        samples.append((sample_key(row["path"]), row["path"], int(row["bytes"]), int(row["label"])))
+    return samples
+
+
+def write_shards(output_dir: str, config: str, samples: Sequence[tuple[str, str, int, int]],
+                 read: Optional[Callable[[str], bytes]] = None, max_bytes: int = MAX_SHARD_BYTES,
+                 group: str = "") -> list[FileInfo]:
+    """Write the shards of one config from its samples ``(key, path, bytes, label)`` (manifest
+    order); return what was written.
+
+    Raises
+    ------
+    ValueError
+        If two samples share a key, or a file's size differs from the manifest's.
+    """
+    keys = [key for key, *_ in samples]
+    if len(set(keys)) != len(keys):
+        raise ValueError(f"{config}: two outputs have the same WebDataset key")
+    read = read or (lambda path: storage.read_bytes(storage.join(output_dir, path)))
+    sizes = [sample_size(key, member_extension(path), size, label) for key, path, size, label in samples]
+    infos = []
+    for index, (start, end) in enumerate(plan_shards(sizes, max_bytes)):
+        def chunks(start=start, end=end) -> Iterator[bytes]:
+            length = 0
+            for key, path, size, label in samples[start:end]:
+                data = read(path)
+                if len(data) != size:
+                    raise ValueError(f"{path}: {len(data)} bytes, the manifest says {size}")
+                chunk = sample_bytes(key, member_extension(path), data, label)
+                length += len(chunk)
+                yield chunk
+            yield _closing(length)
+        infos.append(storage.write_atomic(output_dir, shard_path(config, index), chunks(), group=group))
+    return infos
+
+
+def read_shard(stream) -> Iterator[tuple[str, dict]]:
+    """``(key, {extension: bytes})`` of each sample of a shard read from a binary stream, in order
+    (grouped by key as WebDataset groups them)."""
+    key, members = None, {}
+    with tarfile.open(fileobj=stream, mode="r:") as archive:
+        for member in archive:
+            if not member.isfile():
+                continue
+            name, _, extension = member.name.rsplit("/", 1)[-1].partition(".")
+            if name != key and key is not None:
+                yield key, members
+                members = {}
+            key, members[extension] = name, archive.extractfile(member).read()
+    if key is not None:
+        yield key, members
+
+
+def check_shards(root: str, config: str, lines: Iterable[str], listed: Mapping[str, str]) -> list[str]:
+    """Problems of one config's shards against its manifest lines: the shards ``SHA256SUMS`` lists,
+    read in order, hold exactly the manifest's samples in order, with the tree files' SHA-256 and
+    labels (empty: they match)."""
+    prefix = f"{WEBDATASET}/{config}/"
+    shards = sorted(p for p in listed if p.startswith(prefix))
+    expected = manifest_sha256s(lines)
+    found = []
+    for shard in shards:
+        try:
+            with storage.open_stream(storage.join(root, shard)) as stream:
+                found += [(key, _digests(members)) for key, members in read_shard(stream)]
+        except (OSError, tarfile.TarError) as err:
+            return [f"{shard}: unreadable ({type(err).__name__}: {err})"]
+    if [key for key, _ in found] != [key for key, _, _ in expected]:
+        return [f"{prefix}: {len(found)} samples, the manifest {len(expected)} (or in another order)"]
+    problems = []
+    for (key, members), (_, sha256, label) in zip(found, expected):
+        data = [value for extension, value in members.items() if extension != "cls"]
+        if data != [sha256]:
+            problems.append(f"{prefix}{key}: the sample's bytes differ from the tree file's")
+        elif members.get("cls") != label_bytes(label):
+            problems.append(f"{prefix}{key}: label {members.get('cls')!r}, the manifest {label}")
+    return problems
+
+
+def _digests(members: dict) -> dict:
+    """A sample's members with each data member (all but ``.cls``) replaced by its SHA-256."""
+    return {extension: value if extension == "cls" else hashlib.sha256(value).hexdigest()
+            for extension, value in members.items()}
+
+
+def manifest_sha256s(lines: Iterable[str]) -> list[tuple[str, str, int]]:
+    """``(key, sha256, label)`` of each manifest line."""
+    rows = (json.loads(line) for line in lines)
+    return [(sample_key(row["path"]), row["sha256"], int(row["label"])) for row in rows]
+
+
+def is_folder_tree(samples: Sequence[tuple[str, str, int, int]]) -> bool:
+    """True when every sample is a file of a class folder (``<tree>/.../<class>/<file>``), not a row of
+    a stacked array (``CIFAR-10-C/fog.npy``)."""
+    return bool(samples) and all(path.count("/") >= 2 for _, path, _, _ in samples)
+
+
+def write_config_webdataset(output_dir: str, config: str, max_bytes: int = MAX_SHARD_BYTES) -> list[FileInfo]:
+    """The shards of one config of a folder tree, from its manifest ``manifest/<config>.jsonl``
+    (none for a config of stacked arrays); return what was written."""
+    text = storage.read_bytes(storage.join(output_dir, manifest_path(config))).decode("utf-8")
+    samples = manifest_samples(text.splitlines())
+    if not is_folder_tree(samples):
+        return []
+    return write_shards(output_dir, config, samples, max_bytes=max_bytes, group=config)
+
+
+def check_release_shards(root: str, manifest_parts: Sequence[str], listed: Mapping[str, str]) -> list[str]:
+    """Problems of a release's shards (:func:`check_shards` per config that has any); shards of a
+    config without a manifest part are a problem too. Empty: no shards, or they match."""
+    configs = sorted({p.split("/")[1] for p in listed if p.startswith(f"{WEBDATASET}/") and p.count("/") == 2})
+    parts = {part.rsplit("/", 1)[-1][:-len(".jsonl")]: part for part in manifest_parts}
+    problems = [f"{WEBDATASET}/{config}/: shards of a config without a manifest" for config in configs
+                if config not in parts]
+    for config in configs:
+        if config in parts and parts[config] in listed:
+            try:
+                lines = storage.read_bytes(storage.join(root, parts[config])).decode("utf-8").splitlines()
+            except OSError:
+                continue  # reported as missing
+            problems += check_shards(root, config, lines, listed)
+    return problems
