@@ -50,6 +50,7 @@ from pipelines.beam.imagenet_c import source_record
 from pipelines.beam.progress import ProgressCounter
 from pipelines.beam.write_release import OutputsFn
 from pipelines.beam.sources import inspect_image, read_entry
+from pipelines.formats.webdataset import check_formats
 from pipelines.formats.video import (FRAME_RATE, PIXEL_FORMAT, PNG_COMPRESS_LEVEL, PRESETS, decode_video, encode_frames_lossless,
                     encode_h264, encoder_settings, encoder_versions,
                     x264_cpu_capabilities)
@@ -445,6 +446,7 @@ def build_imagenet_p(output_dir: str, selection: SourceSelection = SourceSelecti
     pipelines.formats.video.VideoEncoderError
         Before any work, when ffmpeg or its libx264 cannot be used.
     """
+    check_formats(options.get("formats", ()), config.edition, config.table.output == NPY)
     encoder_versions()
     if config.edition == DEFAULT_EDITION:
         return run_build(output_dir, selection, imagenet_p_document(config), p_dataset(config.edition),

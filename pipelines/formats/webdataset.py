@@ -250,3 +250,17 @@ def check_release_shards(root: str, manifest_parts: Sequence[str], listed: Mappi
                 continue  # reported as missing
             problems += check_shards(root, config, lines, listed)
     return problems
+
+
+def check_formats(formats: Iterable[str], edition: str, stacked: bool) -> None:
+    """Refuse a format an edition cannot have.
+
+    Raises
+    ------
+    ValueError
+        For ``webdataset`` on an edition whose outputs are rows of stacked ``.npy`` arrays (CIFAR):
+        those arrays are what its readers (RobustBench, the official evaluators) load.
+    """
+    if WEBDATASET in set(formats) and stacked:
+        raise ValueError(f"--formats {WEBDATASET}: the {edition} edition writes stacked .npy arrays, not a folder "
+                         "tree of files; its shards are not written (load the .npy arrays or the TFDS records)")
