@@ -41,6 +41,9 @@ def add_arguments(parser):
                         help="comma-separated ImageNet-P names to time (default: all 14, or none when "
                              "--corruptions is given)")
     parser.add_argument("--preset", default="veryslow", help="x264 preset of the ImageNet-P encodes (default veryslow)")
+    parser.add_argument("--webdataset", metavar="RELEASE",
+                        help="instead: time writing the WebDataset shards of a built release's configs (what "
+                             "--formats webdataset adds to a build), into a scratch folder")
 
 
 def _scaling_command(args) -> int:
@@ -64,9 +67,23 @@ def _scaling_command(args) -> int:
     return 0
 
 
+def _webdataset_command(args) -> int:
+    from pipelines.bench.webdataset import format_webdataset_table, measure_webdataset
+
+    try:
+        result = measure_webdataset(args.webdataset, repeats=args.repeats)
+    except (ValueError, OSError) as err:
+        print(f"imagenet-cp bench: {err}", file=sys.stderr)
+        return 2
+    print(json.dumps(result, indent=2, sort_keys=True) if args.json else format_webdataset_table(result))
+    return 0
+
+
 def run(args) -> int:
     if args.scaling:
         return _scaling_command(args)
+    if args.webdataset:
+        return _webdataset_command(args)
     from pipelines.bench.corruptions import format_table, run_bench
     from schemas.imagenet_c import select_corruptions
     from schemas.imagenet_p import select_perturbations
