@@ -11,6 +11,7 @@ A release directory ``DIR`` holds::
     DIR/failures.jsonl                   one record per rejected input or output, sorted by key
     DIR/release.json                     config, input checksum, counts, library versions, manifest digest
     DIR/SHA256SUMS                       ``sha256sum -c`` list of every file above
+    DIR/webdataset/<config>/<config>-NNNNNN.tar  WebDataset shards of the tree (``--formats webdataset``)
     DIR/packages/                        category tars + their SHA256SUMS (``imagenet-cp package``)
 
 Every JSON document is written with sorted keys and ``\\n`` line ends, so that equal content gives
@@ -37,6 +38,8 @@ FAILURES = "failures.jsonl"
 MANIFEST_DIR = "manifest"
 TFDS_DIR = "tfds"
 PACKAGES_DIR = "packages"
+WEBDATASET_DIR = "webdataset"
+"""WebDataset shards of the tree, ``webdataset/<config>/<config>-000000.tar`` (``--formats webdataset``)."""
 
 TMP_DIR = ".tmp"
 """Files being written, before their atomic rename into place."""

@@ -27,12 +27,12 @@ import tarfile
 from typing import Callable, Iterable, Iterator, Mapping, Optional, Sequence
 
 from schemas.records import FileInfo
-from schemas.release import manifest_path
+from schemas.release import WEBDATASET_DIR, manifest_path
 
 from pipelines.formats import storage
 
-WEBDATASET = "webdataset"
-"""Name of the format (``--formats webdataset``) and the folder of its shards in a release."""
+WEBDATASET = WEBDATASET_DIR
+"""Name of the format (``--formats webdataset``) and of the folder of its shards in a release."""
 FORMATS = (WEBDATASET,)
 """Output formats a build may add to the tree, TFDS and the manifests."""
 MAX_SHARD_BYTES = 1_000_000_000
