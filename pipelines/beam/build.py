@@ -17,7 +17,6 @@ from typing import Any, Callable, Mapping, Optional, Sequence, TextIO
 import apache_beam as beam
 from apache_beam.metrics.metric import MetricsFilter
 
-from schemas.edition import NPY
 from schemas.editions import get_edition
 from schemas.image_ids import is_named_id_list, named_id_list_bytes
 from schemas.release import FAILURES, PROGRESS_DIR, SAMPLE_DIR, SOURCES, TMP_DIR
@@ -30,7 +29,7 @@ from pipelines.release.output_folder import (FolderLock, OutputFolderError, chec
 from pipelines.formats.parts import PART_RECORDS, PART_SECONDS, completed_images, iter_lines, read_ledger
 from pipelines.beam.progress import COUNTERS, NAMESPACE, ProgressLine
 from pipelines.beam.write_release import WriteRelease, committed_names, seal_release
-from pipelines.formats.webdataset import FORMATS, check_formats
+from pipelines.formats.webdataset import FORMATS
 from pipelines.beam.shutdown import stopping_cleanly
 from pipelines.beam.runner import is_local, make_pipeline
 from pipelines.install.sample import write_sample
@@ -332,5 +331,4 @@ def build_imagenet_c(output_dir: str, selection: SourceSelection = SourceSelecti
     from pipelines.beam.edition_c import edition_build_options
 
     options.setdefault("examples_per_shard", get_edition(config.edition).c.examples_per_shard)
-    check_formats(options.get("formats", ()), config.edition, get_edition(config.edition).c.encoding == NPY)
     return run_build(output_dir, selection, **edition_build_options(config, selection.input), **options)

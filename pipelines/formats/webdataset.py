@@ -5,13 +5,16 @@ of samples, a sample being the members that share a key. Here each output of a c
 sample, in manifest (key) order:
 
 - ``<key>.jpg`` (ImageNet-C editions) or ``<key>.mp4`` (ImageNet-P editions): the tree file's
-  bytes, unchanged;
+  bytes, unchanged; for CIFAR-10-C / CIFAR-100-C, whose outputs are rows of stacked ``.npy``
+  arrays, ``<key>.png``: the row as the lossless PNG of its TFDS example (read back from the
+  config's TFRecord shards);
 - ``<key>.cls``: the label (the index of the class in ``label.labels.txt``; ImageNet's for the
-  ImageNet editions), as decimal text, as ``webdataset`` decodes ``.cls``.
+  ImageNet editions, CIFAR's for CIFAR), as decimal text, as ``webdataset`` decodes ``.cls``.
 
 The key is ``<class folder>_<file name without extension>``, e.g.
-``n01440764_ILSVRC2012_val_00000293``: WebDataset splits a member name at the first dot of its
-base name, so the key has none (a dot in a file stem becomes ``_``). A shard holds at most
+``n01440764_ILSVRC2012_val_00000293`` (CIFAR: ``<class name>_<image key>``, e.g. ``cat_00000``):
+WebDataset splits a member name at the first dot of its base name, so the key has none (a dot in
+a file stem becomes ``_``). A shard holds at most
 :data:`MAX_SHARD_BYTES` bytes (a sample larger than that alone). The bytes are reproducible:
 GNU tar headers with mtime 0, owner 0/0 without names, mode 0644, the end-of-archive blocks and
 the padding to tar's 10,240-byte records, so equal outputs give equal shards. The shards go into
@@ -134,9 +137,10 @@ def manifest_samples(lines: Iterable[str]) -> list[tuple[str, str, int, int]]:
 
 def write_shards(output_dir: str, config: str, samples: Sequence[tuple[str, str, int, int]],
                  read: Optional[Callable[[str], bytes]] = None, max_bytes: int = MAX_SHARD_BYTES,
-                 group: str = "") -> list[FileInfo]:
+                 group: str = "", extension: Optional[str] = None) -> list[FileInfo]:
     """Write the shards of one config from its samples ``(key, path, bytes, label)`` (manifest
-    order); return what was written.
+    order; ``read(path)`` gives a sample's bytes, read once each in that order); return what was
+    written. ``extension``: every sample's member type (default: from its path).
 
     Raises
     ------
@@ -147,16 +151,17 @@ def write_shards(output_dir: str, config: str, samples: Sequence[tuple[str, str,
     if len(set(keys)) != len(keys):
         raise ValueError(f"{config}: two outputs have the same WebDataset key")
     read = read or (lambda path: storage.read_bytes(storage.join(output_dir, path)))
-    sizes = [sample_size(key, member_extension(path), size, label) for key, path, size, label in samples]
+    types = [extension or member_extension(path) for _, path, _, _ in samples]
+    sizes = [sample_size(key, kind, size, label) for (key, _, size, label), kind in zip(samples, types)]
     infos = []
     for index, (start, end) in enumerate(plan_shards(sizes, max_bytes)):
         def chunks(start=start, end=end) -> Iterator[bytes]:
             length = 0
-            for key, path, size, label in samples[start:end]:
+            for (key, path, size, label), kind in zip(samples[start:end], types[start:end]):
                 data = read(path)
                 if len(data) != size:
                     raise ValueError(f"{path}: {len(data)} bytes, the manifest says {size}")
-                chunk = sample_bytes(key, member_extension(path), data, label)
+                chunk = sample_bytes(key, kind, data, label)
                 length += len(chunk)
                 yield chunk
             yield _closing(length)
@@ -187,12 +192,12 @@ def check_shards(root: str, config: str, lines: Iterable[str], listed: Mapping[s
     labels (empty: they match)."""
     prefix = f"{WEBDATASET}/{config}/"
     shards = sorted(p for p in listed if p.startswith(prefix))
-    expected = manifest_sha256s(lines)
+    expected, stacked = manifest_sha256s(lines)
     found = []
     for shard in shards:
         try:
             with storage.open_stream(storage.join(root, shard)) as stream:
-                found += [(key, _digests(members)) for key, members in read_shard(stream)]
+                found += [(key, _digests(members, stacked)) for key, members in read_shard(stream)]
         except (OSError, tarfile.TarError) as err:
             return [f"{shard}: unreadable ({type(err).__name__}: {err})"]
     if [key for key, _ in found] != [key for key, _, _ in expected]:
@@ -207,19 +212,32 @@ def check_shards(root: str, config: str, lines: Iterable[str], listed: Mapping[s
     return problems
 
 
-def _digests(members: dict) -> dict:
-    """A sample's members with each data member (all but ``.cls``) replaced by its SHA-256."""
-    return {extension: value if extension == "cls" else hashlib.sha256(value).hexdigest()
+def _digests(members: dict, stacked: bool) -> dict:
+    """A sample's members with each data member (all but ``.cls``) replaced by its SHA-256: of the
+    bytes, or (``stacked``: a row of a stacked array) of the PNG's decoded uint8 pixels."""
+    return {extension: value if extension == "cls" else hashlib.sha256(_pixels(value) if stacked else value).hexdigest()
             for extension, value in members.items()}
 
 
-def manifest_sha256s(lines: Iterable[str]) -> list[tuple[str, str, int]]:
-    """``(key, sha256, label)`` of each manifest line."""
-    rows = (json.loads(line) for line in lines)
-    return [(sample_key(row["path"]), row["sha256"], int(row["label"])) for row in rows]
+def _pixels(png: bytes) -> bytes:
+    import numpy as np
+    from PIL import Image
+
+    with Image.open(io.BytesIO(png)) as image:
+        return np.asarray(image.convert("RGB"), dtype=np.uint8).tobytes()
 
 
-def is_folder_tree(samples: Sequence[tuple[str, str, int, int]]) -> bool:
+def manifest_sha256s(lines: Iterable[str]) -> tuple[list[tuple[str, str, int]], bool]:
+    """``(key, sha256, label)`` of each manifest line, and whether the rows are of stacked arrays:
+    the tree file's SHA-256, or for a row of a stacked array the SHA-256 of its uint8 pixels
+    (``array_sha256``)."""
+    rows = [json.loads(line) for line in lines]
+    if is_folder_tree([(None, row["path"], 0, 0) for row in rows]):
+        return [(sample_key(row["path"]), row["sha256"], int(row["label"])) for row in rows], False
+    return [(stacked_key(row), row["array_sha256"], int(row["label"])) for row in rows], True
+
+
+def is_folder_tree(samples: Sequence[tuple]) -> bool:
     """True when every sample is a file of a class folder (``<tree>/.../<class>/<file>``), not a row of
     a stacked array (``CIFAR-10-C/fog.npy``)."""
     return bool(samples) and all(path.count("/") >= 2 for _, path, _, _ in samples)
@@ -228,11 +246,56 @@ def is_folder_tree(samples: Sequence[tuple[str, str, int, int]]) -> bool:
 def write_config_webdataset(output_dir: str, config: str, max_bytes: int = MAX_SHARD_BYTES) -> list[FileInfo]:
     """The shards of one config of a folder tree, from its manifest ``manifest/<config>.jsonl``
     (none for a config of stacked arrays); return what was written."""
-    text = storage.read_bytes(storage.join(output_dir, manifest_path(config))).decode("utf-8")
-    samples = manifest_samples(text.splitlines())
-    if not is_folder_tree(samples):
+    lines = storage.read_bytes(storage.join(output_dir, manifest_path(config))).decode("utf-8").splitlines()
+    samples = manifest_samples(lines)
+    if is_folder_tree(samples):
+        return write_shards(output_dir, config, samples, max_bytes=max_bytes, group=config)
+    rows = [json.loads(line) for line in lines]
+    if not rows:
         return []
-    return write_shards(output_dir, config, samples, max_bytes=max_bytes, group=config)
+    locators = [(row["shard"], number) for number, row in enumerate(rows)]
+    sizes = [len(data) for data in _stacked_images(output_dir, locators)]
+    read = _sequential(_stacked_images(output_dir, locators), locators)
+    stacked = [(stacked_key(row), locator, size, int(row["label"])) for row, locator, size in zip(rows, locators, sizes)]
+    return write_shards(output_dir, config, stacked, read, max_bytes, config, STACKED_EXTENSION)
+
+
+STACKED_EXTENSION = "png"
+"""Member type of a row of a stacked array: the lossless PNG of the TFDS example (CIFAR-10-C's)."""
+
+
+def stacked_key(row: Mapping) -> str:
+    """The key of a row of a stacked array: ``<class name>_<image key stem>``, e.g. ``cat_00000``."""
+    return f"{row['wnid']}_{str(row['image_key']).rsplit('.', 1)[0]}".replace(".", "_").replace("/", "_")
+
+
+def _stacked_images(output_dir: str, locators: Sequence[tuple[str, int]]) -> Iterator[bytes]:
+    """The ``image`` of each row's TFDS example, in row order. A shard holds its rows' examples in
+    key order, so each row takes the next example of its shard (each shard read once, in order)."""
+    from pipelines.formats.tfrecord import decode_example, iter_records
+
+    streams, readers = {}, {}
+    try:
+        for shard, _ in locators:
+            if shard not in readers:
+                streams[shard] = storage.open_stream(storage.join(output_dir, shard))
+                readers[shard] = iter_records(streams[shard])
+            _, data = next(readers[shard])
+            yield decode_example(data)["image"][0]
+    finally:
+        for stream in streams.values():
+            stream.close()
+
+
+def _sequential(values: Iterator[bytes], locators: Sequence) -> Callable:
+    """``read(locator)`` over values that come in ``locators``' order, each read once."""
+    expected = iter(locators)
+
+    def read(locator):
+        if next(expected) != locator:
+            raise ValueError(f"rows read out of order at {locator}")
+        return next(values)
+    return read
 
 
 def check_release_shards(root: str, manifest_parts: Sequence[str], listed: Mapping[str, str]) -> list[str]:
@@ -258,9 +321,10 @@ def check_formats(formats: Iterable[str], edition: str, stacked: bool) -> None:
     Raises
     ------
     ValueError
-        For ``webdataset`` on an edition whose outputs are rows of stacked ``.npy`` arrays (CIFAR):
-        those arrays are what its readers (RobustBench, the official evaluators) load.
+        For ``webdataset`` on an ImageNet-P edition whose sequences are rows of stacked ``.npy``
+        arrays (CIFAR-10-P): a sequence has no one file, and those arrays are what its evaluator loads.
     """
     if WEBDATASET in set(formats) and stacked:
-        raise ValueError(f"--formats {WEBDATASET}: the {edition} edition writes stacked .npy arrays, not a folder "
-                         "tree of files; its shards are not written (load the .npy arrays or the TFDS records)")
+        raise ValueError(f"--formats {WEBDATASET}: the {edition} edition's ImageNet-P writes stacked .npy sequences, "
+                         "not a tree of video files; its shards are not written (load the .npy arrays or the TFDS "
+                         "records)")

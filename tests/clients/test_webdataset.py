@@ -110,3 +110,23 @@ def test_shards_split_at_the_byte_limit_and_are_reproducible(c_release, tmp_path
         with open(path, "rb") as stream:
             keys += [key for key, _ in read_shard(stream)]
     assert keys == [key for key, *_ in samples] == sorted(keys)
+
+
+def test_cifar_shards_hold_each_row_as_a_lossless_png_with_cifar_labels(tmp_path):
+    import io
+
+    import numpy as np
+    from PIL import Image
+
+    from pipelines.formats.edition_sources import SAMPLE_CIFAR10_LABELS
+
+    output = tmp_path / "cifar"
+    build_imagenet_c(str(output), SourceSelection(), ImageNetCConfig.select(["contrast"], [1, 2], edition="cifar"),
+                     workers=1, progress_interval=3600, formats=["webdataset"])
+    rows, count = np.load(output / "CIFAR-10-C" / "contrast.npy"), len(SAMPLE_CIFAR10_LABELS)
+    for block, config in enumerate(("contrast_1", "contrast_2")):
+        samples = iterate(output, config)
+        assert [int(s["cls"]) for _, s in samples] == list(SAMPLE_CIFAR10_LABELS)
+        for (key, sample), row in zip(samples, rows[block * count:(block + 1) * count]):
+            assert "." not in key and np.array_equal(np.asarray(Image.open(io.BytesIO(sample["png"]))), row)
+    assert verify_release(str(output)).ok

@@ -51,7 +51,7 @@ def test_repeated_keys_and_wrong_sizes_are_refused(tmp_path):
         write_shards(str(tmp_path), "c", [("n1_a", "T/c/n1/a.JPEG", 4, 0)])
 
 
-def test_stacked_editions_refuse_webdataset_in_one_line():
+def test_stacked_sequences_refuse_webdataset_in_one_line():
     check_formats(["webdataset"], "imagenet", stacked=False)
-    with pytest.raises(ValueError, match="writes stacked .npy arrays"):
+    with pytest.raises(ValueError, match="ImageNet-P writes stacked .npy sequences"):
         check_formats(["webdataset"], "cifar", stacked=True)
