@@ -30,7 +30,7 @@ import tarfile
 from typing import Callable, Iterable, Iterator, Mapping, Optional, Sequence
 
 from schemas.records import FileInfo
-from schemas.release import WEBDATASET_DIR, manifest_path
+from schemas.release import CHECKSUMS, WEBDATASET_DIR, manifest_path
 
 from pipelines.formats import storage
 
@@ -244,8 +244,8 @@ def is_folder_tree(samples: Sequence[tuple]) -> bool:
 
 
 def write_config_webdataset(output_dir: str, config: str, max_bytes: int = MAX_SHARD_BYTES) -> list[FileInfo]:
-    """The shards of one config of a folder tree, from its manifest ``manifest/<config>.jsonl``
-    (none for a config of stacked arrays); return what was written."""
+    """The shards of one config, from its manifest ``manifest/<config>.jsonl``: the tree files, or
+    for a config of stacked arrays each row's PNG from the TFRecord shards; return what was written."""
     lines = storage.read_bytes(storage.join(output_dir, manifest_path(config))).decode("utf-8").splitlines()
     samples = manifest_samples(lines)
     if is_folder_tree(samples):
@@ -298,13 +298,18 @@ def _sequential(values: Iterator[bytes], locators: Sequence) -> Callable:
     return read
 
 
-def check_release_shards(root: str, manifest_parts: Sequence[str], listed: Mapping[str, str]) -> list[str]:
+def check_release_shards(root: str, manifest_parts: Sequence[str], listed: Mapping[str, str],
+                         formats: Iterable[str] = ()) -> list[str]:
     """Problems of a release's shards (:func:`check_shards` per config that has any); shards of a
-    config without a manifest part are a problem too. Empty: no shards, or they match."""
+    config without a manifest part are a problem too, and so is, when ``formats`` (``release.json``'s
+    ``config.formats``) names ``webdataset``, a config with outputs but no shard. Empty: they match."""
     configs = sorted({p.split("/")[1] for p in listed if p.startswith(f"{WEBDATASET}/") and p.count("/") == 2})
     parts = {part.rsplit("/", 1)[-1][:-len(".jsonl")]: part for part in manifest_parts}
     problems = [f"{WEBDATASET}/{config}/: shards of a config without a manifest" for config in configs
                 if config not in parts]
+    if WEBDATASET in set(formats):
+        problems += [f"{WEBDATASET}/{config}/: no shard listed in {CHECKSUMS}" for config, part in sorted(parts.items())
+                     if config not in configs and part in listed and _has_rows(root, part)]
     for config in configs:
         if config in parts and parts[config] in listed:
             try:
@@ -328,3 +333,10 @@ def check_formats(formats: Iterable[str], edition: str, stacked: bool) -> None:
         raise ValueError(f"--formats {WEBDATASET}: the {edition} edition's ImageNet-P writes stacked .npy sequences, "
                          "not a tree of video files; its shards are not written (load the .npy arrays or the TFDS "
                          "records)")
+
+
+def _has_rows(root: str, part: str) -> bool:
+    try:
+        return bool(storage.read_bytes(storage.join(root, part), 0, 1))
+    except OSError:
+        return False  # reported as missing

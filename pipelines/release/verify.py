@@ -249,7 +249,7 @@ def _check_manifests(root: str, release: dict, listed: dict, report: VerifyRepor
     images = (release.get("input", {}).get("images"), counts.get("images"))
     if None not in images and images[0] != images[1]:
         problems.append(f"{RELEASE_JSON}: input.images is {images[0]}, counts.images {images[1]}")
-    problems += check_release_shards(root, parts, listed)  # the WebDataset shards hold the manifests' samples
+    problems += check_release_shards(root, parts, listed, release.get("config", {}).get("formats", ()))
     split = release.get("tfds", {}).get("split")
     for folder, rows in sorted(shard_rows.items()):
         info_path = f"{folder}/dataset_info.json"

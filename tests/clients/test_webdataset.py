@@ -130,3 +130,20 @@ def test_cifar_shards_hold_each_row_as_a_lossless_png_with_cifar_labels(tmp_path
         for (key, sample), row in zip(samples, rows[block * count:(block + 1) * count]):
             assert "." not in key and np.array_equal(np.asarray(Image.open(io.BytesIO(sample["png"]))), row)
     assert verify_release(str(output)).ok
+
+
+def test_a_config_whose_shards_are_gone_from_sha256sums_is_caught(c_release):
+    sums = (c_release / "SHA256SUMS").read_text()
+    shard = c_release / "webdataset" / "contrast_1" / "contrast_1-000000.tar"
+    original = shard.read_bytes()
+    try:
+        shard.unlink()
+        (c_release / "webdataset" / "contrast_1").rmdir()
+        (c_release / "SHA256SUMS").write_text("".join(line for line in sums.splitlines(True)
+                                                      if "webdataset/contrast_1/" not in line))
+        assert "webdataset/contrast_1/: no shard listed in SHA256SUMS" in verify_release(str(c_release)).text()
+    finally:
+        shard.parent.mkdir(exist_ok=True)
+        shard.write_bytes(original)
+        (c_release / "SHA256SUMS").write_text(sums)
+    assert verify_release(str(c_release)).ok
