@@ -48,7 +48,7 @@ from pipelines.evaluation.report import write_report
 from pipelines.beam.runner import make_pipeline
 from pipelines.formats.tfrecord import decode_example, iter_records
 from schemas.imagenet_c import CORRUPTIONS, SEVERITIES
-from schemas.release import C_BENCHMARK, C_TREE, CLEAN, P_BENCHMARK, P_TREE, TFDS_DIR, dumps, json_line
+from schemas.release import C_TREE, CLEAN, P_TREE, TFDS_DIR, dumps, json_line
 from schemas.tfds import IMAGENET2012_CORRUPTED
 from schemas.wnids import imagenet_wnids, wnid_to_label
 
@@ -56,6 +56,9 @@ EVALUATIONS_SUFFIX = "-evaluations"
 TFDS_SPLIT = "validation"
 METRICS_FILE = "metrics.json"
 PREDICTIONS_DIR = "predictions"
+C_PREDICTIONS, P_PREDICTIONS = "imagenet-c", "imagenet-p"
+"""Folders of the ImageNet-C and ImageNet-P predictions below :data:`PREDICTIONS_DIR` (the benchmarks'
+names, as before the trees became ``ImageNet-C/`` and ``ImageNet-P/``)."""
 
 
 # --- listing (driver side) and reading (workers) ---------------------------------------------
@@ -272,7 +275,7 @@ class _WriteConfigPredictionsFn(beam.DoFn):
     def process(self, element):
         name, rows = element
         rows = sorted(rows)
-        _write_jsonl(self._out_dir, f"{PREDICTIONS_DIR}/{C_BENCHMARK}/{name}.jsonl", rows)
+        _write_jsonl(self._out_dir, f"{PREDICTIONS_DIR}/{C_PREDICTIONS}/{name}.jsonl", rows)
         wrong = sum(top5[0] != label for _, label, top5 in rows)
         yield name, wrong / len(rows)
 
@@ -286,7 +289,7 @@ class _WriteSetPredictionsFn(beam.DoFn):
     def process(self, element):
         name, rows = element
         rows = sorted(rows)
-        _write_jsonl(self._out_dir, f"{PREDICTIONS_DIR}/{P_BENCHMARK}/{name}.jsonl", rows)
+        _write_jsonl(self._out_dir, f"{PREDICTIONS_DIR}/{P_PREDICTIONS}/{name}.jsonl", rows)
         lengths = {len(top5) for _, _, top5 in rows}
         if len(lengths) != 1:
             raise ValueError(f"{name}: videos differ in frame count {sorted(lengths)}")
