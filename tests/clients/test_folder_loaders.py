@@ -17,7 +17,7 @@ from PIL import Image
 
 from pipelines.beam.build import SourceSelection, build_imagenet_c
 from pipelines.beam.imagenet_c import ImageNetCConfig
-from pipelines.formats.edition_sources import SAMPLE_CIFAR10_LABELS
+from pipelines.inputs.families import SAMPLE_CIFAR10_LABELS
 from pipelines.release.package import package_release
 from pipelines.release.verify import verify_release
 from schemas.image_ids import ID_LISTS

@@ -118,7 +118,7 @@ def test_cifar_shards_hold_each_row_as_a_lossless_png_with_cifar_labels(tmp_path
     import numpy as np
     from PIL import Image
 
-    from pipelines.formats.edition_sources import SAMPLE_CIFAR10_LABELS
+    from pipelines.inputs.families import SAMPLE_CIFAR10_LABELS
 
     output = tmp_path / "cifar"
     build_imagenet_c(str(output), SourceSelection(), ImageNetCConfig.select(["contrast"], [1, 2], edition="cifar"),
