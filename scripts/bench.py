@@ -51,6 +51,9 @@ def add_arguments(parser):
                              "--workers (default 1,2), and print the ratio")
     parser.add_argument("--evaluate-images", type=int, default=640,
                         help="with --evaluate: images of the timed release (default 640)")
+    parser.add_argument("--webdataset", metavar="RELEASE",
+                        help="instead: time writing the WebDataset shards of a built release's configs (what "
+                             "--formats webdataset adds to a build), into a scratch folder")
 
 
 def _scaling_command(args) -> int:
@@ -74,6 +77,18 @@ def _scaling_command(args) -> int:
     return 0
 
 
+def _webdataset_command(args) -> int:
+    from pipelines.bench.webdataset import format_webdataset_table, measure_webdataset
+
+    try:
+        result = measure_webdataset(args.webdataset, repeats=args.repeats)
+    except (ValueError, OSError) as err:
+        print(f"imagenet-cp bench: {err}", file=sys.stderr)
+        return 2
+    print(json.dumps(result, indent=2, sort_keys=True) if args.json else format_webdataset_table(result))
+    return 0
+
+
 def run(args) -> int:
     if args.scaling:
         return _scaling_command(args)
@@ -87,6 +102,8 @@ def run(args) -> int:
             return 2
         print(json.dumps(result, indent=2) if args.json else format_evaluate_table(result))
         return 0
+    if args.webdataset:
+        return _webdataset_command(args)
     from pipelines.bench.corruptions import format_table, run_bench
     from schemas.imagenet_c import select_corruptions
     from schemas.imagenet_p import select_perturbations

@@ -50,6 +50,14 @@ def add_output_arguments(parser, shard_help: str):
                                "--region=R --temp_location=gs://B/tmp --setup_file=./setup.py")
 
 
+def add_format_arguments(parser):
+    """--formats: output formats added to the tree, TFDS and the manifests."""
+    parser.add_argument("--formats", type=names, default=[],
+                        help="comma-separated extra output formats: webdataset (webdataset/<config>/<config>-000000.tar "
+                             "shards of the tree's files and labels, at most 1 GB each; as much disk again as "
+                             "the tree) (default: none)")
+
+
 def check_source_arguments(args) -> None:
     """Check the options every build shares, and that the input exists, before Beam is imported.
 
@@ -110,6 +118,8 @@ def run_build(args, build, config_from_args, default_examples_per_shard=None, er
 
     shard = args.examples_per_shard or default_examples_per_shard
     options = {} if shard is None else {"examples_per_shard": shard}
+    if getattr(args, "formats", None):
+        options["formats"] = args.formats
     quiet = sys.stderr is sys.__stderr__ and not logging_verbose()
     log = WorkerStderr(os.path.join(tempfile.gettempdir(), f"imagenet-cp-workers-{os.getpid()}.log"))
     try:

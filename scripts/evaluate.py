@@ -12,8 +12,8 @@ HELP = ("run a model (ONNX; TorchScript or TensorFlow when installed) over a rel
 
 def add_arguments(parser):
     parser.add_argument("--release", required=True,
-                        help="release directory (holds imagenet-c/, imagenet-p/ or tfds/, or an edition's tree: "
-                             "CIFAR-10-C/, CIFAR-100-C/, Tiny-ImageNet-C/, ImageNet-64x64-C/, imagenet-c-299/), "
+                        help="release directory (holds ImageNet-C/, ImageNet-P/ or tfds/, or an edition's tree: "
+                             "CIFAR-10-C/, CIFAR-100-C/, Tiny-ImageNet-C/, ImageNet-64x64-C/, ImageNet-C-299/), "
                              "or a packaged ImageNet-A set (imagenet-a/, from package-a)")
     parser.add_argument("--model", required=True,
                         help=".onnx, TorchScript .pt/.pth, or Keras/SavedModel path")

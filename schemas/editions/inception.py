@@ -87,7 +87,7 @@ EDITION = Edition(
         corruptions=CORRUPTIONS,
         encoding=JPEG,
         layouts={"imagenet": Layout(
-            tree="imagenet-c-299", path_template="{corruption}/{severity}/{wnid}/{file_name}", num_classes=1000,
+            tree="ImageNet-C-299", path_template="{corruption}/{severity}/{wnid}/{file_name}", num_classes=1000,
             clean_template=CLEAN_TEMPLATE,
             tfds=TfdsNames("imagenet2012_corrupted_299", "1.0.0", "validation",
                            description="ImageNet-C at 299x299 (make_imagenet_c_inception.py), Pillow JPEG q85."))},
