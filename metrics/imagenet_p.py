@@ -1,4 +1,4 @@
-"""ImageNet-P metrics: flip probability, top-5 distance, FR, T5D, mFR, mT5D (``spec/metrics.md`` §3).
+"""ImageNet-P metrics: flip probability, top-5 distance, FR, T5D, mFR, mT5D (``docs/reference/algorithms.md``, "ImageNet-P metrics").
 
 Predictions of a sequence set are an integer array of shape (V, T, 5): for each of V videos and T
 frames, the 5 classes with the largest logits, best first, ties broken by the lower class index

@@ -1,6 +1,6 @@
 """VCR's curves and metrics: performance against Delta v, areas, HMRI and MRSI (pure NumPy / SciPy).
 
-The recipe of VCR's analysis (``../shared/spec/vcr.md`` sections 2.5, 3.1-3.5):
+The recipe of VCR's analysis (``docs/reference/algorithms.md``, "VCR analysis"):
 
 1. Bin the records by Delta v: bin i holds ``i/n < delta_v < (i+1)/n`` (strict; values on a
    boundary, <= 0 or >= 1 are dropped); a bin's value is the mean of the outcome (correct, or

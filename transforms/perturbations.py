@@ -5,12 +5,12 @@ output of :func:`transforms.preprocess_uncropped`), a ``numpy.random.RandomState
 keyword parameters of one row of :data:`schemas.imagenet_p.PERTURBATIONS`, and returns the
 frames the reference saves as lossless PNGs before its H.264 encode: uint8, shape
 (T, 224, 224, 3). Geometric perturbations act on the whole image and crop afterwards; the others
-crop first (spec ``imagenet_p.md`` sections 1-3).
+crop first (``docs/reference/algorithms.md``, "ImageNet-P").
 
-Random draws follow the reference's ledger (spec section 4), with one deliberate deviation:
+Random draws follow the reference's ledger (algorithms.md), with one deliberate deviation:
 Gaussian-noise frames draw from the given ``RandomState`` instead of torch's generator.
 
-The other editions (inception 299, tinyimagenet 64, imagenet64 64, cifar 32; spec ``editions_p.md``)
+The other editions (inception 299, tinyimagenet 64, imagenet64 64, cifar 32; algorithms.md, "Editions of ImageNet-P")
 run the same functions with the ``view`` argument set where 224 applies ``CenterCrop(224)``, on the
 image their table's :class:`schemas.imagenet_p_editions.Arrangement` prepares, with their own
 schedules (``perturb_sequence(..., edition=NAME)``).
@@ -241,7 +241,7 @@ def snow(image: np.ndarray, rng: np.random.RandomState, *, loc: float, scale: fl
     The flakes are drawn once (:func:`transforms.weather.snow_layer`); frame i blurs them with
     ImageMagick at ``angles[i]`` and adds them, and their 180-degree rotation, to
     ``blend * u + (1 - blend) * max(u, 1.5 * grey + 0.5)`` (u = crop / 255 in float64, grey in
-    float32 as OpenCV computes it), spec section 2.1.
+    float32 as OpenCV computes it), as the reference's snow frames.
 
     Parameters
     ----------
@@ -311,8 +311,8 @@ def spatter(image: np.ndarray, rng: np.random.RandomState, *, loc: float, scale:
     """Water drops that run down the crop: one liquid layer, dripped after every frame.
 
     Frame i tints the crop with the water mask of the layer (ImageNet-C spatter, water mode;
-    :func:`transforms.weather.water_mask`), then the layer drips (:func:`drip`), spec section
-    2.3. Frame 0 already shows spatter.
+    :func:`transforms.weather.water_mask`), then the layer drips (:func:`drip`), as the
+    reference's spatter frames. Frame 0 already shows spatter.
 
     Parameters
     ----------

@@ -1,8 +1,8 @@
 """Decoding, each edition's preprocessing recipe (224: torchvision-0.2-style Resize(256) +
 CenterCrop(224)), and the release JPEG encoder.
 
-See ``../shared/spec/imagenet_c.md`` section 1.2 (C), ``imagenet_p.md`` section 1.1 (P) and
-``editions_c.md`` section 1 (the other editions).
+The recipes of ImageNet-C, ImageNet-P and the other editions are described in
+``docs/reference/algorithms.md``, "Preprocessing".
 """
 from __future__ import annotations
 
@@ -217,7 +217,7 @@ def preprocess(image: ImageLike, edition: str = DEFAULT_EDITION) -> np.ndarray:
 
 
 def preprocess_uncropped(image: ImageLike) -> np.ndarray:
-    """ImageNet-P preprocessing: Resize(256) *then* RGB, no crop (spec P 0.3).
+    """ImageNet-P preprocessing: Resize(256) *then* RGB, no crop (the reverse of C's order).
 
     Returns
     -------
