@@ -558,6 +558,17 @@ def perturb_sequence(image: np.ndarray, name: str, rng: np.random.RandomState,
         H.264 encode (or into CIFAR-10-P's ``.npy``). S = 224, 299, 64 or 32; T = 31 except
         translate (41 at 224/299, 16 for cifar) and cifar's motion_blur (21). The 64 editions'
         motion_blur frames keep the image's aspect (64 x int(64 * long / short)).
+
+    Examples
+    --------
+    >>> import numpy as np, transforms
+    >>> x = np.arange(32 * 32 * 3, dtype=np.uint8).reshape(32, 32, 3)  # a 32x32 test image
+    >>> frames = transforms.perturb_sequence(x, 'translate', np.random.RandomState(0), edition='cifar')
+    >>> frames.shape, frames.dtype
+    ((16, 32, 32, 3), dtype('uint8'))
+    >>> noisy = transforms.perturb_sequence(x, 'shot_noise', np.random.RandomState(0), 2, edition='cifar')
+    >>> noisy.shape, bool((noisy[0] == x).all())  # frame 0 of a noise sequence is the clean image
+    ((31, 32, 32, 3), True)
     """
     if name not in PERTURBATIONS:
         raise ValueError(f"unknown perturbation {name!r}; valid names: {perturbation_names_text()}")

@@ -237,6 +237,17 @@ def vif(reference: np.ndarray, distorted: np.ndarray) -> float:
     ------
     ValueError
         On a dtype, shape or size the measure does not take (the message says which).
+
+    Examples
+    --------
+    >>> import numpy as np, transforms
+    >>> rng = np.random.RandomState(0)
+    >>> reference = rng.randint(0, 256, size=(72, 72, 3)).astype(np.uint8)  # 72 is the smallest side
+    >>> round(transforms.vif(reference, reference), 6)
+    1.0
+    >>> noisy = np.clip(reference + rng.normal(0, 20, reference.shape), 0, 255).astype(np.uint8)
+    >>> 0 < transforms.vif(reference, noisy) < 1
+    True
     """
     _check_rgb(reference, "reference")
     _check_rgb(distorted, "distorted")
@@ -249,5 +260,15 @@ def delta_v(reference: np.ndarray, distorted: np.ndarray) -> float:
     """VCR's visual change ``1 - vif(reference, distorted)`` (0: nothing lost; < 1 always).
 
     Takes the same arguments as :func:`vif`.
+
+    Examples
+    --------
+    >>> import numpy as np, transforms
+    >>> x = np.random.RandomState(0).randint(0, 256, size=(72, 72, 3)).astype(np.uint8)
+    >>> abs(transforms.delta_v(x, x)) < 1e-12
+    True
+    >>> dark = (x // 2).astype(np.uint8)
+    >>> round(transforms.delta_v(x, dark), 4) == round(1 - transforms.vif(x, dark), 4)
+    True
     """
     return 1.0 - vif(reference, distorted)
