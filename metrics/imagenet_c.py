@@ -1,4 +1,6 @@
-"""ImageNet-C metrics: unnormalised CE, CE, Relative CE and their means (``docs/reference/algorithms.md``, "ImageNet-C metrics").
+"""ImageNet-C metrics: unnormalised CE, CE, Relative CE and their means.
+
+The definitions: ``docs/reference/algorithms.md``, "ImageNet-C metrics".
 
 Errors are top-1 error rates as fractions in [0, 1], one per severity 1..5. Every function that
 reports a metric returns it in percent, as the paper and the leaderboard do; AlexNet scores 100.

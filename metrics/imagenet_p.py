@@ -1,4 +1,6 @@
-"""ImageNet-P metrics: flip probability, top-5 distance, FR, T5D, mFR, mT5D (``docs/reference/algorithms.md``, "ImageNet-P metrics").
+"""ImageNet-P metrics: flip probability, top-5 distance, FR, T5D, mFR, mT5D.
+
+The definitions: ``docs/reference/algorithms.md``, "ImageNet-P metrics".
 
 Predictions of a sequence set are an integer array of shape (V, T, 5): for each of V videos and T
 frames, the 5 classes with the largest logits, best first, ties broken by the lower class index
@@ -124,8 +126,10 @@ def top5_distance_from_ranks(sigma: np.ndarray) -> np.ndarray:
     --------
     >>> import numpy as np
     >>> from metrics import top5_distance_from_ranks
-    >>> int(top5_distance_from_ranks(np.array([1, 2, 3, 4, 5]))), int(top5_distance_from_ranks(np.array([6, 6, 6, 1, 2])))
-    (0, 18)
+    >>> int(top5_distance_from_ranks(np.array([1, 2, 3, 4, 5])))  # the same top 5, in order
+    0
+    >>> int(top5_distance_from_ranks(np.array([6, 6, 6, 1, 2])))  # the largest distance
+    18
     """
     sigma = np.asarray(sigma)[..., :TOP_K]
     if np.any(sigma < 1):

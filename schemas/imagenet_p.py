@@ -23,7 +23,7 @@ CATEGORIES = ("noise", "blur", "weather", "digital", "validation")
 #: The two sets of the benchmark, in the order of the reference script's comments.
 SETS = ("test", "validation")
 
-#: x264 rate-control options of the reference encoder (algorithms.md, "The ImageNet-P encode"): noise types keep the default
+#: x264 rate-control options of the reference encoder (algorithms.md): noise types keep the default
 #: CRF 23 with the film-grain tune, every other perturbation uses CRF 20.
 GRAIN_RATE_CONTROL = ("-tune", "grain")
 CRF20_RATE_CONTROL = ("-crf", "20")

@@ -109,7 +109,7 @@ def elastic_transform(x: np.ndarray, rng: np.random.RandomState, *, alpha: float
 
     Notes
     -----
-    The table's values are the reference's, scaled by 244 rather than 224, as the reference's are. Sampling
+    The table's values are the reference's, which scales by 244 rather than 224. Sampling
     is bilinear with ``mode='reflect'`` as in today's scipy (>= 1.6), which differs from the
     scipy 1.0 of the original benchmark at the border only (algorithms.md, "Digital"). The reference samples
     the (H, W, 3) volume with integer channel coordinates; sampling each channel in 2-D gives the
