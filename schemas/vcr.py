@@ -24,7 +24,7 @@ PARAMETER_MODES = ("grid", "uniform")
 OPERATORS = ("imagenet-c", "vcr-code")
 """``imagenet-c``: the ImageNet-C operators over VCR's ranges (default); ``vcr-code``: VCR's own
 variants where they differ (glass blur displacing only the top-left 32x32 pixels, frost resized to
-the image without a crop and in BGR); motion blur has no ``vcr-code`` variant (see README)."""
+the image without a crop and in BGR); motion blur has no ``vcr-code`` variant (docs/guides/vcr.md)."""
 
 DV_RESOLUTION = "224crop"
 """Default of where Delta v is measured: on the 224x224 crop the model sees. ``native``: on the

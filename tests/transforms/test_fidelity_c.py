@@ -4,7 +4,7 @@ Checked against the committed golden hashes (``tests/golden/reference_c_dev.json
 every reference output and of its q85 JPEG, the seeds and the input recipe), so a fresh clone runs
 every check; the reference arrays (``reference_c_dev.npz``), when present, adds the size of a
 difference to a failure. Every (corruption, severity) pair must be bit-exact unless it is listed
-in ``KNOWN_DIFFERENCES`` with its measured bound (and in the README's fidelity table).
+in ``KNOWN_DIFFERENCES`` with its measured bound (and in docs/reference/fidelity.md).
 """
 import hashlib
 
@@ -14,7 +14,7 @@ import pytest
 import transforms
 from schemas.imagenet_c import CORRUPTIONS, SEVERITIES
 
-#: (name, severity) -> (max abs difference, max share of differing values); must match the README.
+#: (name, severity) -> (max abs difference, max share of differing values); must match docs/reference/fidelity.md.
 KNOWN_DIFFERENCES = {}
 
 PAIRS = [(name, s) for name in CORRUPTIONS for s in SEVERITIES]
