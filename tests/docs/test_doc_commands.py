@@ -41,8 +41,8 @@ _S3 = ("needs an S3 endpoint; the same commands run against a local S3 server in
 _POOL = ("needs a Beam worker pool started beside the build; tests/pipelines/beam/test_portable_runner.py "
          "starts one and runs this build")
 _SUITE = "runs the test suite, which holds this harness"
-_A_O = ("needs a candidate pool and a filter model; tests/pipelines/beam/test_adversarial_filter.py runs "
-        "fetch-model, filter-a, filter-o, package-a and verify on a real pool")
+_A_O = ("needs a filter run over a candidate pool and a person's review; tests/pipelines/beam/"
+        "test_adversarial_filter.py runs filter-a, filter-o, package-a and verify on a real pool")
 _SYNOPSIS = "a synopsis with [optional] arguments, not a command line"
 
 #: Command lines that are not run here, with the reason.
@@ -75,7 +75,6 @@ NOT_RUN = {
     "PYTHONPATH=$PWD python -m apache_beam.runners.worker.worker_pool_main --service_port=50000 &": _POOL,
     "imagenet-cp build-c --output out/c --corruptions fog --severities 1,3 -- --runner=PortableRunner "
     "--job_endpoint=embed --environment_type=EXTERNAL --environment_config=localhost:50000": _POOL,
-    "imagenet-cp fetch-model efficientnet-lite0 --output models/lite0.onnx": _A_O,
     "imagenet-cp filter-a --candidates pool/ --model models/lite0.onnx [--model models/resnet50.onnx] "
     "--output runs/a [--classes imagenet_a|all|FILE] [--threshold 0.15] [--cap 15] [--min-size PX] "
     "[--metadata meta.jsonl] [--exemplars train/] [--workers N] [-- BEAM OPTIONS]": _SYNOPSIS,
