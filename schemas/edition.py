@@ -5,8 +5,8 @@ is one :class:`Edition` value: its name, image side, preprocessing recipe and th
 benchmark built on it. The ImageNet-C facts are a :class:`CEdition` component (``edition.c``):
 severity tables with every size-bound constant in their rows, output encoding, release tree and
 file naming, TFDS dataset and config names, package categories and build defaults. The ImageNet-P
-facts have their own slot (``edition.p``), filled by the P tables; an edition without P has
-``p = None``.
+facts are a :class:`schemas.imagenet_p_editions.PEdition` (``edition.p``): schedules, views, trees
+and TFDS names; an edition without P has ``p = None``.
 
 This module holds the types only; the values live in one table module per edition
 (``schemas/editions/<name>.py``) and the catalogue :data:`schemas.editions.EDITIONS`.
@@ -15,12 +15,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Mapping, Optional
+from typing import Mapping, Optional
 
+from schemas.imagenet_c import Corruption
+from schemas.imagenet_p_editions import PEdition
 from schemas.release import CLEAN
 
 DEFAULT_EDITION = "imagenet"
 """The edition every API and command uses when none is named: ImageNet-C/P at 224."""
+
+SOURCE_FAMILIES: Mapping[str, str] = MappingProxyType({
+    "imagenet": "ImageNet val", "tinyimagenet": "the tiny-imagenet-200 folder", "cifar10": "cifar-10-batches-py",
+    "cifar100": "cifar-100-python"})
+"""Source family an edition can read (:attr:`Edition.sources`) -> the input it is, for help texts;
+:data:`pipelines.inputs.families.OPENERS` lists each."""
 
 JPEG = "jpeg"
 """Output encoding: one Pillow JPEG per output (quality 85, Huffman optimisation on)."""
@@ -171,7 +179,7 @@ class CEdition:
         The reference generator this edition follows.
     """
 
-    corruptions: Mapping[str, Any]
+    corruptions: Mapping[str, Corruption]
     encoding: str
     layouts: Mapping[str, Layout]
     jpeg_quality: int = 85
@@ -218,8 +226,9 @@ class Edition:
         Human-readable name, e.g. ``'CIFAR-10-C / CIFAR-100-C'``.
     c : CEdition, optional
         The ImageNet-C facts.
-    p : optional
-        The ImageNet-P facts (tables of the P editions); None where the edition has no P.
+    p : PEdition, optional
+        The ImageNet-P facts (:class:`schemas.imagenet_p_editions.PEdition`, defined in the edition's
+        module); None where the edition has no P.
     model_input : Mapping
         What evaluation feeds a model: ``size`` (pixels) and ``mean`` / ``std`` per RGB channel.
     """
@@ -230,7 +239,7 @@ class Edition:
     sources: tuple
     title: str = ""
     c: Optional[CEdition] = None
-    p: Optional[Any] = None
+    p: Optional[PEdition] = None
     model_input: Mapping = field(default_factory=lambda: MappingProxyType({}))
 
     def __post_init__(self):

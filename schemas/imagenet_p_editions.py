@@ -1,7 +1,7 @@
-"""The ImageNet-P facts of every edition (224, inception 299, tinyimagenet 64, imagenet64 64, cifar 32), as data.
+"""The types of an edition's ImageNet-P facts, and the schedule helpers its table is written with.
 
-Each edition's facts are one :class:`PEdition`, hung on its :class:`schemas.edition.Edition` as
-``edition.p``: its frame size, what the sequence functions receive, where
+Each edition's facts are one :class:`PEdition`, defined in its module ``schemas/editions/<name>.py``
+and hung on its :class:`schemas.edition.Edition` as ``edition.p``: its frame size, what the sequence functions receive, where
 its views come from (:class:`Arrangement`: a list of steps before the perturbation, a list of steps
 where the 224 edition crops, a list after), every perturbation's schedule (the same
 :class:`schemas.imagenet_p.Perturbation` rows as the 224 table, with this edition's values and frame
@@ -51,6 +51,38 @@ class Arrangement:
 
 
 @dataclass(frozen=True)
+class PTfdsNames:
+    """How the ImageNet-P release of one source family of an edition appears in TFDS.
+
+    Attributes
+    ----------
+    name : str
+        TFDS dataset name.
+    frame_shape : tuple
+        ``(height, width)`` of every frame, ``None`` where it varies (the 64 editions'
+        motion_blur frames keep the image's aspect).
+    labels : tuple of str
+        Class names of the ``label`` feature (an input's own class names replace them).
+    split : str
+        The one split written.
+    title : str
+        What the dataset is, for its description.
+    description : str, optional
+        The whole description, where it is not the one made from ``title``.
+    release_note : str
+        ``release_notes`` of version 1.0.0.
+    """
+
+    name: str
+    frame_shape: tuple
+    labels: tuple
+    split: str
+    title: str
+    description: Optional[str] = None
+    release_note: str = "imagenet-cp: faithful to the reference schedules of this edition."
+
+
+@dataclass(frozen=True)
 class PEdition:
     """The ImageNet-P facts of one edition.
 
@@ -74,11 +106,15 @@ class PEdition:
     output : str
         :data:`MP4` or :data:`NPY`.
     trees : tuple of str
-        Top folder of the official layout, one per source dataset (CIFAR: ``CIFAR-10-P``, ``CIFAR-100-P``).
+        Top folder of the official layout, one per source family of :attr:`tfds`, in its order
+        (CIFAR: ``CIFAR-10-P``, ``CIFAR-100-P``).
     reference : str
         The reference driver.
     preprocessing : str
         One line for documents and ``release.json``.
+    tfds : Mapping[str, PTfdsNames]
+        Source family -> its TFDS dataset names (the first is the default; CIFAR: ``cifar10_p``,
+        ``cifar100_p``).
     class_filter : str, optional
         A filter the reference driver applied that a build does not (documented only).
     """
@@ -92,6 +128,7 @@ class PEdition:
     trees: tuple
     reference: str
     preprocessing: str
+    tfds: Mapping[str, PTfdsNames] = field(default_factory=lambda: MappingProxyType({}))
     arrangements: Mapping[str, Arrangement] = field(default_factory=lambda: MappingProxyType({}))
     class_filter: Optional[str] = None
 
@@ -99,8 +136,25 @@ class PEdition:
         if not isinstance(self.perturbations, Mapping):
             object.__setattr__(self, "perturbations", MappingProxyType({p.name: p for p in self.perturbations}))
         object.__setattr__(self, "arrangements", MappingProxyType(dict(self.arrangements)))
+        object.__setattr__(self, "tfds", MappingProxyType(dict(self.tfds)))
         assert tuple(self.perturbations) == tuple(PERTURBATIONS_224), self.name
         assert set(self.arrangements) <= set(self.perturbations), self.name
+        # the rate control of each row is the 224 table's: -tune grain for the noise types, CRF 20 otherwise
+        assert all(p.rate_control in (GRAIN_RATE_CONTROL, CRF20_RATE_CONTROL) for p in self.perturbations.values())
+
+    def tree_of(self, family: Optional[str] = None) -> str:
+        """The tree of source ``family``: :attr:`trees` are in the order of the families of
+        :attr:`tfds` (CIFAR: ``cifar10`` -> ``CIFAR-10-P``, ``cifar100`` -> ``CIFAR-100-P``); the
+        first tree for a family without its own."""
+        families = list(self.tfds)
+        index = families.index(family) if family in families else 0
+        return self.trees[index] if index < len(self.trees) else self.trees[0]
+
+    def tfds_names(self, family: Optional[str] = None) -> PTfdsNames:
+        """The TFDS names of source ``family`` (default, or a family without its own: the first)."""
+        if not self.tfds:
+            raise ValueError(f"edition {self.name} declares no ImageNet-P TFDS dataset")
+        return self.tfds.get(family) or next(iter(self.tfds.values()))
 
     def arrangement_of(self, perturbation: str) -> Arrangement:
         """The views of ``perturbation`` in this edition."""
@@ -113,136 +167,46 @@ class PEdition:
                 "frames": {name: p.frames for name, p in self.perturbations.items()}}
 
 
-def _row(name: str, frames: int, *difficulty_params) -> Perturbation:
+def p_row(name: str, frames: int, *difficulty_params) -> Perturbation:
     """A perturbation row: the 224 row's category, set and rate control, this edition's values."""
     base = PERTURBATIONS_224[name]
     return Perturbation(name, base.category, base.subset, frames, base.rate_control, tuple(
         MappingProxyType(dict(params)) for params in difficulty_params))
 
 
-def _noise(name: str, key: str, values) -> Perturbation:
-    return _row(name, 31, *({key: value} for value in values))
+def p_noise(name: str, key: str, values) -> Perturbation:
+    return p_row(name, 31, *({key: value} for value in values))
 
 
-_DRIP_224 = (0.05, 0.1, 0.15, 0.7)
-_DRIP_SMALL = (0.2, 0.8)  # np.convolve(..., [0.2, 0.8], 'same'): L'[r] = 0.2 L[r] + 0.8 L[r-1]
+DRIP_224 = (0.05, 0.1, 0.15, 0.7)
+DRIP_SMALL = (0.2, 0.8)  # np.convolve(..., [0.2, 0.8], 'same'): L'[r] = 0.2 L[r] + 0.8 L[r-1]
 
 # Geometric schedules shared with 224 (degrees / factors), as the reference edition files list them.
-_ROTATE = dict(angles=Ramp(-15, 1), resample="bilinear")
-_TILT = dict(angles=Ramp(-15, 1))
-_SCALE = dict(scales=Ramp(40, 2.5, 100.), resample="bilinear")
-_SHEAR = dict(shears=Ramp(-15, 1), resample="bilinear")
-_ZOOM = dict(scales=Ramp(1, 0.004))
-_BRIGHTNESS = dict(deltas=Ramp(-15 * 2, 2, 100.))
+ROTATE = dict(angles=Ramp(-15, 1), resample="bilinear")
+TILT = dict(angles=Ramp(-15, 1))
+SCALE = dict(scales=Ramp(40, 2.5, 100.), resample="bilinear")
+SHEAR = dict(shears=Ramp(-15, 1), resample="bilinear")
+ZOOM = dict(scales=Ramp(1, 0.004))
+BRIGHTNESS = dict(deltas=Ramp(-15 * 2, 2, 100.))
 
 
-def _table(*, gaussian, shot, speckle, motion_blur, motion_frames=31, snow, translate, translate_frames,
-           gaussian_blur, spatter, brightness=_BRIGHTNESS, tilt=_TILT, scale=_SCALE) -> tuple:
+def p_table(*, gaussian, shot, speckle, motion_blur, motion_frames=31, snow, translate, translate_frames,
+           gaussian_blur, spatter, brightness=BRIGHTNESS, tilt=TILT, scale=SCALE) -> tuple:
     return (
-        _noise("gaussian_noise", "sigma", gaussian),  # values reported; draws from the example's RandomState
-        _noise("shot_noise", "photons", shot),
-        _row("motion_blur", motion_frames, motion_blur),
-        _row("zoom_blur", 31, _ZOOM),
-        _row("snow", 31, snow),
-        _row("brightness", 31, brightness),
-        _row("translate", translate_frames, dict(shifts=translate, resample="nearest")),
-        _row("rotate", 31, _ROTATE),
-        _row("tilt", 31, tilt),
-        _row("scale", 31, scale),
-        _noise("speckle_noise", "sigma", speckle),
-        _row("gaussian_blur", 31, gaussian_blur),
-        _row("spatter", 31, spatter),
-        _row("shear", 31, _SHEAR),
+        p_noise("gaussian_noise", "sigma", gaussian),  # values reported; draws from the example's RandomState
+        p_noise("shot_noise", "photons", shot),
+        p_row("motion_blur", motion_frames, motion_blur),
+        p_row("zoom_blur", 31, ZOOM),
+        p_row("snow", 31, snow),
+        p_row("brightness", 31, brightness),
+        p_row("translate", translate_frames, dict(shifts=translate, resample="nearest")),
+        p_row("rotate", 31, ROTATE),
+        p_row("tilt", 31, tilt),
+        p_row("scale", 31, scale),
+        p_noise("speckle_noise", "sigma", speckle),
+        p_row("gaussian_blur", 31, gaussian_blur),
+        p_row("spatter", 31, spatter),
+        p_row("shear", 31, SHEAR),
     )
 
 
-_RCC_299 = (("center_crop_fraction", 0.875), ("resize", 299, "bilinear"))
-
-INCEPTION = PEdition(
-    name="inception", frame_size=299, input="full",
-    # translate / rotate / tilt / shear move the full image, then the 299 view; pixel operations see the view
-    arrangement=Arrangement(view=_RCC_299),
-    # zoom_blur and scale act on the 299 view itself (their CenterCrop(299) is a no-op)
-    arrangements={"zoom_blur": Arrangement(base=_RCC_299), "scale": Arrangement(base=_RCC_299)},
-    perturbations=_table(
-        gaussian=(0.035, 0.055, 0.085), shot=(250, 100, 50), speckle=(0.06, 0.11, 0.16),
-        motion_blur=dict(radius=13, sigma=3, angles=Ramp(-30 * 4, 4)),
-        snow=dict(loc=0.05, scale=0.3, zoom=3, threshold=0.5, blur_radius=14, blur_sigma=4,
-                  angles=Ramp(-150, 4), blend=0.85),
-        translate=Ramp(-20, 1), translate_frames=41,
-        gaussian_blur=dict(sigmas=Ramp(0.35, 0.035), truncate=6.0),
-        spatter=dict(loc=0.65, scale=0.3, blur_sigma=4, threshold=0.69, intensity=0.6, drip_kernel=_DRIP_224)),
-    output=MP4, trees=("ImageNet-P-299",),
-    reference="hendrycks/robustness@8190fe3 ImageNet-P/create_p/make_imagenet_p_inception.py",
-    preprocessing="RGB at full size; 299 view = central int(0.875 H) x int(0.875 W) crop, PIL bilinear 299x299 "
-                  "(aspect not kept); translate/rotate/tilt/shear act on the full image before the view, "
-                  "zoom_blur and scale on the view")
-
-_SMALL = dict(
-    gaussian=(0.025, 0.05, 0.075), shot=(500, 250, 125), speckle=(0.05, 0.10, 0.15),
-    motion_blur=dict(radius=14, sigma=3, angles=Ramp(-30 * 5, 5)),
-    snow=dict(loc=0.05, scale=0.28, zoom=2, threshold=0.5, blur_radius=10, blur_sigma=2.5,
-              angles=Ramp(-150, 4), blend=0.85),
-    translate=Ramp(-15, 1), translate_frames=31,
-    gaussian_blur=dict(sigmas=Ramp(0.35, 0.014), truncate=7.0),
-    spatter=dict(loc=0.6, scale=0.25, blur_sigma=1.75, threshold=0.7, intensity=0.6, drip_kernel=_DRIP_SMALL))
-
-#: The 64 editions blur the full-size image, then Resize(64) without a crop (frames keep the aspect).
-_MOTION_BLUR_64 = Arrangement(after=(("resize_short_side", 64),))
-
-IMAGENET64 = PEdition(
-    name="imagenet64", frame_size=64, input="full",
-    arrangement=Arrangement(base=(("resize", 64, "bilinear"),)),
-    arrangements={"motion_blur": _MOTION_BLUR_64},
-    perturbations=_table(**_SMALL),
-    output=MP4, trees=("ImageNet-64x64-P",),
-    reference="hendrycks/robustness@8190fe3 ImageNet-P/create_p/make_imagenet_64_p.py",
-    preprocessing="RGB at full size; PIL bilinear 64x64 (aspect not kept) before every perturbation; "
-                  "motion_blur blurs the full-size image, then Resize(64) (short side 64, aspect kept)",
-    class_filter="the reference driver wrote only the sorted class folders 750..999; a build writes every class")
-
-TINYIMAGENET = PEdition(
-    name="tinyimagenet", frame_size=64, input="full",
-    arrangement=Arrangement(base=(("resize_short_side", 64),), view=(("center_crop", 64),)),
-    arrangements={"motion_blur": _MOTION_BLUR_64},
-    perturbations=_table(**_SMALL),
-    output=MP4, trees=("Tiny-ImageNet-P",),
-    reference="hendrycks/robustness@8190fe3 ImageNet-P/create_p/make_tinyimagenet_p.py",
-    preprocessing="RGB at full size (the reference read bounding-box crops); Resize(64) (short side 64), "
-                  "CenterCrop(64) after whole-image moves, before pixel operations; motion_blur blurs the "
-                  "full-size image, then Resize(64) (aspect kept, no crop)")
-
-CIFAR = PEdition(
-    name="cifar", frame_size=32, input="cifar32",
-    arrangement=Arrangement(),
-    perturbations=_table(
-        gaussian=(0.02, 0.04, 0.06), shot=(700, 400, 200), speckle=(0.05, 0.07, 0.10),
-        motion_blur=dict(radius=6, sigma=1.8, angles=Ramp(-20 * 9, 9)), motion_frames=21,
-        snow=dict(loc=0.05, scale=0.3, zoom=2, threshold=0.5, blur_radius=10, blur_sigma=2,
-                  angles=Ramp(-150, 4), blend=0.85),
-        brightness=dict(deltas=Ramp(-15 * 1.5, 1.5, 100.)),  # (i - 15) * 1.5 / 100
-        translate=Ramp(-7, 1), translate_frames=16,  # -7 .. +8 px
-        tilt=dict(angles=Ramp(-15 * 0.75, 0.75)),  # 0.75 * (i - 15) degrees
-        scale=dict(scales=Ramp(70, 2, 100.), resample="bilinear"),  # (2 i + 70) / 100
-        gaussian_blur=dict(sigmas=Ramp(0.3, 0.015), truncate=7.0),
-        spatter=dict(loc=0.6, scale=0.265, blur_sigma=1.75, threshold=0.7, intensity=0.6, drip_kernel=_DRIP_SMALL)),
-    output=NPY, trees=("CIFAR-10-P", "CIFAR-100-P"),
-    reference="hendrycks/robustness@8190fe3 ImageNet-P/create_p/make_cifar_p.py",
-    preprocessing="none: the 32x32x3 uint8 test image as it is")
-
-IMAGENET = PEdition(
-    name="imagenet", frame_size=224, input="resized256",
-    arrangement=Arrangement(view=(("center_crop", 224),)),
-    perturbations=PERTURBATIONS_224,
-    output=MP4, trees=("imagenet-p",),  # schemas.release.P_TREE
-    reference="hendrycks/robustness@8190fe3 ImageNet-P/create_p/make_imagenet_p.py",
-    preprocessing="Resize(256) then RGB; CenterCrop(224) after whole-image moves, before pixel operations")
-
-#: name -> PEdition, every edition with an ImageNet-P (224 first).
-P_EDITIONS: Mapping[str, PEdition] = MappingProxyType({
-    e.name: e for e in (IMAGENET, INCEPTION, TINYIMAGENET, IMAGENET64, CIFAR)})
-
-
-#: The rate control of each row is the 224 table's: -tune grain for the noise types, CRF 20 otherwise.
-assert all(p.rate_control in (GRAIN_RATE_CONTROL, CRF20_RATE_CONTROL)
-           for e in P_EDITIONS.values() for p in e.perturbations.values())

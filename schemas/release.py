@@ -21,10 +21,8 @@ import json
 from types import MappingProxyType
 from typing import Any, Iterable, Mapping
 
-from schemas.imagenet_c import CORRUPTIONS
-from schemas.imagenet_p import PERTURBATIONS
-from schemas.imagenet_p_editions import NPY, P_EDITIONS
-from schemas.vcr import CLEAN, VCR_CORRUPTIONS, VCR_TREE
+from schemas.adversarial import A_TREE, O_TREE
+from schemas.vcr import CLEAN, VCR_TREE
 
 RELEASE_FORMAT = "imagenet-cp-release/1"
 """Value of ``release.json``'s ``format`` field; bumped when the layout changes."""
@@ -59,17 +57,16 @@ preprocessing), encoded as the edition encodes its outputs; category tar ``clean
 P_TREE = "imagenet-p"
 """Folder of the ImageNet-P video tree: ``imagenet-p/<name>[_<d>]/<wnid>/<stem>.mp4``."""
 
-#: Release tree -> {top-level folder of the tree -> category tar it is packed into}.
-TREE_CATEGORIES: Mapping[str, Mapping[str, str]] = MappingProxyType({
-    C_TREE: MappingProxyType({**{name: c.category for name, c in CORRUPTIONS.items()}, CLEAN: CLEAN}),
-    P_TREE: MappingProxyType({p.dataset_name(d): p.category for p in PERTURBATIONS.values()
-                                    for d in p.difficulties}),
-    # the other ImageNet-P editions: one folder per dataset, or one <dataset>.npy file (CIFAR)
-    **{tree: MappingProxyType({p.dataset_name(d) + (".npy" if e.output == NPY else ""): p.category
-                               for p in e.perturbations.values() for d in p.difficulties})
-       for e in P_EDITIONS.values() for tree in e.trees if tree != P_TREE},
-    VCR_TREE: MappingProxyType({name: name for name in (*VCR_CORRUPTIONS, CLEAN)}),  # one tar per folder
-})
+C_BENCHMARK, P_BENCHMARK, VCR_BENCHMARK, A_BENCHMARK, O_BENCHMARK = "c", "p", "vcr", "a", "o"
+BENCHMARKS = (C_BENCHMARK, P_BENCHMARK, VCR_BENCHMARK, A_BENCHMARK, O_BENCHMARK)
+"""Values of ``release.json``'s ``benchmark`` field: ImageNet-C, ImageNet-P, VCR, ImageNet-A, ImageNet-O.
+Its ``edition`` field is the catalogue name of the edition (:data:`schemas.editions.EDITIONS`);
+:func:`schemas.editions.release_identity` reads both from any release, old ones included."""
+
+LEGACY_EDITIONS: Mapping[str, tuple] = MappingProxyType({
+    C_TREE: ("imagenet", C_BENCHMARK), P_TREE: ("imagenet", P_BENCHMARK), VCR_TREE: ("imagenet", VCR_BENCHMARK),
+    A_TREE: ("imagenet", A_BENCHMARK), O_TREE: ("imagenet", O_BENCHMARK)})
+"""``release.json``'s ``edition`` of releases made before the ``benchmark`` field -> (edition, benchmark)."""
 
 MANIFEST_FIELDS = ("key", "path", "sha256", "bytes", "shard")
 """Fields every manifest record has; each edition adds its own (wnid, label, seed, ...)."""

@@ -16,12 +16,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Optional, Sequence
+from typing import Optional, Sequence, Union
 
-from schemas.imagenet_c import IMAGE_SIZE
+from schemas.edition import Edition
 from schemas.imagenet_p import PERTURBATIONS
+from schemas.imagenet_p_editions import PTfdsNames
 from schemas.tfds import BENCHMARK_CITATION, BENCHMARK_HOMEPAGE, ClassLabel, Text, TfdsDataset
-from schemas.wnids import imagenet_wnids
 
 _FEATURES = "tensorflow_datasets.core.features."
 
@@ -73,99 +73,30 @@ def imagenet_p_config(perturbation: str, difficulty: int) -> str:
 #: types at difficulties 1..3, the other eleven at 1).
 DATASETS = tuple((name, d) for name, p in PERTURBATIONS.items() for d in p.difficulties)
 
-#: ImageNet-P as the TFDS dataset ``imagenet_p`` (version 1.0.0, 20 configs, split validation).
-IMAGENET_P = TfdsDataset(
-    name="imagenet_p",
-    version="1.0.0",
-    features=MappingProxyType({
-        "video": Video(shape=(None, IMAGE_SIZE, IMAGE_SIZE, 3), encoding_format="png"),
-        "label": ClassLabel(names=imagenet_wnids()),
-        "file_name": Text(),
-    }),
-    config_descriptions=MappingProxyType({
-        imagenet_p_config(name, d): (f"perturbation = {name}, difficulty = {d}, "
-                                     f"{PERTURBATIONS[name].frames} frames, {PERTURBATIONS[name].subset} set")
-        for name, d in DATASETS}),
-    description=("ImageNet-P built by imagenet-cp: each ImageNet validation image, Resize(256), perturbed "
-                 "into a sequence of 224x224 frames as hendrycks/robustness's make_imagenet_p.py does, with "
-                 "a per-example seed. `video` holds, as PNGs, the frames decoded from the imagenet-p/ tree's H.264 MP4s "
-                 "(or the frames before the encode, for a release built with --tfds-frames lossless; "
-                 "release.json says which); `file_name` is the source image's file name."),
-    citation=BENCHMARK_CITATION,
-    homepage=BENCHMARK_HOMEPAGE,
-    supervised_keys=("video", "label"),
-    release_notes=MappingProxyType({
-        "1.0.0": "imagenet-cp: faithful to the reference schedules, per-example seeds, frames decoded from the release's MP4s."}),
-)
+def p_dataset(edition: Union[str, Edition], family: Optional[str] = None,
+              class_names: Optional[Sequence[str]] = None) -> TfdsDataset:
+    """The TFDS dataset of an edition's ImageNet-P release, from its P facts (``edition.p``): the
+    names of source ``family`` (:meth:`schemas.imagenet_p_editions.PEdition.tfds_names`), the
+    features ``video`` / ``label`` / ``file_name`` and one config per dataset of its table.
 
-
-@dataclass(frozen=True)
-class PTfdsNames:
-    """How the ImageNet-P release of one edition appears in TFDS.
-
-    Attributes
-    ----------
-    name : str
-        TFDS dataset name.
-    frame_shape : tuple
-        ``(height, width)`` of every frame, ``None`` where it varies (the 64 editions'
-        motion_blur frames keep the image's aspect).
-    labels : tuple of str
-        Class names of the ``label`` feature.
-    split : str
-        The one split written.
-    title : str
-        What the dataset is, for its description.
-    """
-
-    name: str
-    frame_shape: tuple
-    labels: tuple
-    split: str
-    title: str
-
-
-def _cifar10_labels() -> tuple:
-    return ("airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck")
-
-
-#: Edition -> TFDS names of its ImageNet-P datasets (224's is :data:`IMAGENET_P`).
-P_TFDS_NAMES = MappingProxyType({
-    "inception": PTfdsNames("imagenet_p_299", (299, 299), imagenet_wnids(), "validation",
-                            "ImageNet-P at 299x299 (make_imagenet_p_inception.py)"),
-    "tinyimagenet": PTfdsNames("tiny_imagenet_p", (None, None), (), "validation",
-                               "Tiny-ImageNet-P at 64x64 (make_tinyimagenet_p.py; motion_blur frames 64 x "
-                               "int(64 * long / short); labels: the input's wnids)"),
-    "imagenet64": PTfdsNames("imagenet64x64_p", (None, None), imagenet_wnids(), "validation",
-                             "ImageNet 64x64-P (make_imagenet_64_p.py; motion_blur frames 64 x int(64 * long / short))"),
-    "cifar": PTfdsNames("cifar10_p", (32, 32), _cifar10_labels(), "test",
-                        "CIFAR-10-P at 32x32 (make_cifar_p.py)"),
-})
-
-
-def p_dataset(edition: str, family: Optional[str] = None, class_names: Optional[Sequence[str]] = None) -> TfdsDataset:
-    """The TFDS dataset of an edition's ImageNet-P release: :data:`IMAGENET_P` for ``'imagenet'``, else
-    one generated from :data:`P_TFDS_NAMES` and the edition's table (same features and config names).
-
-    ``family`` (``'cifar100'``: dataset ``cifar100_p``) and ``class_names`` (the input's classes, e.g.
-    Tiny ImageNet's 200 wnids or CIFAR-100's names) override the edition's defaults.
+    ``class_names`` (the input's classes, e.g. Tiny ImageNet's 200 wnids or CIFAR-100's names)
+    replace the edition's labels.
 
     Raises
     ------
     ValueError
         On an edition without ImageNet-P.
     """
-    if edition == "imagenet":
-        return IMAGENET_P
-    from schemas.imagenet_p_editions import P_EDITIONS
-    if edition not in P_TFDS_NAMES:
-        raise ValueError(f"no ImageNet-P TFDS dataset for edition {edition!r}; valid: imagenet, "
-                         f"{', '.join(P_TFDS_NAMES)}")
-    names, table = P_TFDS_NAMES[edition], P_EDITIONS[edition]
-    name = "cifar100_p" if family == "cifar100" else names.name
+    from schemas.editions import get_edition
+
+    edition = get_edition(edition)
+    if edition.p is None:
+        raise ValueError(f"edition {edition.name} has no ImageNet-P")
+    table = edition.p
+    names = table.tfds_names(family)
     labels = tuple(class_names) if class_names else names.labels
     return TfdsDataset(
-        name=name,
+        name=names.name,
         version="1.0.0",
         features=MappingProxyType({
             "video": Video(shape=(None, *names.frame_shape, 3), encoding_format="png"),
@@ -176,11 +107,19 @@ def p_dataset(edition: str, family: Optional[str] = None, class_names: Optional[
             p.dataset_name(d): f"perturbation = {name}, difficulty = {d}, {p.frames} frames, {p.subset} set"
             for name, p in table.perturbations.items() for d in p.difficulties}),
         split=names.split,
-        description=(f"{names.title}, built by imagenet-cp with a per-example seed. `video` holds, as PNGs, the "
-                     "frames of each sequence as the release's own files give them (decoded from its MP4s, or "
-                     "the .npy frames; release.json says which)."),
+        description=names.description or (
+            f"{names.title}, built by imagenet-cp with a per-example seed. `video` holds, as PNGs, the "
+            "frames of each sequence as the release's own files give them (decoded from its MP4s, or "
+            "the .npy frames; release.json says which)."),
         citation=BENCHMARK_CITATION,
         homepage=BENCHMARK_HOMEPAGE,
         supervised_keys=("video", "label"),
-        release_notes=MappingProxyType({"1.0.0": "imagenet-cp: faithful to the reference schedules of this edition."}),
+        release_notes=MappingProxyType({"1.0.0": names.release_note}),
     )
+
+
+#: ImageNet-P as the TFDS dataset ``imagenet_p`` (version 1.0.0, 20 configs, split validation).
+IMAGENET_P = p_dataset("imagenet")
+
+
+__all__ = ["DATASETS", "IMAGENET_P", "PTfdsNames", "Video", "imagenet_p_config", "p_dataset"]

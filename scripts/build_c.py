@@ -5,14 +5,13 @@ NAME = "build-c"
 HELP = ("build an ImageNet-C release of any edition: the official tree (imagenet-c/ JPEGs, CIFAR-10-C/ .npy, ...), "
         "TFDS shards, manifests")
 
-EDITION_HELP = ("edition: imagenet (224, default; ImageNet val), inception (299; ImageNet val), imagenet64 (64x64; "
-                "ImageNet val), tinyimagenet (64; the tiny-imagenet-200 folder), cifar (32; cifar-10-batches-py or "
-                "cifar-100-python); without --input each builds its bundled sample")
 
 
 def add_arguments(parser):
+    from schemas.editions import DEFAULT_EDITION, edition_help
+
     add_source_arguments(parser)
-    parser.add_argument("--edition", default="imagenet", help=EDITION_HELP)
+    parser.add_argument("--edition", default=DEFAULT_EDITION, help=edition_help("c"))
     parser.add_argument("--corruptions", type=names, help="comma-separated corruption names (default: all 19)")
     parser.add_argument("--severities", type=ints, help="comma-separated severities 1..5 (default: all)")
     parser.add_argument("--rng", default="reference",

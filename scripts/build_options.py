@@ -109,7 +109,7 @@ def run_build(args, build, config_from_args, default_examples_per_shard=None, er
         return 2
     from pipelines.beam.build import SourceSelection
     from pipelines.beam.shutdown import BuildInterrupted, BuildStopped
-    from pipelines.beam.sources import NoUsableImages
+    from pipelines.inputs.listing import NoUsableImages
 
     shard = args.examples_per_shard or default_examples_per_shard
     options = {} if shard is None else {"examples_per_shard": shard}

@@ -8,6 +8,8 @@ HELP = "build an ImageNet-P release: imagenet-p/ MP4 tree, TFDS imagenet_p shard
 
 
 def add_arguments(parser):
+    from schemas.editions import DEFAULT_EDITION, edition_help
+
     add_source_arguments(parser)
     parser.add_argument("--perturbations", type=names, help="comma-separated perturbation names (default: all 14)")
     parser.add_argument("--difficulties", type=ints,
@@ -22,9 +24,7 @@ def add_arguments(parser):
                         help="what the TFDS video feature holds: the frames decoded from the release's own MP4s "
                              "as the official evaluator reads them (default), or the lossless frames before the "
                              "H.264 encode")
-    parser.add_argument("--edition", default="imagenet",
-                        help="imagenet (224, default), inception (299), tinyimagenet (64), imagenet64 (64) or cifar "
-                             "(CIFAR-10-P .npy layout; an ImageNet-style input is Resize(32) + CenterCrop(32))")
+    parser.add_argument("--edition", default=DEFAULT_EDITION, help=edition_help("p"))
     add_output_arguments(parser, "average examples (videos) per TFRecord shard (default 32, about 100 MB)")
 
 

@@ -11,8 +11,10 @@ def add_arguments(parser):
     parser.add_argument("-o", "--output", type=Path, required=True, help="PNG file to write")
     parser.add_argument("--corruptions", help="comma-separated names to draw (default: all 19)")
     parser.add_argument("--release-seed", type=int, default=0, help="release seed of the per-example seeds")
-    parser.add_argument("--edition", default="imagenet",
-                        help="edition: imagenet (224, default), inception, tinyimagenet, imagenet64, cifar")
+    from schemas.editions import DEFAULT_EDITION, EDITIONS
+
+    parser.add_argument("--edition", default=DEFAULT_EDITION,
+                        help=f"edition: {', '.join(EDITIONS)} (default {DEFAULT_EDITION})")
 
 
 def run(args) -> int:

@@ -38,9 +38,11 @@ from transforms.ten_crop import centre_crop, normalise, ten_crops, upright_rgb
 from pipelines.formats import storage
 from pipelines.evaluation.filtration import judge_candidate, rank_confusion
 from pipelines.beam.progress import ProgressLine
-from pipelines.beam.write_release import OutputsFn, library_versions
+from pipelines.beam.write_release import OutputsFn
+from pipelines.release.versions import library_versions
 from pipelines.beam.runner import make_pipeline
-from pipelines.beam.sources import ReadImageNet, SourceIndex, inspect_image, source_note, walk_folder, write_entry_lists
+from pipelines.beam.sources import ReadImageNet
+from pipelines.inputs.listing import SourceIndex, inspect_image, source_note, walk_folder, write_entry_lists
 
 CROPS_DIR = f"{REVIEW_DIR}/crops"
 ORIGINALS_DIR = f"{REVIEW_DIR}/originals"

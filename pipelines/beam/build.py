@@ -17,7 +17,7 @@ from typing import Any, Callable, Mapping, Optional, Sequence, TextIO
 import apache_beam as beam
 from apache_beam.metrics.metric import MetricsFilter
 
-from schemas.editions import get_edition
+from schemas.editions import get_edition, release_identity
 from schemas.image_ids import is_named_id_list, named_id_list_bytes
 from schemas.release import FAILURES, PROGRESS_DIR, SAMPLE_DIR, SOURCES, TMP_DIR
 from schemas.tfds import TfdsDataset
@@ -31,8 +31,9 @@ from pipelines.beam.progress import COUNTERS, NAMESPACE, ProgressLine
 from pipelines.beam.write_release import WriteRelease, committed_names, seal_release
 from pipelines.beam.shutdown import stopping_cleanly
 from pipelines.beam.runner import is_local, make_pipeline
-from pipelines.install.sample import write_sample
-from pipelines.beam.sources import ReadImageNet, index_source, require_entries, select_entries, write_entry_lists
+from pipelines.beam.sources import ReadImageNet
+from pipelines.inputs.families import Input, open_input
+from pipelines.inputs.listing import require_entries, select_entries, write_entry_lists
 
 DEFAULT_EXAMPLES_PER_SHARD = 2048
 """Examples per TFRecord shard on average (about 50 MB of ImageNet-C JPEGs)."""
@@ -82,22 +83,24 @@ def read_image_ids(name_or_path: str) -> bytes:
     return named_id_list_bytes(name_or_path) if is_named_id_list(name_or_path) else storage.read_bytes(name_or_path)
 
 
-def _check_folder(output_dir: str, edition: str, config: Mapping[str, Any], force: bool) -> tuple[str, Optional[dict]]:
+def _check_folder(output_dir: str, identity: tuple, config: Mapping[str, Any], force: bool) -> tuple[str, Optional[dict]]:
     """What the output folder holds, refusing anything but nothing, or a release or build in
-    progress of this edition and config (``force``: remove one of another config)."""
+    progress of this edition, benchmark (``identity``, see :func:`schemas.editions.release_identity`)
+    and config (``force``: remove one of another config)."""
     kind, record = inspect_folder(output_dir)
     if kind == "foreign":
         raise OutputFolderError(f"{output_dir} is not empty and holds no imagenet-cp release or build in progress: "
                                 "choose an empty or new folder (nothing in it was changed)")
     if kind == "empty":
         return kind, record
-    if record.get("edition") != edition or record.get("config") != config:
+    there = _identity_of(record)
+    if there != identity or record.get("config") != config:
         if force:
             remove_release(output_dir)
             return "empty", None
         what = "release" if kind == "release" else "build in progress"
-        if record.get("edition") != edition:
-            other = f"edition {record.get('edition')} there, {edition} here"
+        if there != identity:
+            other = f"edition {_shown_identity(there)} there, {_shown_identity(identity)} here"
         else:
             existing = record.get("config") or {}
             other = "; ".join(f"{key} {_shown(existing.get(key))} there, {_shown(config.get(key))} here"
@@ -105,6 +108,18 @@ def _check_folder(output_dir: str, edition: str, config: Mapping[str, Any], forc
         raise OutputFolderError(f"{output_dir} holds a {what} of another config ({other}); use another --output, "
                                 "or --force to remove it")
     return kind, record
+
+
+def _identity_of(record: Mapping[str, Any]) -> Optional[tuple]:
+    """``(edition, benchmark)`` of a release or build record (None where it names neither)."""
+    try:
+        return tuple(release_identity(record))
+    except ValueError:
+        return None
+
+
+def _shown_identity(identity: Optional[tuple]) -> str:
+    return "unknown" if identity is None else f"{identity[0]} ({identity[1]})"
 
 
 def _shown(value) -> str:
@@ -148,7 +163,7 @@ def run_build(output_dir: str, selection: SourceSelection, document: Mapping[str
               make_transform: Callable[[Optional[str]], beam.PTransform], workers: Optional[int] = None,
               beam_args: Sequence[str] = (), examples_per_shard: int = DEFAULT_EXAMPLES_PER_SHARD,
               progress_interval: float = 10.0, stream: TextIO = sys.stderr,
-              list_input: Optional[Callable[[Optional[str], str], Any]] = None,
+              source: Optional[Input] = None,
               add_sinks: Optional[Callable[[Any, Any, str], None]] = None, force: bool = False,
               related: Optional[Callable] = None, part_records: int = PART_RECORDS,
               part_seconds: float = PART_SECONDS) -> BuildResult:
@@ -179,9 +194,9 @@ def run_build(output_dir: str, selection: SourceSelection, document: Mapping[str
         Seconds between progress lines (local runs).
     stream : text stream
         Where progress lines go.
-    list_input : callable, optional
-        ``list_input(input or None, output_dir)`` returns the input's ``SourceIndex`` (None: the
-        bundled sample); default: ImageNet val through :func:`pipelines.beam.sources.index_source`.
+    source : Input, optional
+        The input, opened (read once) by :func:`pipelines.inputs.families.open_input`; default:
+        ImageNet val (or its bundled sample) at ``selection.input``.
     add_sinks : callable, optional
         ``add_sinks(outputs, index, output_dir)`` adds the edition's own sinks to the graph (e.g. the stacked
         ``.npy`` arrays) next to ``WriteRelease``. Such a sink sees every output, so a resumed
@@ -216,7 +231,8 @@ def run_build(output_dir: str, selection: SourceSelection, document: Mapping[str
         config["image_ids_sha256"] = hashlib.sha256(raw).hexdigest()
         ids = raw.decode("utf-8").splitlines()
     check_not_inside(selection.input, output_dir)
-    with FolderLock(output_dir, document["edition"]) as lock:
+    source = source or open_input(get_edition(), selection.input)
+    with FolderLock(output_dir, f"{document['edition']} {document['benchmark']}") as lock:
         if lock.took_over:
             print(f"note: took over the lock of a build that is gone (pid {lock.took_over.get('pid')} on "
                   f"{lock.took_over.get('host')})", file=stream)
@@ -224,25 +240,20 @@ def run_build(output_dir: str, selection: SourceSelection, document: Mapping[str
         with stopping_cleanly(output_dir, signals=False):  # a full disk in the driver: one line too
             return _locked_build(output_dir, selection, dict(document, config=config), dataset, outputs_per_image,
                                  make_transform, ids, workers, beam_args, examples_per_shard, progress_interval,
-                                 stream, force, related, part_records, part_seconds, list_input, add_sinks)
+                                 stream, force, related, part_records, part_seconds, source, add_sinks)
 
 
 def _locked_build(output_dir, selection, document, dataset, outputs_per_image, make_transform, ids, workers,
                   beam_args, examples_per_shard, progress_interval, stream, force, related, part_records,
-                  part_seconds, list_input, add_sinks) -> BuildResult:
+                  part_seconds, source, add_sinks) -> BuildResult:
     """:func:`run_build` once the folder is locked."""
-    config, edition = document["config"], document["edition"]
-    state, record = _check_folder(output_dir, edition, config, force)
-    path, kind = selection.input, None
+    config, identity = document["config"], (document["edition"], document["benchmark"])
+    state, record = _check_folder(output_dir, identity, config, force)
+    path = selection.input
     if path is None and not storage.is_local(output_dir):
         raise ValueError("the bundled sample is written next to a local release: give --input for "
                          f"a release in {output_dir}")
-    if list_input is not None:
-        index = list_input(path, output_dir)
-    else:
-        if path is None:
-            path, kind = write_sample(storage.join(output_dir, f"{SAMPLE_DIR}/val")), "sample"
-        index = index_source(path, kind)
+    index = source.list(output_dir)
     index = require_entries(select_entries(index, ids, selection.limit), path or "the bundled sample")
     listing = listing_sha256(index.entries, index.failures)
     if state == "release":
@@ -263,7 +274,7 @@ def _locked_build(output_dir, selection, document, dataset, outputs_per_image, m
         storage.delete_tree(storage.join(output_dir, scratch))
     document = dict(document, input={"kind": index.kind})
     if state == "empty":
-        write_build_record(output_dir, {"edition": edition, "config": config,
+        write_build_record(output_dir, {"edition": identity[0], "benchmark": identity[1], "config": config,
                                         "input": {"kind": index.kind, "listing_sha256": listing,
                                                   "images": len(index.entries)}})
     ledger = read_ledger(output_dir)
@@ -323,5 +334,6 @@ def build_imagenet_c(output_dir: str, selection: SourceSelection = SourceSelecti
     """
     from pipelines.beam.edition_c import edition_build_options
 
-    options.setdefault("examples_per_shard", get_edition(config.edition).c.examples_per_shard)
-    return run_build(output_dir, selection, **edition_build_options(config, selection.input), **options)
+    options.setdefault("examples_per_shard", config.edition.c.examples_per_shard)
+    return run_build(output_dir, selection, **edition_build_options(config, open_input(config.edition, selection.input)),
+                     **options)

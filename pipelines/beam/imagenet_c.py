@@ -29,20 +29,20 @@ import apache_beam as beam
 import numpy as np
 
 from schemas.conditions import Condition, fan_out
-from schemas.edition import DEFAULT_EDITION, JPEG, Layout
+from schemas.edition import DEFAULT_EDITION, JPEG, Edition, Layout
 from schemas.editions import get_edition
 from schemas.imagenet_c import CORRUPTIONS, SEVERITIES, select_corruptions
 from schemas.records import Failure, OutputRecord, SourceImage
-from schemas.release import C_TREE, CLEAN
+from schemas.release import C_BENCHMARK, CLEAN
 from schemas.tfds import TfdsDataset
 from schemas.tfds_c import c_dataset
 from transforms import RNG_MODES, corrupt, encode_jpeg, example_rng, example_seed, preprocess
 
 from pipelines.beam.write_release import OutputsFn
-from pipelines.beam.sources import inspect_image, source_note
+from pipelines.inputs.listing import inspect_image, source_note
 
-EDITION = C_TREE
-"""Name of the edition and of its folder tree in a release."""
+BENCHMARK = C_BENCHMARK
+"""``release.json``'s ``benchmark`` of an ImageNet-C release (its ``edition`` is the catalogue name)."""
 
 
 @dataclass(frozen=True)
@@ -60,8 +60,9 @@ class ImageNetCConfig:
     rng : str
         Random mode of the per-example streams, one of :data:`transforms.RNG_MODES`:
         ``'reference'`` (the reference's legacy ``RandomState``) or ``'fast'``.
-    edition : str
-        One of :data:`schemas.editions.EDITIONS` (default ``'imagenet'``, the 224 edition).
+    edition : Edition
+        The edition (default: the 224 edition); a catalogue name of :data:`schemas.editions.EDITIONS`
+        is looked up once, here.
     clean : bool
         Also write the clean config where the edition's layout has one (``--no-clean`` leaves it out).
     """
@@ -70,12 +71,16 @@ class ImageNetCConfig:
     severities: tuple = SEVERITIES
     seed: int = 0
     rng: str = "reference"
-    edition: str = DEFAULT_EDITION
+    edition: Edition = DEFAULT_EDITION
     clean: bool = True
+
+    def __post_init__(self):
+        if not isinstance(self.edition, Edition):
+            object.__setattr__(self, "edition", get_edition(self.edition))
 
     @classmethod
     def select(cls, corruptions: Optional[Sequence[str]] = None, severities: Optional[Sequence[int]] = None,
-               seed: int = 0, rng: str = "reference", edition: str = DEFAULT_EDITION,
+               seed: int = 0, rng: str = "reference", edition: Union[str, Edition] = DEFAULT_EDITION,
                clean: bool = True) -> "ImageNetCConfig":
         """Validate a selection and put it in table order.
 
@@ -85,7 +90,7 @@ class ImageNetCConfig:
             On an unknown corruption, a severity outside 1..5, a negative seed, an unknown
             random mode, an unknown edition or a non-bool ``clean``.
         """
-        get_edition(edition)
+        edition = get_edition(edition)
         chosen = SEVERITIES if severities is None else tuple(sorted(set(severities)))
         if not chosen or any(s not in SEVERITIES for s in chosen):
             raise ValueError(f"severities must be a non-empty subset of {list(SEVERITIES)}, got {severities}")
@@ -104,7 +109,7 @@ class ImageNetCConfig:
 
     def layout(self, family: Optional[str] = None) -> Layout:
         """The release layout of this edition for source ``family`` (default: the edition's first)."""
-        return get_edition(self.edition).c.layout(family)
+        return self.edition.c.layout(family)
 
     def conditions_of(self, family: Optional[str] = None) -> tuple:
         """Every output config of an image, in release order (:func:`schemas.conditions.fan_out`):
@@ -129,7 +134,7 @@ class ImageNetCConfig:
 
     def to_json(self) -> dict:
         return {"corruptions": list(self.corruptions), "severities": list(self.severities), "seed": self.seed,
-                "rng": self.rng, "edition": self.edition, "clean": bool(self.conditions and self.conditions[0].is_clean)}
+                "rng": self.rng, "edition": self.edition.name, "clean": bool(self.conditions and self.conditions[0].is_clean)}
 
 
 def _png(array: np.ndarray) -> bytes:
@@ -174,7 +179,7 @@ def corrupted_outputs(image: SourceImage, crop: np.ndarray, config: ImageNetCCon
         Source family of the input (selects the release layout; default: the edition's first).
     """
     entry = image.entry
-    edition = get_edition(config.edition)
+    edition = config.edition
     layout = edition.c.layout(family)
     for condition in config.conditions_of(family):
         name, severity = condition.corruption, condition.severity
@@ -250,19 +255,17 @@ class CorruptImages(beam.PTransform):
 def imagenet_c_dataset(config: ImageNetCConfig, family: Optional[str] = None,
                        class_names: Optional[Sequence[str]] = None) -> TfdsDataset:
     """The TFDS dataset of a build (see :func:`schemas.tfds_c.c_dataset`)."""
-    return c_dataset(get_edition(config.edition), family, class_names)
+    return c_dataset(config.edition, family, class_names)
 
 
 def imagenet_c_document(config: ImageNetCConfig, family: Optional[str] = None,
                         class_names: Optional[Sequence[str]] = None) -> dict:
-    """Edition fields of ``release.json``: the config, the tree and where TFDS finds the configs.
-
-    ``edition`` is the release tree's name for the 224 edition (``imagenet-c``, as before) and
-    the catalogue name otherwise."""
-    edition = get_edition(config.edition)
+    """Edition fields of ``release.json``: the edition's catalogue name, the benchmark (``c``), the
+    config, the tree and where TFDS finds the configs."""
+    edition = config.edition
     layout = edition.c.layout(family)
     dataset = imagenet_c_dataset(config, family, class_names)
-    document = {"edition": EDITION if edition.name == DEFAULT_EDITION else edition.name, "tree": layout.tree,
+    document = {"edition": edition.name, "benchmark": BENCHMARK, "tree": layout.tree,
                 "config": {**config.to_json(), "jpeg_quality": edition.c.jpeg_quality if edition.c.encoding == JPEG else None},
                 "encoding": edition.c.encoding, "image_size": edition.image_size,
                 "tfds": {"data_dir": "tfds", "name": dataset.name, "version": dataset.version,

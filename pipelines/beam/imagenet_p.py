@@ -19,7 +19,7 @@ Other editions (``ImageNetPConfig.edition``): the source becomes what that editi
 receive (:func:`transforms.views_p.edition_input`), the tree is the edition's
 (``Tiny-ImageNet-P/<dataset>/<wnid>/<stem>.mp4``, ...), and the cifar edition emits each sequence
 as a stacked row of ``CIFAR-10-P/<dataset>.npy`` (:mod:`pipelines.beam.npy_sequences`) with lossless
-TFDS frames; the inputs are the editions' own (:mod:`pipelines.formats.edition_sources`).
+TFDS frames; the inputs are the editions' own (:mod:`pipelines.inputs.families`).
 
 Two source images whose videos would share a path (``x.JPEG`` and ``x.png`` in one class folder)
 cannot both be built: the first by key is, the other is reported in ``failures.jsonl``.
@@ -35,11 +35,11 @@ from typing import NamedTuple, Optional, Sequence, Union
 import apache_beam as beam
 import numpy as np
 
-from schemas.edition import DEFAULT_EDITION
+from schemas.edition import DEFAULT_EDITION, Edition
 from schemas.editions import get_edition
 from schemas.imagenet_p import GRAIN_RATE_CONTROL, PERTURBATIONS, select_perturbations
 from schemas.imagenet_p_editions import NPY, PEdition
-from schemas.release import P_TREE
+from schemas.release import P_BENCHMARK
 from schemas.records import Failure, OutputRecord, SourceEntry, SourceImage
 from schemas.tfds_p import imagenet_p_config, p_dataset
 from transforms import example_rng, example_seed, perturb_sequence
@@ -49,13 +49,14 @@ from pipelines.beam.build import BuildResult, SourceSelection, run_build
 from pipelines.beam.imagenet_c import source_record
 from pipelines.beam.progress import ProgressCounter
 from pipelines.beam.write_release import OutputsFn
-from pipelines.beam.sources import inspect_image, read_entry
+from pipelines.inputs.families import Input, open_input
+from pipelines.inputs.listing import inspect_image, read_entry
 from pipelines.formats.video import (FRAME_RATE, PIXEL_FORMAT, PNG_COMPRESS_LEVEL, PRESETS, decode_video, encode_frames_lossless,
                     encode_h264, encoder_settings, encoder_versions,
                     x264_cpu_capabilities)
 
-EDITION = P_TREE
-"""Name of the edition and of its folder tree in a release."""
+BENCHMARK = P_BENCHMARK
+"""``release.json``'s ``benchmark`` of an ImageNet-P release (its ``edition`` is the catalogue name)."""
 
 DIFFICULTIES = tuple(sorted({d for p in PERTURBATIONS.values() for d in p.difficulties}))
 """Every difficulty of some perturbation: (1, 2, 3); 2 and 3 exist for the noise types only."""
@@ -99,9 +100,10 @@ class ImageNetPConfig:
         What the TFDS ``video`` feature holds: ``'decoded'`` (default), the frames OpenCV decodes
         from the release's own MP4 (what the benchmark scores), or ``'lossless'``, the frames
         before the H.264 encode. Either way each frame is stored as a PNG.
-    edition : str
-        The edition (:data:`transforms.EDITIONS`): ``'imagenet'`` (224, default), ``'inception'``,
-        ``'tinyimagenet'``, ``'imagenet64'`` (MP4 trees) or ``'cifar'`` (CIFAR-10-P ``.npy`` files).
+    edition : Edition
+        The edition (default: the 224 edition; a catalogue name of :data:`schemas.editions.EDITIONS`
+        is looked up once, here): ``imagenet``, ``inception``, ``tinyimagenet``, ``imagenet64``
+        (MP4 trees) or ``cifar`` (CIFAR-10-P ``.npy`` files).
     """
 
     perturbations: tuple = tuple(PERTURBATIONS)
@@ -110,12 +112,16 @@ class ImageNetPConfig:
     simd: bool = True
     seed: int = 0
     tfds_frames: str = "decoded"
-    edition: str = DEFAULT_EDITION
+    edition: Edition = DEFAULT_EDITION
+
+    def __post_init__(self):
+        if not isinstance(self.edition, Edition):
+            object.__setattr__(self, "edition", get_edition(self.edition))
 
     @classmethod
     def select(cls, perturbations: Optional[Sequence[str]] = None, difficulties: Optional[Sequence[int]] = None,
                preset: str = DEFAULT_PRESET, simd: bool = True, seed: int = 0,
-               tfds_frames: str = "decoded", edition: str = DEFAULT_EDITION) -> "ImageNetPConfig":
+               tfds_frames: str = "decoded", edition: Union[str, Edition] = DEFAULT_EDITION) -> "ImageNetPConfig":
         """Validate a selection and put it in table order.
 
         Raises
@@ -136,8 +142,9 @@ class ImageNetPConfig:
             raise ValueError(f"seed must be an int >= 0, got {seed!r}")
         if tfds_frames not in TFDS_FRAMES:
             raise ValueError(f"tfds_frames must be one of {', '.join(TFDS_FRAMES)}, got {tfds_frames!r}")
-        if get_edition(edition).p is None:
-            raise ValueError(f"edition {edition} has no ImageNet-P")
+        edition = get_edition(edition)
+        if edition.p is None:
+            raise ValueError(f"edition {edition.name} has no ImageNet-P")
         config = cls(select_perturbations(perturbations), chosen, preset, simd, seed, tfds_frames, edition)
         if not config.pairs:
             noise = [name for name, p in PERTURBATIONS.items() if len(p.difficulties) > 1]
@@ -148,7 +155,7 @@ class ImageNetPConfig:
     @property
     def table(self) -> PEdition:
         """The P facts of the edition: schedules, frame counts, views, layout."""
-        return get_edition(self.edition).p
+        return self.edition.p
 
     @property
     def tree(self) -> str:
@@ -169,7 +176,7 @@ class ImageNetPConfig:
     def to_json(self) -> dict:
         return {"perturbations": list(self.perturbations), "difficulties": list(self.difficulties),
                 "preset": self.preset, "simd": self.simd, "seed": self.seed, "tfds_frames": self.tfds_frames,
-                "edition": self.edition}
+                "edition": self.edition.name}
 
 
 @dataclass(frozen=True)
@@ -367,19 +374,19 @@ class PerturbImages(beam.PTransform):
 
 
 def p_tree_of(config: ImageNetPConfig, family: Optional[str] = None) -> str:
-    """The release's top folder: the edition's first tree, ``CIFAR-100-P`` for a CIFAR-100 input."""
-    trees = config.table.trees
-    return trees[1] if family == "cifar100" and len(trees) > 1 else trees[0]
+    """The release's top folder: the tree of the input's source family (``CIFAR-100-P`` for a
+    CIFAR-100 input; :meth:`schemas.imagenet_p_editions.PEdition.tree_of`)."""
+    return config.table.tree_of(family)
 
 
 def imagenet_p_document(config: ImageNetPConfig, family: Optional[str] = None,
                         class_names: Optional[Sequence[str]] = None) -> dict:
-    """Edition fields of ``release.json``: the config, the edition's facts, the encoder settings (MP4
-    editions) or the array layout (``.npy``), and the TFDS configs. ``edition`` is the tree's name for
-    the 224 edition (``imagenet-p``, as before) and the catalogue name otherwise."""
+    """Edition fields of ``release.json``: the edition's catalogue name, the benchmark (``p``), the
+    config, the edition's facts, the encoder settings (MP4 editions) or the array layout (``.npy``),
+    and the TFDS configs."""
     dataset = p_dataset(config.edition, family, class_names)
     tree = p_tree_of(config, family)
-    document = {"edition": tree if config.edition == DEFAULT_EDITION else config.edition, "tree": tree,
+    document = {"edition": config.edition.name, "benchmark": BENCHMARK, "tree": tree,
                 "config": config.to_json(), "p_edition": config.table.to_json(),
                 "source_family": family or "imagenet",
                 "tfds": {"data_dir": "tfds", "name": dataset.name, "version": dataset.version,
@@ -399,26 +406,16 @@ def imagenet_p_document(config: ImageNetPConfig, family: Optional[str] = None,
     return document
 
 
-def _edition_build_options(config: ImageNetPConfig, path: Optional[str]) -> dict:
-    """``run_build`` options of a build in another edition: its inputs (Tiny ImageNet, CIFAR pickles,
-    ImageNet val; bundled samples), tree, TFDS dataset and, for ``.npy`` editions, the array sink."""
-    from pipelines.beam.edition_c import input_family
-    from pipelines.formats.edition_sources import list_edition_input
+def p_build_options(config: ImageNetPConfig, source: Input) -> dict:
+    """``run_build`` options of an ImageNet-P build of any edition from its opened input
+    (:func:`pipelines.inputs.families.open_input`): tree, TFDS dataset, ``release.json`` fields and,
+    for ``.npy`` editions, the array sink."""
     from pipelines.beam.npy_sequences import WriteSequenceArrays
 
-    edition = get_edition(config.edition)
-    family, class_names = input_family(config, path)
+    family, class_names = source.family, source.class_names
     tree = p_tree_of(config, family)
 
-    def list_input(input_path, output_dir):
-        listed = list_edition_input(edition.sources, input_path, output_dir)
-        if listed.family != family:
-            raise ValueError(f"input {input_path!r} is {listed.family}, expected {family}")
-        return listed.index
-
     def add_sinks(outputs, index, output_dir):
-        if config.table.output != NPY:
-            return
         size = config.table.frame_size
         shapes = {f"{tree}/{name}.npy": (config.table.perturbations[p].frames, size, size, 3)
                   for name, (p, _) in zip(config.groups, config.pairs)}
@@ -428,7 +425,7 @@ def _edition_build_options(config: ImageNetPConfig, path: Optional[str]) -> dict
     return {"document": imagenet_p_document(config, family, class_names),
             "dataset": p_dataset(config.edition, family, class_names),
             "make_transform": lambda progress_dir: PerturbImages(config, progress_dir, tree),
-            "list_input": list_input, "related": lambda entry: video_name(entry).casefold(),
+            "source": source, "related": lambda entry: video_name(entry).casefold(),
             "add_sinks": add_sinks if config.table.output == NPY else None}  # a sink makes a resumed build redo all
 
 
@@ -436,8 +433,8 @@ def build_imagenet_p(output_dir: str, selection: SourceSelection = SourceSelecti
                      config: ImageNetPConfig = ImageNetPConfig(),
                      examples_per_shard: int = DEFAULT_EXAMPLES_PER_SHARD, **options) -> BuildResult:
     """Build an ImageNet-P release of ``config.edition`` (see :func:`pipelines.beam.build.run_build` for
-    ``options``). The 224 edition reads ImageNet val (or the bundled sample); the others read their
-    edition's inputs as ImageNet-C's editions do (:mod:`pipelines.formats.edition_sources`: ImageNet val for
+    ``options``). Every edition reads its own inputs as ImageNet-C's editions do
+    (:func:`pipelines.inputs.families.open_input`: ImageNet val for imagenet,
     inception and imagenet64, the Tiny-ImageNet folder, the CIFAR-10/100 test pickles).
 
     Raises
@@ -446,10 +443,5 @@ def build_imagenet_p(output_dir: str, selection: SourceSelection = SourceSelecti
         Before any work, when ffmpeg or its libx264 cannot be used.
     """
     encoder_versions()
-    if config.edition == DEFAULT_EDITION:
-        return run_build(output_dir, selection, imagenet_p_document(config), p_dataset(config.edition),
-                         len(config.pairs), lambda progress_dir: PerturbImages(config, progress_dir),
-                         examples_per_shard=examples_per_shard, related=lambda entry: video_name(entry).casefold(),
-                         **options)
     return run_build(output_dir, selection, outputs_per_image=len(config.pairs), examples_per_shard=examples_per_shard,
-                     **_edition_build_options(config, selection.input), **options)
+                     **p_build_options(config, open_input(config.edition, selection.input)), **options)

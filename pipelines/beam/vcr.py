@@ -26,17 +26,20 @@ from typing import Optional, Sequence
 import apache_beam as beam
 import numpy as np
 
+from schemas.edition import DEFAULT_EDITION
 from schemas.records import Failure, OutputRecord, SourceImage
+from schemas.release import VCR_BENCHMARK
 from schemas.tfds_vcr import VCR_DATASET, VCR_NATIVE_DATASET
 from schemas.vcr import (BINS, CLEAN, DV_RESOLUTION, DV_RESOLUTIONS, OPERATORS, PARAMETER_MODES, VCR_CORRUPTIONS,
                          VCR_TREE, VIF_VARIANT, clean_key, png_path, select_vcr_corruptions, vcr_key)
 from transforms.vcr import encode_png, vcr_corrupt, vcr_image, vcr_seed
 from transforms.vif import VifReference
 
-from pipelines.beam.write_release import OutputsFn, library_versions
-from pipelines.beam.sources import inspect_image
+from pipelines.beam.write_release import OutputsFn
+from pipelines.release.versions import library_versions
+from pipelines.inputs.listing import inspect_image
 
-EDITION = VCR_TREE
+BENCHMARK = VCR_BENCHMARK
 
 
 @dataclass(frozen=True)
@@ -265,7 +268,7 @@ class BuildVcrExamples(beam.PTransform):
 def vcr_document(config: VcrConfig) -> dict:
     """Edition fields of ``release.json``."""
     dataset = config.dataset
-    return {"edition": EDITION, "tree": EDITION, "config": config.to_json(),
+    return {"edition": DEFAULT_EDITION, "benchmark": BENCHMARK, "tree": VCR_TREE, "config": config.to_json(),
             "tfds": {"data_dir": "tfds", "name": dataset.name, "version": dataset.version,
                      "split": dataset.split, "configs": list(config.groups)}}
 

@@ -27,7 +27,8 @@ import numpy as np
 
 from metrics.vcr import compare_curves, curve_grid, performance_curve
 from transforms import preprocess
-from schemas.release import RELEASE_JSON, dumps, json_line
+from schemas.editions import release_identity
+from schemas.release import RELEASE_JSON, VCR_BENCHMARK, dumps, json_line
 from schemas.vcr import BINS, CLEAN, FORMULAS, SMOOTHING, SPLINE_DEGREE, CURVE_POINTS, VCR_TREE
 
 from pipelines.beam.evaluate import METRICS_FILE, PREDICTIONS_DIR, PredictTop5, default_output, read_bytes
@@ -45,9 +46,10 @@ PROPERTIES = ("accuracy", "consistency")
 
 
 def is_vcr_release(release_dir: str) -> bool:
-    """True when ``release_dir/release.json`` names the VCR edition."""
+    """True when ``release_dir/release.json`` names the VCR benchmark (new and old releases)."""
     try:
-        return json.loads(Path(release_dir, RELEASE_JSON).read_text(encoding="utf-8")).get("edition") == VCR_TREE
+        document = json.loads(Path(release_dir, RELEASE_JSON).read_text(encoding="utf-8"))
+        return release_identity(document).benchmark == VCR_BENCHMARK
     except (OSError, ValueError, AttributeError):
         return False
 

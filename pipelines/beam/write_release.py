@@ -22,10 +22,8 @@ from __future__ import annotations
 
 import hashlib
 import heapq
-import importlib.metadata
 import itertools
 import json
-import platform
 import uuid
 from typing import Any, Iterable, Iterator, Mapping, Optional, Sequence, Tuple
 
@@ -38,6 +36,7 @@ from schemas.tfds import TfdsDataset
 
 from pipelines.formats import storage
 from pipelines.release.output_folder import WorkerLock
+from pipelines.release.versions import library_versions
 from pipelines.formats.parts import (FAILURES_TABLE, PART_RECORDS, PART_SECONDS, SOURCES_TABLE, PartWriter, iter_file_chunks,
                     ledger_runs, merge_runs)
 from pipelines.beam.progress import ProgressCounter
@@ -49,28 +48,6 @@ ENVIRONMENTS_DIR = f"{PARTS_DIR}/environments"
 """One file per run of a build: the distinct worker environments it saw."""
 RELEASE_WIDE_GROUP = "_release"
 """Checksum-part name of the files that belong to no group (sources, failures)."""
-
-
-def library_versions() -> dict[str, str]:
-    """Versions of everything that can change an output's bytes (and of the build tools)."""
-    import apache_beam
-    import cv2
-    import numba
-    import numpy
-    import PIL
-    import scipy
-    import skimage
-    from PIL import features
-
-    try:
-        own = importlib.metadata.version("imagenet-cp")
-    except importlib.metadata.PackageNotFoundError:
-        own = "not installed"
-    return {"python": platform.python_version(), "imagenet-cp": own, "numpy": numpy.__version__,
-            "pillow": PIL.__version__, "libjpeg": str(features.version("jpg")),
-            "libjpeg-turbo": str(features.version("libjpeg_turbo")), "scipy": scipy.__version__,
-            "scikit-image": skimage.__version__, "opencv": cv2.__version__, "numba": numba.__version__,
-            "apache-beam": apache_beam.__version__}
 
 
 class OutputsFn(beam.DoFn):

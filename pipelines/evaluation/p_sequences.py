@@ -17,8 +17,8 @@ from typing import Callable, NamedTuple
 import numpy as np
 from PIL import Image
 
-from schemas.editions import get_edition
-from schemas.imagenet_p_editions import NPY, P_EDITIONS
+from schemas.editions import EDITIONS, get_edition
+from schemas.imagenet_p_editions import NPY
 from schemas.release import P_TREE, RELEASE_JSON, manifest_path
 
 from pipelines.formats import storage
@@ -36,7 +36,7 @@ def p_tree(release_dir: str) -> tuple[str, str]:
     """``(tree folder, edition)`` of a release's ImageNet-P data: the tree ``release.json`` names, else
     the first P tree folder present (``imagenet-p``, ``ImageNet-P-299``, ..., ``CIFAR-10-P``), else
     ``('imagenet-p', 'imagenet')``."""
-    trees = {tree: name for name, e in P_EDITIONS.items() for tree in e.trees}
+    trees = {tree: name for name, e in EDITIONS.items() if e.p for tree in e.p.trees}
     try:
         document = json.loads(storage.read_bytes(storage.join(release_dir, RELEASE_JSON)))
         if document.get("tree") in trees:

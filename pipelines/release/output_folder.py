@@ -27,8 +27,10 @@ import socket
 import time
 from typing import Any, Iterable, Mapping, Optional
 
+from schemas.adversarial import A_TREE, O_TREE
+from schemas.editions import category_trees, release_trees
 from schemas.release import (CHECKSUMS, FAILURES, MANIFEST_DIR, PACKAGES_DIR, PARTS_DIR, RELEASE_JSON, SCRATCH_DIRS,
-                             SOURCES, TFDS_DIR, TREE_CATEGORIES, json_line)
+                             SOURCES, TFDS_DIR, json_line)
 
 from pipelines.formats import storage
 
@@ -38,9 +40,15 @@ BUILD_RECORD = f"{PARTS_DIR}/build.json"
 """What a build in progress is: edition, config and input listing checksum, written when it starts."""
 ORPHAN_WAIT_SECONDS = 30.0
 """How long a build waits for the worker processes of a killed build to exit."""
-RELEASE_NAMES = (*TREE_CATEGORIES, TFDS_DIR, MANIFEST_DIR, SOURCES, FAILURES, RELEASE_JSON, CHECKSUMS, PACKAGES_DIR,
-                 *SCRATCH_DIRS)
-"""Every top-level name a build or ``package`` creates in a release folder."""
+RELEASE_FILES = (TFDS_DIR, MANIFEST_DIR, SOURCES, FAILURES, RELEASE_JSON, CHECKSUMS, PACKAGES_DIR, *SCRATCH_DIRS)
+"""The top-level names every release has beside its tree."""
+
+
+def release_names() -> tuple:
+    """Every top-level name a build or ``package`` creates in a release folder: the tree of every
+    registered edition's layouts (:func:`schemas.editions.release_trees`), the VCR and A/O trees,
+    and :data:`RELEASE_FILES`."""
+    return tuple(dict.fromkeys((*release_trees(), *category_trees(), A_TREE, O_TREE, *RELEASE_FILES)))
 
 
 class OutputFolderError(ValueError):
@@ -237,9 +245,9 @@ def write_build_record(folder: str, record: Mapping[str, Any]) -> None:
 
 
 def remove_release(folder: str, keep: Iterable[str] = ()) -> None:
-    """Delete every top-level name of the release layout (:data:`RELEASE_NAMES`) but ``keep``;
+    """Delete every top-level name of the release layout (:func:`release_names`) but ``keep``;
     nothing else in the folder is touched."""
-    for name in RELEASE_NAMES:
+    for name in release_names():
         if name not in keep:
             storage.delete_tree(storage.join(folder, name))
 

@@ -1,7 +1,10 @@
 """Pack a release's folder tree into the official category tars plus their ``SHA256SUMS``.
 
-ImageNet-C: ``noise.tar``, ``blur.tar``, ``weather.tar``, ``digital.tar``, ``extra.tar`` with
-members ``<corruption>/<severity>/<wnid>/<file>``, as the Zenodo release. The tars are
+One plan per tree (:func:`package_plan`): an ImageNet-C tree of any edition is packed as its
+:class:`schemas.edition.Layout` says (224: ``noise.tar``, ``blur.tar``, ``weather.tar``,
+``digital.tar``, ``extra.tar`` with members ``<corruption>/<severity>/<wnid>/<file>``, as the Zenodo
+release, then ``clean.tar``; ``CIFAR-10-C.tar`` with the tree folder as first member; ...); an
+ImageNet-P or VCR tree by its category table (:func:`schemas.editions.category_trees`). The tars are
 reproducible: members in sorted depth-first order, folders included, mtime 0, owner 0/0 without
 names, modes 0755/0644, GNU format. The release and the tars may lie on any file system
 :mod:`pipelines.formats.storage` reaches; the members are the tree's files and the folders that hold them.
@@ -17,9 +20,11 @@ import errno
 import json
 import os
 import tarfile
-from typing import Iterator, Mapping, Optional
+from typing import Iterator, Mapping, NamedTuple, Optional
 
-from schemas.release import CHECKSUMS, PACKAGES_DIR, RELEASE_JSON, TMP_DIR, TREE_CATEGORIES, checksum_line
+from schemas.edition import Edition, Layout
+from schemas.editions import EDITIONS, category_trees
+from schemas.release import CHECKSUMS, PACKAGES_DIR, RELEASE_JSON, TMP_DIR, checksum_line
 
 from pipelines.formats import storage
 from pipelines.release.output_folder import FolderLock
@@ -136,31 +141,96 @@ def package_release(release_dir: str, output_dir: Optional[str] = None) -> list[
         lock.release()
 
 
+class TarPlan(NamedTuple):
+    """One tar of a package: its name, the folder its members are relative to, the members (each with
+    everything below it, but those in ``folder_only``, packed as a folder entry alone)."""
+
+    name: str
+    base: str
+    members: list
+    folder_only: tuple = ()
+
+
+def find_layout(tree: str) -> Optional[tuple[Edition, Layout]]:
+    """The edition and layout whose ImageNet-C release tree is ``tree`` (None when no edition has it)."""
+    for edition in EDITIONS.values():
+        for layout in (edition.c.layouts.values() if edition.c else ()):
+            if layout.tree == tree:
+                return edition, layout
+    return None
+
+
+def _layout_plan(release_dir: str, tree: str, edition: Edition, layout: Layout) -> list[TarPlan]:
+    """The tars of an ImageNet-C tree: one per package of the layout (default: one per category), then
+    the clean config's (``clean.tar``, or ``<tree>-clean.tar`` for layouts that name their tars after
+    the tree). Only entries present in the release are packed; a tar without any is left out."""
+    packages = layout.packages or {category: (category,) for category in edition.c.categories}
+    root = storage.join(release_dir, tree)
+    prefix = [tree] if layout.package_prefix else []
+    base = release_dir if layout.package_prefix else root
+
+    def plan(name: str, members: list) -> TarPlan:
+        names = prefix + [f"{tree}/{m}" if layout.package_prefix else m for m in members]
+        return TarPlan(f"{name}.tar", base, names, tuple(prefix))
+
+    plans = []
+    for name, categories in packages.items():
+        members = [layout.corruption_entry(c) for c, spec in edition.c.corruptions.items()
+                   if spec.category in categories]
+        members = [m for m in members if storage.exists(storage.join(root, m))]
+        if not members:
+            continue
+        if layout.labels_file and storage.exists(storage.join(root, layout.labels_file)):
+            members.append(layout.labels_file)
+        plans.append(plan(name, members))
+    clean = layout.clean_template.split("/", 1)[0] if layout.clean_template else None
+    if clean and storage.exists(storage.join(root, clean)):
+        stem = clean.split(".", 1)[0]  # 'clean.npy' (CIFAR) -> CIFAR-10-C-clean.tar
+        plans.append(plan(f"{tree}-{stem}" if layout.package_prefix else stem, [clean]))
+    return plans
+
+
+def _category_plan(release_dir: str, tree: str, categories: Mapping[str, str]) -> list[TarPlan]:
+    """The tars of a tree packed by category table: one per category, in table order, of the
+    entries present (folders, or ``.npy`` files) below the tree."""
+    root = storage.join(release_dir, tree)
+    by_category: dict[str, list] = {}
+    for entry, category in categories.items():
+        if storage.exists(storage.join(root, entry)):
+            by_category.setdefault(category, []).append(entry)
+    return [TarPlan(f"{category}.tar", root, entries) for category, entries in by_category.items()]
+
+
+def package_plan(release_dir: str, tree: str) -> Optional[list[TarPlan]]:
+    """The tars of the release tree ``tree``, in order; None when no edition or benchmark has it."""
+    found = find_layout(tree)
+    if found is not None:
+        return _layout_plan(release_dir, tree, *found)
+    categories = category_trees().get(tree)
+    return None if categories is None else _category_plan(release_dir, tree, categories)
+
+
 def _package(release_dir: str, output_dir: Optional[str]) -> list[str]:
     try:
         tree_name = json.loads(storage.read_bytes(storage.join(release_dir, RELEASE_JSON)))["tree"]
     except (OSError, ValueError, KeyError) as err:
         raise ValueError(f"{release_dir} is not a built release: {RELEASE_JSON} unreadable or without a "
                          f"'tree' ({type(err).__name__})") from err
-    from pipelines.release.edition_package import find_layout, write_edition_packages
-
-    if tree_name not in TREE_CATEGORIES and find_layout(tree_name) is None:
-        raise ValueError(f"no tar categories for tree {tree_name!r}; known trees: {', '.join(TREE_CATEGORIES)}")
-    tree = storage.join(release_dir, tree_name)
+    plan = package_plan(release_dir, tree_name)
+    if plan is None:
+        known = [layout.tree for e in EDITIONS.values() if e.c for layout in e.c.layouts.values()]
+        raise ValueError(f"no tar categories for tree {tree_name!r}; known trees: "
+                         f"{', '.join(dict.fromkeys([*known, *category_trees()]))}")
     output_dir = output_dir or storage.join(release_dir, PACKAGES_DIR)
     if storage.is_local(output_dir):
         if os.path.islink(output_dir):
             raise PackageError(f"{output_dir} is a link: give a real folder for the tars")
         if os.path.lexists(output_dir) and not os.path.isdir(output_dir):
             raise NotADirectoryError(errno.ENOTDIR, "Not a directory", output_dir)
-    tars = {} if tree_name in TREE_CATEGORIES else write_edition_packages(release_dir, tree_name, output_dir)
-    by_category: dict[str, list] = {}
-    for folder, category in TREE_CATEGORIES.get(tree_name, {}).items():
-        if storage.exists(storage.join(tree, folder)):  # a folder, or a CIFAR-10-P .npy
-            by_category.setdefault(category, []).append(folder)
-    for category, folders in by_category.items():
-        destination = storage.join(output_dir, f"{category}.tar")
-        tars[destination] = write_tar(tree, folders, destination)
+    tars = {}
+    for tar in plan:
+        destination = storage.join(output_dir, tar.name)
+        tars[destination] = write_tar(tar.base, tar.members, destination, tar.folder_only)
     lines = "".join(checksum_line(sha256, storage.basename(path)) for path, sha256 in tars.items())
     storage.write_atomic(output_dir, CHECKSUMS, lines.encode("utf-8"))
     storage.delete_tree(storage.join(output_dir, TMP_DIR))

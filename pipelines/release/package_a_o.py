@@ -28,13 +28,14 @@ import numpy as np
 
 from schemas.adversarial import BIBTEX, DECISIONS, FILTER_JSON, KEPT, REVIEW_CODES, TASKS
 from schemas.class_names import class_name
-from schemas.release import (CHECKSUMS, MANIFEST_DIR, PACKAGES_DIR, RELEASE_FORMAT, RELEASE_JSON, SOURCES,
+from schemas.edition import DEFAULT_EDITION
+from schemas.release import (LEGACY_EDITIONS, CHECKSUMS, MANIFEST_DIR, PACKAGES_DIR, RELEASE_FORMAT, RELEASE_JSON, SOURCES,
                              checksum_line, dumps, is_safe_name, json_line)
 from schemas.wnids import wnid_to_label
 from transforms.ten_crop import CENTRE_CROP
 
 from pipelines.release.package import write_tar
-from pipelines.beam.write_release import library_versions
+from pipelines.release.versions import library_versions
 from pipelines.release.verify import file_sha256, relative_files
 
 NAME_FIELDS = {
@@ -205,7 +206,7 @@ def package_set(task: str, filtered_dir: str, accepted_path: str, output_dir: st
     tar_sha256 = file_sha256(tar)
     _write(os.path.join(packages, CHECKSUMS), checksum_line(tar_sha256, os.path.basename(tar)).encode("utf-8"))
     release = {
-        "edition": tree, "tree": tree, "format": RELEASE_FORMAT,
+        "edition": DEFAULT_EDITION, "benchmark": LEGACY_EDITIONS[tree][1], "tree": tree, "format": RELEASE_FORMAT,
         "package": {"file": f"{PACKAGES_DIR}/{tree}.tar", "bytes": os.path.getsize(tar), "sha256": tar_sha256,
                     "md5": md5.hexdigest()},
         "config": {"filter": run["config"], "models": run["models"], "decisions_sha256": run["decisions_sha256"],

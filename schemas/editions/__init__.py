@@ -1,21 +1,37 @@
 """The catalogue of editions: name -> :class:`schemas.edition.Edition`.
 
 One table module per edition (``imagenet``, ``inception``, ``tinyimagenet``, ``imagenet64``,
-``cifar``); adding an edition is adding a module here and a line to :data:`EDITIONS`.
-An edition's ImageNet-P facts go into its ``p`` slot (see :class:`schemas.edition.Edition`).
+``cifar``), each holding that edition's ImageNet-C and ImageNet-P facts and its TFDS names in one
+``EDITION`` value. Adding an edition is one new module whose ``EDITION`` is passed to
+:func:`register_edition` (the built-in ones are registered here, in catalogue order); see
+``docs/dev/adding-an-edition.md``.
 """
 from __future__ import annotations
 
 from types import MappingProxyType
-from typing import Mapping, Union
+from typing import Any, Mapping, NamedTuple, Union
 
-from schemas.edition import DEFAULT_EDITION, Edition
+from schemas.edition import DEFAULT_EDITION, SOURCE_FAMILIES, Edition
+from schemas.release import C_BENCHMARK, LEGACY_EDITIONS, P_BENCHMARK
 
-from . import cifar, imagenet, imagenet64, inception, tinyimagenet
+_CATALOGUE: dict[str, Edition] = {}
 
-EDITIONS: Mapping[str, Edition] = MappingProxyType({
-    e.name: e for e in (imagenet.EDITION, inception.EDITION, tinyimagenet.EDITION, imagenet64.EDITION,
-                        cifar.EDITION)})
+EDITIONS: Mapping[str, Edition] = MappingProxyType(_CATALOGUE)
+"""Every registered edition by catalogue name (a read-only view; :func:`register_edition` adds)."""
+
+
+def register_edition(edition: Edition) -> Edition:
+    """Add ``edition`` to :data:`EDITIONS` (and so to every CLI list, ``--force`` and packaging).
+
+    Raises
+    ------
+    ValueError
+        If another edition has that name.
+    """
+    if _CATALOGUE.get(edition.name, edition) is not edition:
+        raise ValueError(f"an edition named {edition.name!r} is registered already")
+    _CATALOGUE[edition.name] = edition
+    return edition
 
 
 def get_edition(edition: Union[str, Edition, None] = None) -> Edition:
@@ -34,4 +50,73 @@ def get_edition(edition: Union[str, Edition, None] = None) -> Edition:
     return EDITIONS[name]
 
 
-__all__ = ["EDITIONS", "DEFAULT_EDITION", "Edition", "get_edition"]
+def edition_help(benchmark: str = C_BENCHMARK) -> str:
+    """``--edition``'s help: every registered edition that has ``benchmark`` (``'c'`` or ``'p'``), with
+    its image side and its inputs (:data:`schemas.edition.SOURCE_FAMILIES`)."""
+    has = (lambda e: e.c is not None) if benchmark == C_BENCHMARK else (lambda e: e.p is not None)
+    names = [f"{e.name} ({e.image_size}{', default' if e.name == DEFAULT_EDITION else ''}; "
+             f"{' or '.join(dict.fromkeys(SOURCE_FAMILIES[f] for f in e.sources))})"
+             for e in EDITIONS.values() if has(e)]
+    return "edition: " + ", ".join(names) + "; without --input each builds its bundled sample"
+
+
+class ReleaseIdentity(NamedTuple):
+    """What a release is: its edition's catalogue name and its benchmark (``c``, ``p``, ``vcr``, ``a``, ``o``)."""
+
+    edition: str
+    benchmark: str
+
+
+def release_identity(document: Mapping[str, Any]) -> ReleaseIdentity:
+    """``(edition, benchmark)`` of a ``release.json`` document (or a build record), new or old.
+
+    A release names both (``"edition": "cifar", "benchmark": "p"``). Releases made before the
+    ``benchmark`` field named the 224 edition's benchmarks by their tree (``imagenet-c``,
+    ``imagenet-p``, ``vcr``, ``imagenet-a``, ``imagenet-o``: :data:`schemas.release.LEGACY_EDITIONS`)
+    and the other editions by catalogue name alone, their ``tree`` telling C from P.
+
+    Raises
+    ------
+    ValueError
+        On a document that names no known edition or benchmark.
+    """
+    edition, benchmark = document.get("edition"), document.get("benchmark")
+    if benchmark is not None:
+        return ReleaseIdentity(edition, benchmark)
+    if edition in LEGACY_EDITIONS:
+        return ReleaseIdentity(*LEGACY_EDITIONS[edition])
+    if edition in EDITIONS and "tree" in document:
+        p = EDITIONS[edition].p
+        return ReleaseIdentity(edition, P_BENCHMARK if p is not None and document["tree"] in p.trees else C_BENCHMARK)
+    raise ValueError(f"release.json names no known edition and benchmark (edition {edition!r})")
+
+
+def category_trees() -> Mapping[str, Mapping[str, str]]:
+    """Tree -> {top-level entry of the tree -> the category tar it is packed into}, for the trees
+    packed by category: every registered edition's ImageNet-P trees (one folder per dataset, or one
+    ``<dataset>.npy``) and the VCR tree (one tar per folder). The ImageNet-C trees are packed from
+    their :class:`schemas.edition.Layout` instead."""
+    from schemas.imagenet_p_editions import NPY
+    from schemas.vcr import CLEAN, VCR_CORRUPTIONS, VCR_TREE
+
+    trees = {tree: MappingProxyType({p.dataset_name(d) + (".npy" if e.p.output == NPY else ""): p.category
+                                     for p in e.p.perturbations.values() for d in p.difficulties})
+             for e in EDITIONS.values() if e.p for tree in e.p.trees}
+    trees[VCR_TREE] = MappingProxyType({name: name for name in (*VCR_CORRUPTIONS, CLEAN)})
+    return MappingProxyType(trees)
+
+
+def release_trees() -> tuple:
+    """Top folder of every tree a release of any registered edition can hold (C layouts, P trees)."""
+    trees = [layout.tree for e in EDITIONS.values() if e.c for layout in e.c.layouts.values()]
+    trees += [tree for e in EDITIONS.values() if e.p for tree in e.p.trees]
+    return tuple(dict.fromkeys(trees))
+
+
+from . import cifar, imagenet, imagenet64, inception, tinyimagenet  # noqa: E402  (they import this module's types)
+
+for _module in (imagenet, inception, tinyimagenet, imagenet64, cifar):
+    register_edition(_module.EDITION)
+
+__all__ = ["EDITIONS", "DEFAULT_EDITION", "Edition", "ReleaseIdentity", "category_trees", "edition_help", "get_edition",
+           "register_edition", "release_identity", "release_trees"]

@@ -10,7 +10,8 @@ each corruption are stacked into ``<corruption>.npy`` (rows 5 x N, severity 1 fi
 from types import MappingProxyType
 
 from schemas.edition import NPY, CEdition, Edition, Layout, Preprocessing, TfdsNames
-from schemas.imagenet_p_editions import P_EDITIONS
+from schemas.imagenet_p import Ramp
+from schemas.imagenet_p_editions import DRIP_SMALL, NPY as P_NPY, Arrangement, PEdition, PTfdsNames, p_table
 from schemas.imagenet_c import Corruption, severity_rows as rows, zoom_factors
 
 SIZE = 32
@@ -53,6 +54,9 @@ CORRUPTIONS = (
     Corruption("saturate", "extra", rows(multiplier=[0.3, 0.1, 1.5, 2, 2.5], offset=[0, 0, 0, 0.1, 0.2])),
 )
 
+#: CIFAR-10 class names in label order (``batches.meta``'s ``label_names``).
+CIFAR10_CLASSES = ("airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck")
+
 #: The clean config's array below the tree: (N, 32, 32, 3) uint8, input order.
 CLEAN_FILE = "clean.npy"
 
@@ -61,6 +65,29 @@ ALL_CATEGORIES = ("noise", "blur", "weather", "digital", "extra")
 
 #: TFDS ``cifar10_corrupted``'s names where they differ from the function names.
 TFDS_NAMES = MappingProxyType({"glass_blur": "frosted_glass_blur", "elastic_transform": "elastic"})
+
+_P_TITLE = "CIFAR-10-P at 32x32 (make_cifar_p.py)"  # the CIFAR-100 dataset's too (its labels are the input's)
+
+P = PEdition(
+    name="cifar", frame_size=SIZE, input="cifar32",
+    arrangement=Arrangement(),
+    perturbations=p_table(
+        gaussian=(0.02, 0.04, 0.06), shot=(700, 400, 200), speckle=(0.05, 0.07, 0.10),
+        motion_blur=dict(radius=6, sigma=1.8, angles=Ramp(-20 * 9, 9)), motion_frames=21,
+        snow=dict(loc=0.05, scale=0.3, zoom=2, threshold=0.5, blur_radius=10, blur_sigma=2,
+                  angles=Ramp(-150, 4), blend=0.85),
+        brightness=dict(deltas=Ramp(-15 * 1.5, 1.5, 100.)),  # (i - 15) * 1.5 / 100
+        translate=Ramp(-7, 1), translate_frames=16,  # -7 .. +8 px
+        tilt=dict(angles=Ramp(-15 * 0.75, 0.75)),  # 0.75 * (i - 15) degrees
+        scale=dict(scales=Ramp(70, 2, 100.), resample="bilinear"),  # (2 i + 70) / 100
+        gaussian_blur=dict(sigmas=Ramp(0.3, 0.015), truncate=7.0),
+        spatter=dict(loc=0.6, scale=0.265, blur_sigma=1.75, threshold=0.7, intensity=0.6, drip_kernel=DRIP_SMALL)),
+    output=P_NPY, trees=("CIFAR-10-P", "CIFAR-100-P"),
+    reference="hendrycks/robustness@8190fe3 ImageNet-P/create_p/make_cifar_p.py",
+    preprocessing="none: the 32x32x3 uint8 test image as it is",
+    tfds={"cifar10": PTfdsNames("cifar10_p", (SIZE, SIZE), CIFAR10_CLASSES, "test", _P_TITLE),
+          "cifar100": PTfdsNames("cifar100_p", (SIZE, SIZE), CIFAR10_CLASSES, "test", _P_TITLE)})
+"""The ImageNet-P facts (``make_cifar_p.py``): one ``<dataset>.npy`` per dataset."""
 
 EDITION = Edition(
     name="cifar",
@@ -91,6 +118,6 @@ EDITION = Edition(
         },
         examples_per_shard=10000,
         reference="ImageNet-C/create_c/make_cifar_c.py"),
-    p=P_EDITIONS["cifar"],  # the ImageNet-P facts (schemas/imagenet_p_editions.py)
+    p=P,
     model_input={"size": SIZE, "mean": (0.0, 0.0, 0.0), "std": (1.0, 1.0, 1.0)},
 )

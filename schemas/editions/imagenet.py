@@ -4,11 +4,31 @@ Its severity tables are :data:`schemas.imagenet_c.CORRUPTIONS`; the TFDS dataset
 ``imagenet2012_corrupted`` (:data:`schemas.tfds.IMAGENET2012_CORRUPTED`).
 """
 from schemas.edition import CLEAN_TEMPLATE, JPEG, CEdition, Edition, Layout, Preprocessing, TfdsNames
-from schemas.imagenet_p_editions import P_EDITIONS
+from schemas.imagenet_p import PERTURBATIONS
+from schemas.imagenet_p_editions import MP4, Arrangement, PEdition, PTfdsNames
+from schemas.wnids import imagenet_wnids
 from schemas.imagenet_c import CORRUPTIONS, IMAGE_SIZE
-from schemas.release import C_TREE
+from schemas.release import C_TREE, P_TREE
 
 RESIZE_SHORT_SIDE = 256
+
+P = PEdition(
+    name="imagenet", frame_size=IMAGE_SIZE, input="resized256",
+    arrangement=Arrangement(view=(("center_crop", IMAGE_SIZE),)),
+    perturbations=PERTURBATIONS,
+    output=MP4, trees=(P_TREE,),
+    reference="hendrycks/robustness@8190fe3 ImageNet-P/create_p/make_imagenet_p.py",
+    preprocessing="Resize(256) then RGB; CenterCrop(224) after whole-image moves, before pixel operations",
+    tfds={"imagenet": PTfdsNames(
+        "imagenet_p", (IMAGE_SIZE, IMAGE_SIZE), imagenet_wnids(), "validation", "ImageNet-P",
+        description=("ImageNet-P built by imagenet-cp: each ImageNet validation image, Resize(256), perturbed "
+                     "into a sequence of 224x224 frames as hendrycks/robustness's make_imagenet_p.py does, with "
+                     "a per-example seed. `video` holds, as PNGs, the frames decoded from the imagenet-p/ tree's "
+                     "H.264 MP4s (or the frames before the encode, for a release built with --tfds-frames "
+                     "lossless; release.json says which); `file_name` is the source image's file name."),
+        release_note=("imagenet-cp: faithful to the reference schedules, per-example seeds, frames decoded from "
+                      "the release's MP4s."))})
+"""The ImageNet-P facts (``make_imagenet_p.py``); TFDS has no ImageNet-P, a release declares ``imagenet_p``."""
 
 EDITION = Edition(
     name="imagenet",
@@ -27,6 +47,6 @@ EDITION = Edition(
             tfds=TfdsNames("imagenet2012_corrupted", "3.1.0", "validation"))},
         examples_per_shard=2048,
         reference="ImageNet-C/create_c/make_imagenet_c.py"),
-    p=P_EDITIONS["imagenet"],  # the ImageNet-P facts (schemas/imagenet_p_editions.py)
+    p=P,
     model_input={"size": IMAGE_SIZE, "mean": (0.485, 0.456, 0.406), "std": (0.229, 0.224, 0.225)},
 )

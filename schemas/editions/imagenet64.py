@@ -7,7 +7,9 @@ a 64 plasma map, frost textures shrunk by ``cv2.resize(fx=fy=0.3)`` before the c
 scaled by N = 64 with alpha = sigma = 0 at severity 1, zoom lists of 7..26 factors.
 """
 from schemas.edition import CLEAN_TEMPLATE, JPEG, CEdition, Edition, Layout, Preprocessing, TfdsNames
-from schemas.imagenet_p_editions import P_EDITIONS
+from schemas.imagenet_p import Ramp
+from schemas.imagenet_p_editions import DRIP_SMALL, MP4, Arrangement, PEdition, PTfdsNames, p_table
+from schemas.wnids import imagenet_wnids
 from schemas.imagenet_c import Corruption, severity_rows as rows, zoom_factors
 
 SIZE = 64
@@ -53,6 +55,33 @@ CORRUPTIONS = (
 #: torchvision ``Resize((64, 64))`` on a PIL image: PIL bilinear, aspect not kept.
 RESIZE_64 = ("resize", SIZE, "bilinear")
 
+#: The ImageNet-P schedules of the 64 editions (``make_imagenet_64_p.py``, ``make_tinyimagenet_p.py``).
+P_SCHEDULES = dict(
+    gaussian=(0.025, 0.05, 0.075), shot=(500, 250, 125), speckle=(0.05, 0.10, 0.15),
+    motion_blur=dict(radius=14, sigma=3, angles=Ramp(-30 * 5, 5)),
+    snow=dict(loc=0.05, scale=0.28, zoom=2, threshold=0.5, blur_radius=10, blur_sigma=2.5,
+              angles=Ramp(-150, 4), blend=0.85),
+    translate=Ramp(-15, 1), translate_frames=31,
+    gaussian_blur=dict(sigmas=Ramp(0.35, 0.014), truncate=7.0),
+    spatter=dict(loc=0.6, scale=0.25, blur_sigma=1.75, threshold=0.7, intensity=0.6, drip_kernel=DRIP_SMALL))
+
+#: The 64 editions blur the full-size image, then Resize(64) without a crop (frames keep the aspect).
+MOTION_BLUR_64 = Arrangement(after=(("resize_short_side", SIZE),))
+
+P = PEdition(
+    name="imagenet64", frame_size=SIZE, input="full",
+    arrangement=Arrangement(base=(RESIZE_64,)),
+    arrangements={"motion_blur": MOTION_BLUR_64},
+    perturbations=p_table(**P_SCHEDULES),
+    output=MP4, trees=("ImageNet-64x64-P",),
+    reference="hendrycks/robustness@8190fe3 ImageNet-P/create_p/make_imagenet_64_p.py",
+    preprocessing="RGB at full size; PIL bilinear 64x64 (aspect not kept) before every perturbation; "
+                  "motion_blur blurs the full-size image, then Resize(64) (short side 64, aspect kept)",
+    class_filter="the reference driver wrote only the sorted class folders 750..999; a build writes every class",
+    tfds={"imagenet": PTfdsNames("imagenet64x64_p", (None, None), imagenet_wnids(), "validation",
+                                 "ImageNet 64x64-P (make_imagenet_64_p.py; motion_blur frames 64 x int(64 * long / short))")})
+"""The ImageNet-P facts (``make_imagenet_64_p.py``)."""
+
 EDITION = Edition(
     name="imagenet64",
     title="ImageNet 64x64-C",
@@ -70,6 +99,6 @@ EDITION = Edition(
                            description="ImageNet 64x64-C (make_imagenet_64_c.py), Pillow JPEG q85."))},
         examples_per_shard=8192,
         reference="ImageNet-C/create_c/make_imagenet_64_c.py"),
-    p=P_EDITIONS["imagenet64"],  # the ImageNet-P facts (schemas/imagenet_p_editions.py)
+    p=P,
     model_input={"size": SIZE, "mean": (0.485, 0.456, 0.406), "std": (0.229, 0.224, 0.225)},
 )

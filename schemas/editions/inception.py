@@ -5,7 +5,9 @@ Values from ``hendrycks/robustness`` @ 8190fe3, ``ImageNet-C/create_c/make_image
 plasma map is 512 (top-left 299 crop), elastic scales by 360, the zoom lists are the 224 ones.
 """
 from schemas.edition import CLEAN_TEMPLATE, JPEG, CEdition, Edition, Layout, Preprocessing, TfdsNames
-from schemas.imagenet_p_editions import P_EDITIONS
+from schemas.imagenet_p import Ramp
+from schemas.imagenet_p_editions import DRIP_224, MP4, Arrangement, PEdition, PTfdsNames, p_table
+from schemas.wnids import imagenet_wnids
 from schemas.imagenet_c import Corruption, severity_rows as rows, zoom_factors
 
 SIZE = 299
@@ -48,6 +50,31 @@ CORRUPTIONS = (
     Corruption("saturate", "extra", rows(multiplier=[0.3, 0.1, 2, 5, 20], offset=[0, 0, 0, 0.1, 0.2])),
 )
 
+_RCC_299 = (("center_crop_fraction", 0.875), ("resize", SIZE, "bilinear"))
+
+P = PEdition(
+    name="inception", frame_size=SIZE, input="full",
+    # translate / rotate / tilt / shear move the full image, then the 299 view; pixel operations see the view
+    arrangement=Arrangement(view=_RCC_299),
+    # zoom_blur and scale act on the 299 view itself (their CenterCrop(299) is a no-op)
+    arrangements={"zoom_blur": Arrangement(base=_RCC_299), "scale": Arrangement(base=_RCC_299)},
+    perturbations=p_table(
+        gaussian=(0.035, 0.055, 0.085), shot=(250, 100, 50), speckle=(0.06, 0.11, 0.16),
+        motion_blur=dict(radius=13, sigma=3, angles=Ramp(-30 * 4, 4)),
+        snow=dict(loc=0.05, scale=0.3, zoom=3, threshold=0.5, blur_radius=14, blur_sigma=4,
+                  angles=Ramp(-150, 4), blend=0.85),
+        translate=Ramp(-20, 1), translate_frames=41,
+        gaussian_blur=dict(sigmas=Ramp(0.35, 0.035), truncate=6.0),
+        spatter=dict(loc=0.65, scale=0.3, blur_sigma=4, threshold=0.69, intensity=0.6, drip_kernel=DRIP_224)),
+    output=MP4, trees=("ImageNet-P-299",),
+    reference="hendrycks/robustness@8190fe3 ImageNet-P/create_p/make_imagenet_p_inception.py",
+    preprocessing="RGB at full size; 299 view = central int(0.875 H) x int(0.875 W) crop, PIL bilinear 299x299 "
+                  "(aspect not kept); translate/rotate/tilt/shear act on the full image before the view, "
+                  "zoom_blur and scale on the view",
+    tfds={"imagenet": PTfdsNames("imagenet_p_299", (SIZE, SIZE), imagenet_wnids(), "validation",
+                                 "ImageNet-P at 299x299 (make_imagenet_p_inception.py)")})
+"""The ImageNet-P facts (``make_imagenet_p_inception.py``)."""
+
 EDITION = Edition(
     name="inception",
     title="ImageNet-C 299 (Inception-sized)",
@@ -66,6 +93,6 @@ EDITION = Edition(
                            description="ImageNet-C at 299x299 (make_imagenet_c_inception.py), Pillow JPEG q85."))},
         examples_per_shard=1024,
         reference="ImageNet-C/create_c/make_imagenet_c_inception.py"),
-    p=P_EDITIONS["inception"],  # the ImageNet-P facts (schemas/imagenet_p_editions.py)
+    p=P,
     model_input={"size": SIZE, "mean": (0.485, 0.456, 0.406), "std": (0.229, 0.224, 0.225)},
 )

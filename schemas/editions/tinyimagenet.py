@@ -5,9 +5,24 @@ the tables are :data:`schemas.editions.imagenet64.CORRUPTIONS`; the edition diff
 (Tiny ImageNet's validation images, already 64x64 crops of their object) and its release tree.
 """
 from schemas.edition import CLEAN_TEMPLATE, JPEG, CEdition, Edition, Layout, Preprocessing, TfdsNames
-from schemas.imagenet_p_editions import P_EDITIONS
+from schemas.imagenet_p_editions import MP4, Arrangement, PEdition, PTfdsNames, p_table
 
-from .imagenet64 import CORRUPTIONS, RESIZE_64, SIZE
+from .imagenet64 import CORRUPTIONS, MOTION_BLUR_64, P_SCHEDULES, RESIZE_64, SIZE
+
+P = PEdition(
+    name="tinyimagenet", frame_size=SIZE, input="full",
+    arrangement=Arrangement(base=(("resize_short_side", SIZE),), view=(("center_crop", SIZE),)),
+    arrangements={"motion_blur": MOTION_BLUR_64},
+    perturbations=p_table(**P_SCHEDULES),
+    output=MP4, trees=("Tiny-ImageNet-P",),
+    reference="hendrycks/robustness@8190fe3 ImageNet-P/create_p/make_tinyimagenet_p.py",
+    preprocessing="RGB at full size (the reference read bounding-box crops); Resize(64) (short side 64), "
+                  "CenterCrop(64) after whole-image moves, before pixel operations; motion_blur blurs the "
+                  "full-size image, then Resize(64) (aspect kept, no crop)",
+    tfds={"tinyimagenet": PTfdsNames("tiny_imagenet_p", (None, None), (), "validation",
+                                     "Tiny-ImageNet-P at 64x64 (make_tinyimagenet_p.py; motion_blur frames 64 x "
+                                     "int(64 * long / short); labels: the input's wnids)")})
+"""The ImageNet-P facts (``make_tinyimagenet_p.py``)."""
 
 EDITION = Edition(
     name="tinyimagenet",
@@ -31,6 +46,6 @@ EDITION = Edition(
                            description="Tiny-ImageNet-C (make_tinyimagenet_c.py), Pillow JPEG q85."))},
         examples_per_shard=8192,
         reference="ImageNet-C/create_c/make_tinyimagenet_c.py"),
-    p=P_EDITIONS["tinyimagenet"],  # the ImageNet-P facts (schemas/imagenet_p_editions.py)
+    p=P,
     model_input={"size": SIZE, "mean": (0.4802, 0.4481, 0.3975), "std": (0.2302, 0.2265, 0.2262)},
 )

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from schemas.imagenet_p import PERTURBATIONS
-from schemas.release import TREE_CATEGORIES
+from schemas.editions import category_trees
 from schemas.tfds_p import DATASETS, IMAGENET_P, Video, imagenet_p_config
 
 
@@ -24,7 +24,7 @@ def test_twenty_configs_named_as_the_reference_folders():
 
 
 def test_package_categories_cover_every_dataset_folder():
-    categories = TREE_CATEGORIES["imagenet-p"]
+    categories = category_trees()["imagenet-p"]
     assert set(categories) == set(IMAGENET_P.config_descriptions)
     assert set(categories.values()) == {"noise", "blur", "weather", "digital", "validation"}
     assert categories["shot_noise_3"] == "noise" and categories["tilt"] == "digital"

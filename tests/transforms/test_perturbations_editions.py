@@ -19,7 +19,6 @@ from skimage import data
 import transforms
 from schemas.imagenet_p import PERTURBATIONS
 from schemas.editions import EDITIONS
-from schemas.imagenet_p_editions import P_EDITIONS
 from transforms.preprocess import center_crop, resize_short_side
 
 REPO = Path(__file__).resolve().parents[2]
@@ -40,7 +39,8 @@ def edition_input(edition: str) -> np.ndarray:
     return full
 
 
-OTHER = [name for name in P_EDITIONS if name != "imagenet"]
+P_TABLES = {name: e.p for name, e in EDITIONS.items() if e.p is not None}  # each edition module's P facts
+OTHER = [name for name in P_TABLES if name != "imagenet"]
 
 
 @pytest.fixture(scope="module")
@@ -48,13 +48,17 @@ def inputs() -> dict:
     return {edition: edition_input(edition) for edition in OTHER}
 
 
-def test_every_edition_carries_its_p_facts():
-    assert {name: edition.p for name, edition in EDITIONS.items()} == dict(P_EDITIONS)
-    assert P_EDITIONS["imagenet"].perturbations == PERTURBATIONS
+def test_every_edition_carries_its_p_facts_from_its_own_module():
+    import importlib
+
+    for name in ("imagenet", "inception", "tinyimagenet", "imagenet64", "cifar"):
+        module = importlib.import_module(f"schemas.editions.{name}")
+        assert EDITIONS[name].p is module.P and module.P.name == name and module.P.tfds
+    assert P_TABLES["imagenet"].perturbations == PERTURBATIONS
 
 
 def test_golden_covers_17_sequences_of_every_edition_and_its_inputs(inputs):
-    expected = sorted((e, name, d) for e in OTHER for name, p in P_EDITIONS[e].perturbations.items()
+    expected = sorted((e, name, d) for e in OTHER for name, p in P_TABLES[e].perturbations.items()
                       if name != "gaussian_noise" for d in p.difficulties)
     assert sorted((x["edition"], x["perturbation"], x["difficulty"]) for x in ENTRIES) == expected
     assert len(ENTRIES) == 68
@@ -94,7 +98,7 @@ def test_gaussian_noise_draws_from_the_examples_random_state(inputs, edition, si
     image = inputs[edition]
     clean = transforms.perturb_sequence(image, "shot_noise", np.random.RandomState(0), edition=edition)[0]
     for difficulty, sigma in enumerate(sigmas, start=1):
-        assert P_EDITIONS[edition].perturbations["gaussian_noise"].params(difficulty)["sigma"] == sigma
+        assert P_TABLES[edition].perturbations["gaussian_noise"].params(difficulty)["sigma"] == sigma
         frames = transforms.perturb_sequence(image, "gaussian_noise", np.random.RandomState(9), difficulty, edition)
         assert frames.shape == (31, size, size, 3)
         np.testing.assert_array_equal(frames[0], clean)
@@ -108,11 +112,11 @@ def test_gaussian_noise_draws_from_the_examples_random_state(inputs, edition, si
 
 
 def test_frame_counts_differ_where_the_reference_does():
-    frames = {e: {name: p.frames for name, p in t.perturbations.items()} for e, t in P_EDITIONS.items()}
+    frames = {e: {name: p.frames for name, p in t.perturbations.items()} for e, t in P_TABLES.items()}
     assert frames["inception"]["translate"] == 41 and frames["imagenet64"]["translate"] == 31
     assert (frames["cifar"]["translate"], frames["cifar"]["motion_blur"]) == (16, 21)
     assert all(n == 31 for e in frames.values() for name, n in e.items() if name not in ("translate", "motion_blur"))
-    assert tuple(P_EDITIONS["cifar"].perturbations) == tuple(PERTURBATIONS)
+    assert tuple(P_TABLES["cifar"].perturbations) == tuple(PERTURBATIONS)
 
 
 def test_bad_editions_and_inputs_are_refused(inputs):

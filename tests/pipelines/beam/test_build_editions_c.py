@@ -13,7 +13,7 @@ from PIL import Image
 
 import transforms
 from pipelines.beam.build import SourceSelection, build_imagenet_c
-from pipelines.formats.edition_sources import read_cifar, write_cifar_sample, write_tinyimagenet_sample
+from pipelines.inputs.families import read_cifar, write_cifar_sample, write_tinyimagenet_sample
 from pipelines.beam.imagenet_c import ImageNetCConfig
 from pipelines.beam.npy_release import npy_header
 from pipelines.release.package import package_release

@@ -85,7 +85,7 @@ def test_images_sharing_a_video_name_keep_the_first_by_key():
 def test_document_records_the_encoder_settings_and_tfds_configs():
     document = imagenet_p_document(ImageNetPConfig.select(["shot_noise", "tilt"], preset="fast", simd=False,
                                                           tfds_frames="lossless"))
-    assert document["edition"] == document["tree"] == "imagenet-p"
+    assert (document["edition"], document["benchmark"], document["tree"]) == ("imagenet", "p", "imagenet-p")
     assert document["config"]["preset"] == "fast" and document["config"]["simd"] is False
     assert document["video"]["encoder"]["x264_params"] == "asm=0"
     assert document["video"]["encoder"]["cpu_capabilities"] == "none!"

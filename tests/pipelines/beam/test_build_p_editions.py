@@ -13,8 +13,8 @@ from pipelines.beam.imagenet_p import ImageNetPConfig, build_imagenet_p
 from pipelines.release.package import package_release
 from pipelines.release.verify import verify_release
 from scripts.cli import main as cli
-from pipelines.formats.edition_sources import list_edition_input
-from pipelines.beam.sources import read_entry
+from pipelines.inputs.families import list_input
+from pipelines.inputs.listing import read_entry
 from transforms import example_rng, perturb_sequence
 from transforms.views_p import edition_input
 from schemas.editions import get_edition
@@ -45,7 +45,7 @@ def opencv_frames(path):
 def recomputed(release, row, edition):
     """The sequence of a manifest row, recomputed from the edition's bundled sample (listed afresh)."""
     scratch = release.parent / f"{edition}_sample_again"
-    entries = {e.key: e for e in list_edition_input(get_edition(edition).sources, None, str(scratch)).index.entries}
+    entries = {e.key: e for e in list_input(get_edition(edition), None, str(scratch)).index.entries}
     image = edition_input(read_entry(entries[row["image_key"]]), get_edition(edition).p)
     rng = example_rng(0, row["image_key"], row["perturbation"], row["difficulty"])
     return perturb_sequence(image, row["perturbation"], rng, row["difficulty"], edition=edition)
@@ -69,6 +69,7 @@ def test_mp4_editions_write_the_official_tree_and_tfds_holds_the_decoded_frames(
     assert result.failures == 0
     document = json.loads((release / "release.json").read_text())
     assert document["tree"] == tree and document["config"]["edition"] == edition == document["edition"]
+    assert document["benchmark"] == "p"
     assert document["p_edition"]["frame_size"] == get_edition(edition).p.frame_size
     row, = rows(release, name)
     wnid, stem = row["image_key"].split("/")[0], os.path.splitext(row["image_key"].split("/")[1])[0]

@@ -22,7 +22,7 @@ import pytest
 from pipelines.formats import storage
 from pipelines.beam.evaluate import evaluate_release
 from pipelines.release.package import package_release
-from pipelines.beam.sources import index_source, read_entry
+from pipelines.inputs.listing import index_source, read_entry
 from pipelines.release.verify import verify_release
 from schemas.release import CHECKSUMS, SCRATCH_DIRS
 from scripts.cli import main as cli

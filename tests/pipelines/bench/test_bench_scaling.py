@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from pipelines.bench import scaling as bench_scaling
-from pipelines.beam.sources import index_source
+from pipelines.inputs.listing import index_source
 from schemas.imagenet_val import validation_wnid
 from scripts.cli import main
 

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from pipelines.beam.sources import (classify, detect_kind, drop_duplicates, index_source, inspect_image,
+from pipelines.inputs.listing import (classify, detect_kind, drop_duplicates, index_source, inspect_image,
                                read_entry, select_entries, source_note)
 from schemas.records import Failure, Locator
 from schemas.wnids import wnid_to_label

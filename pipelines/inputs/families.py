@@ -1,6 +1,7 @@
-"""Inputs of the small editions: the Tiny-ImageNet folder and the CIFAR-10/100 python pickles,
-and a bundled sample of each, made from the sample photographs.
+"""Every source family an edition reads, listed by one function (:func:`open_input`).
 
+- ImageNet val (``imagenet``: a folder, a tar or a prepared TFDS ``imagenet2012``; the listing is
+  :func:`pipelines.inputs.listing.index_source`);
 - Tiny ImageNet: the ``tiny-imagenet-200`` folder (or its ``val`` folder):
   ``val/images/<file>.JPEG`` labelled by ``val/val_annotations.txt`` (``<file>\\t<wnid>\\t...``);
   labels index the sorted ``wnids.txt`` (the sorted annotation wnids when it is absent).
@@ -11,8 +12,10 @@ and a bundled sample of each, made from the sample photographs.
   under ``DIR/.parts/`` (the workers read byte ranges of it, as of a tar), keyed ``NNNNN.png`` by
   its row so that key order is file order.
 
-ImageNet-style editions (``imagenet``, ``inception``, ``imagenet64``) read ImageNet val through
-:mod:`pipelines.beam.sources`.
+Without ``--input`` each family lists its bundled sample, written into ``DIR/.sample``.
+:func:`open_input` reads the input once (the CIFAR pickles are unpickled there, Tiny ImageNet's
+annotations read there) and learns the source family and class names the build needs before it
+starts; :meth:`Input.list` lists it into the release folder once the build holds the folder.
 """
 from __future__ import annotations
 
@@ -20,25 +23,25 @@ import io
 import os
 import pickle
 from dataclasses import dataclass
-from typing import Optional
+from typing import Callable, Mapping, Optional
 
 import numpy as np
 from PIL import Image
 
+from schemas.edition import Edition
+from schemas.editions.cifar import CIFAR10_CLASSES
 from schemas.records import Failure, Locator, SourceEntry
 from schemas.release import PARTS_DIR, SAMPLE_DIR, is_safe_name
 
 from pipelines.formats import storage
-from pipelines.install.sample import SAMPLE_PHOTOGRAPHS, sample_arrays
-from pipelines.beam.sources import SourceIndex, drop_duplicates, index_source, walk_folder
+from pipelines.install.sample import SAMPLE_PHOTOGRAPHS, sample_arrays, write_sample
+from pipelines.inputs.listing import SourceIndex, drop_duplicates, index_source, walk_folder
 
 TINY_ROOT = "tiny-imagenet-200"
 CIFAR10_ROOT, CIFAR10_TEST, CIFAR10_META = "cifar-10-batches-py", "test_batch", "batches.meta"
 CIFAR100_ROOT, CIFAR100_TEST, CIFAR100_META = "cifar-100-python", "test", "meta"
 CIFAR_SIDE = 32
 
-#: CIFAR-10 class names in label order (``batches.meta``'s ``label_names``).
-CIFAR10_CLASSES = ("airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck")
 
 #: Nominal CIFAR-10 classes of the sample photographs (order of :data:`pipelines.install.sample.SAMPLE_PHOTOGRAPHS`):
 #: cat; espresso, camera and clock have no CIFAR class (ship, truck, truck); rocket and astronaut as
@@ -149,6 +152,11 @@ def _png(image: np.ndarray) -> bytes:
 def index_cifar(path: str, output_dir: str) -> ListedInput:
     """List a CIFAR test set: each image becomes a PNG in ``DIR/.parts/cifar/test.pngs``."""
     images, labels, names, family = read_cifar(path)
+    return ListedInput(_index_cifar_arrays(images, labels, names, family, output_dir), family, names)
+
+
+def _index_cifar_arrays(images: np.ndarray, labels: list, names: tuple, family: str, output_dir: str) -> SourceIndex:
+    """The listing of a CIFAR test set read by :func:`read_cifar`, its PNG stack written."""
     blobs = [_png(image) for image in images]
     relative = f"{PARTS_DIR}/cifar/test.pngs"
     storage.write_atomic(output_dir, relative, b"".join(blobs))
@@ -163,7 +171,7 @@ def index_cifar(path: str, output_dir: str) -> ListedInput:
             entries.append(SourceEntry(key=f"{row:05d}.png", wnid=names[label], label=label,
                                        locator=Locator(stack, offset, len(blob)), source=f"{source_name}#{row}"))
         offset += len(blob)
-    return ListedInput(SourceIndex("cifar", tuple(entries), tuple(failures)), family, names)
+    return SourceIndex("cifar", tuple(entries), tuple(failures))
 
 
 def write_cifar_sample(folder: str) -> str:
@@ -201,18 +209,12 @@ def index_tinyimagenet(path: str) -> ListedInput:
     if not storage.is_local(path):
         raise ValueError(f"Tiny-ImageNet inputs must be local folders; got {path!r}")
     root = tiny_root(path)
-    annotations = {}
-    with open(os.path.join(root, "val", "val_annotations.txt"), encoding="utf-8") as stream:
-        for line in stream:
-            fields = line.rstrip("\n").split("\t")
-            if len(fields) >= 2 and fields[0]:
-                annotations[fields[0]] = fields[1]
-    wnids_file = os.path.join(root, "wnids.txt")
-    if os.path.isfile(wnids_file):
-        with open(wnids_file, encoding="utf-8") as stream:
-            names = tuple(sorted({w.strip() for w in stream if w.strip()}))
-    else:
-        names = tuple(sorted(set(annotations.values())))
+    annotations, names = _tiny_annotations(root)
+    return ListedInput(_index_tiny(root, annotations, names), "tinyimagenet", names)
+
+
+def _index_tiny(root: str, annotations: dict, names: tuple) -> SourceIndex:
+    """The listing of ``root/val/images`` labelled by ``annotations`` (:func:`_tiny_annotations`)."""
     labels = {w: i for i, w in enumerate(names)}
     entries, failures = [], []
     for item in walk_folder(os.path.join(root, "val", "images")):
@@ -232,8 +234,7 @@ def index_tinyimagenet(path: str) -> ListedInput:
             entries.append(SourceEntry(key=f"{wnid}/{name}", wnid=wnid, label=labels[wnid], locator=locator,
                                        source=source))
     entries, duplicates = drop_duplicates(entries)
-    return ListedInput(SourceIndex("tinyimagenet", tuple(entries), tuple(failures + duplicates)), "tinyimagenet",
-                       names)
+    return SourceIndex("tinyimagenet", tuple(entries), tuple(failures + duplicates))
 
 
 def write_tinyimagenet_sample(folder: str) -> str:
@@ -263,36 +264,111 @@ def sample_folder(output_dir: str) -> str:
     return storage.join(output_dir, SAMPLE_DIR)
 
 
-def list_edition_input(sources: tuple, path: Optional[str], output_dir: str) -> ListedInput:
-    """List the input of an edition whose source families are ``sources`` (``Edition.sources``).
+@dataclass(frozen=True)
+class Input:
+    """An input read once, before the build: its family and class names, and how to list it.
+
+    Attributes
+    ----------
+    family : str
+        Source family: ``'imagenet'``, ``'tinyimagenet'``, ``'cifar10'`` or ``'cifar100'``.
+    class_names : tuple of str, optional
+        Class names in label order when the family defines them (Tiny ImageNet's wnids, CIFAR's names).
+    path : str, optional
+        The ``--input``; None for the bundled sample.
+    """
+
+    family: str
+    class_names: Optional[tuple]
+    path: Optional[str]
+    _index: Callable[[str], SourceIndex]
+
+    def list(self, output_dir: str) -> SourceIndex:
+        """The listing (entries in key order, rejected files); ``output_dir`` receives the sample and
+        the CIFAR image stack in its scratch folders. The sample's listing has kind ``'sample'``."""
+        index = self._index(output_dir)
+        if self.path is None:
+            index = SourceIndex("sample", index.entries, index.failures)
+        return index
+
+
+def _open_imagenet(path: Optional[str]) -> Input:
+    if path is None:
+        return Input("imagenet", None, None,
+                     lambda output_dir: index_source(write_sample(storage.join(sample_folder(output_dir), "val")),
+                                                     "sample"))
+    return Input("imagenet", None, path, lambda output_dir: index_source(path))
+
+
+def _tiny_annotations(root: str) -> tuple[dict, tuple]:
+    """``({file: wnid}, class names)`` of a ``tiny-imagenet-200`` folder."""
+    annotations = {}
+    with open(os.path.join(root, "val", "val_annotations.txt"), encoding="utf-8") as stream:
+        for line in stream:
+            fields = line.rstrip("\n").split("\t")
+            if len(fields) >= 2 and fields[0]:
+                annotations[fields[0]] = fields[1]
+    wnids_file = os.path.join(root, "wnids.txt")
+    if os.path.isfile(wnids_file):
+        with open(wnids_file, encoding="utf-8") as stream:
+            names = tuple(sorted({w.strip() for w in stream if w.strip()}))
+    else:
+        names = tuple(sorted(set(annotations.values())))
+    return annotations, names
+
+
+def _open_tinyimagenet(path: Optional[str]) -> Input:
+    if path is None:
+        return Input("tinyimagenet", tuple(sorted(set(SAMPLE_PHOTOGRAPHS.values()))), None,
+                     lambda output_dir: index_tinyimagenet(write_tinyimagenet_sample(sample_folder(output_dir))).index)
+    if not storage.is_local(path):
+        raise ValueError(f"Tiny-ImageNet inputs must be local folders; got {path!r}")
+    root = tiny_root(path)
+    annotations, names = _tiny_annotations(root)
+    return Input("tinyimagenet", names, path, lambda output_dir: _index_tiny(root, annotations, names))
+
+
+def _open_cifar(path: Optional[str]) -> Input:
+    if path is None:
+        return Input("cifar10", CIFAR10_CLASSES, None,
+                     lambda output_dir: index_cifar(write_cifar_sample(sample_folder(output_dir)), output_dir).index)
+    images, labels, names, family = read_cifar(path)
+    return Input(family, names, path, lambda output_dir: _index_cifar_arrays(images, labels, names, family,
+                                                                           output_dir))
+
+
+#: Source family -> how an input of it is opened (the families one reader serves share it).
+OPENERS: Mapping[str, Callable[[Optional[str]], Input]] = {
+    "imagenet": _open_imagenet, "tinyimagenet": _open_tinyimagenet, "cifar10": _open_cifar, "cifar100": _open_cifar}
+
+
+def open_input(edition: Edition, path: Optional[str]) -> Input:
+    """Read the input of ``edition`` once: its source family, class names and lister.
 
     Parameters
     ----------
-    sources : tuple of str
-        ``('imagenet',)``, ``('tinyimagenet',)`` or ``('cifar10', 'cifar100')``.
+    edition : Edition
+        The edition built; its first source family chooses the reader (:data:`OPENERS`), and the
+        input must be one of its ``sources``.
     path : str, optional
-        The ``--input``; None writes and lists the edition's bundled sample.
-    output_dir : str
-        The release directory (the sample and the CIFAR image stack go into its scratch folders).
+        The ``--input``; None: the edition's bundled sample.
+
+    Raises
+    ------
+    ValueError
+        If the input is not of the edition's kind (one line).
     """
-    from pipelines.install.sample import write_sample
-
-    sample = path is None
-    if "tinyimagenet" in sources:
-        listed = index_tinyimagenet(write_tinyimagenet_sample(sample_folder(output_dir)) if sample else path)
-    elif "cifar10" in sources:
-        listed = index_cifar(write_cifar_sample(sample_folder(output_dir)) if sample else path, output_dir)
-    else:
-        if sample:
-            index = index_source(write_sample(storage.join(sample_folder(output_dir), "val")), "sample")
-        else:
-            index = index_source(path)
-        return ListedInput(index, "imagenet")
-    if sample:
-        listed = ListedInput(SourceIndex("sample", listed.index.entries, listed.index.failures), listed.family,
-                             listed.class_names)
-    return listed
+    opened = OPENERS[edition.sources[0]](path)
+    if opened.family not in edition.sources:
+        raise ValueError(f"input {path!r} is {opened.family}, expected one of {', '.join(edition.sources)}")
+    return opened
 
 
-__all__ = ["ListedInput", "list_edition_input", "index_cifar", "index_tinyimagenet", "read_cifar",
-           "write_cifar_sample", "write_tinyimagenet_sample"]
+def list_input(edition: Edition, path: Optional[str], output_dir: str) -> ListedInput:
+    """:func:`open_input`, then its listing into ``output_dir``: family, class names and entries."""
+    opened = open_input(edition, path)
+    return ListedInput(opened.list(output_dir), opened.family, opened.class_names)
+
+
+__all__ = ["Input", "ListedInput", "OPENERS", "open_input", "list_input", "index_cifar", "index_tinyimagenet",
+           "read_cifar", "write_cifar_sample", "write_tinyimagenet_sample"]

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from pipelines.beam.sources import index_source, walk_tar
+from pipelines.inputs.listing import index_source, walk_tar
 from pipelines.release.verify import verify_release
 from schemas.release import FAILURES, SOURCES
 from scripts.cli import main as cli
@@ -47,7 +47,7 @@ def encoded(array: np.ndarray, fmt: str) -> bytes:
 
 def test_1x20000_png_is_rejected_before_any_resize(monkeypatch):
     import transforms
-    from pipelines.beam.sources import inspect_image
+    from pipelines.inputs.listing import inspect_image
 
     data = png_of(1, 20_000)
     assert len(data) < 200
@@ -79,7 +79,7 @@ def test_16_bit_and_float_images_are_scaled_not_clipped():
 
 def test_any_decoder_exception_is_a_value_error():
     import transforms
-    from pipelines.beam.sources import inspect_image
+    from pipelines.inputs.listing import inspect_image
 
     for decode in (inspect_image, transforms.preprocess):
         with pytest.raises(ValueError, match="cannot decode image: NotImplementedError"):
