@@ -125,7 +125,7 @@ def prepare_workspace(folder: Path) -> None:
     """The stand-ins for the inputs the docs name: ImageNet val folders (the bundled sample; the
     ``/data/val`` one also holds 2 RobustBench ids), an id file, a tar (not named
     ``ILSVRC2012_img_val.tar``, whose size and hash are checked), CIFAR and Tiny-ImageNet folders."""
-    from pipelines.formats.edition_sources import write_cifar_sample, write_tinyimagenet_sample
+    from pipelines.inputs.families import write_cifar_sample, write_tinyimagenet_sample
     from pipelines.install.sample import write_sample
     from schemas.image_ids import named_id_list_bytes
 

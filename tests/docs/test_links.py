@@ -1,6 +1,6 @@
 """Every relative link of README.md and docs/ leads to a file of the repository and, with an
 anchor, to a heading of that file (GitHub's anchor rule); no document links outside the repository
-tree (a clone has nothing beside it)."""
+tree (a clone has nothing beside it); every file of the code a document names in backticks exists."""
 import re
 from pathlib import Path
 
@@ -40,3 +40,12 @@ def test_relative_links_resolve(document):
         elif fragment and path.suffix == ".md" and fragment not in anchors(path):
             broken.append(f"{link}: no heading #{fragment} in {path.relative_to(REPO)}")
     assert not broken, "\n".join(broken)
+
+
+CODE_PATH = re.compile(r"`((?:scripts|pipelines|metrics|transforms|schemas|tests)/[\w/.\-]*\w)`")
+
+
+@pytest.mark.parametrize("document", DOCUMENTS, ids=[str(p.relative_to(REPO)) for p in DOCUMENTS])
+def test_named_code_paths_exist(document):
+    missing = sorted({path for path in CODE_PATH.findall(document.read_text()) if not (REPO / path).exists()})
+    assert not missing, f"{document.relative_to(REPO)} names files that do not exist: {missing}"
