@@ -41,6 +41,7 @@ setup(
         "matplotlib>=3.8",
         "google-crc32c>=1.5",  # TFRecord framing (pipelines/formats/tfrecord.py): no TensorFlow on workers
         "pyrtools==1.1.1",  # the steerable pyramid of VCR's VIF (transforms/vif.py)
+        "pyarrow>=14", "pyyaml>=6",  # publish: the Hugging Face index (parquet) and the card's front matter
     ],
     extras_require={
         # The filter classifiers of fetch-model (schemas/filter_models.py): the architecture and weights
@@ -51,7 +52,8 @@ setup(
         "aws": ["apache-beam[aws]>=2.60"],  # s3:// inputs and releases (Beam's S3 file system, boto3)
         "test": ["pytest>=8", "wand==0.7.2", "tensorflow-cpu>=2.16", "tensorflow-datasets>=4.9",
                  "onnxruntime>=1.18", "onnx>=1.16",
-                 "apache-beam[aws]>=2.60", "moto[server,s3]>=5.0"]  # a local S3 server for the object-store tests
+                 "apache-beam[aws]>=2.60", "moto[server,s3]>=5.0",  # a local S3 server for the object-store tests
+                 "datasets>=5.2", "mlcroissant>=1.1"]  # publish: the card and croissant.json load with the real clients
                 + MODEL_PACKAGES,
     },
     entry_points={"console_scripts": ["imagenet-cp=scripts.cli:main"]},

@@ -1,5 +1,6 @@
 """``imagenet-cp build-c``: build an ImageNet-C release (folder tree, TFDS shards, manifests)."""
 from scripts.build_options import add_output_arguments, add_source_arguments, ints, names, run_build
+from scripts.release_digest import finish_build
 
 NAME = "build-c"
 HELP = ("build an ImageNet-C release of any edition: the official tree (imagenet-c/ JPEGs, CIFAR-10-C/ .npy, ...), "
@@ -49,4 +50,4 @@ def run(args) -> int:
 
     edition = EDITIONS.get(args.edition)
     default_per_shard = edition.c.examples_per_shard if edition else None  # None: the build's own default
-    return run_build(args, build, config, default_per_shard, check=check)
+    return finish_build(args.output, run_build(args, build, config, default_per_shard, check=check))

@@ -2,6 +2,7 @@
 import argparse
 
 from scripts.build_options import add_output_arguments, add_source_arguments, ints, names, run_build
+from scripts.release_digest import finish_build
 
 NAME = "build-p"
 HELP = "build an ImageNet-P release: imagenet-p/ MP4 tree, TFDS imagenet_p shards, manifests"
@@ -52,4 +53,4 @@ def run(args) -> int:
         return ImageNetPConfig.select(a.perturbations, a.difficulties, a.preset, a.simd, a.seed, a.tfds_frames,
                                       a.edition)
 
-    return run_build(args, build, config, errors=(ValueError, VideoEncoderError), check=check)
+    return finish_build(args.output, run_build(args, build, config, errors=(ValueError, VideoEncoderError), check=check))

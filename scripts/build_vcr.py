@@ -2,6 +2,7 @@
 import sys
 
 from scripts.build_options import add_output_arguments, add_source_arguments, names, run_build
+from scripts.release_digest import finish_build
 
 NAME = "build-vcr"
 HELP = ("build a VCR release: continuous corruptions with their measured delta_v = 1 - VIF, vcr/ PNG tree with "
@@ -49,4 +50,4 @@ def run(args) -> int:
             print(f"warning: {corruption}: {len(bins)} of {config.bins} delta_v bins hold fewer than "
                   f"--per-bin {config.per_bin} examples: bin (count) {listed}; add images or --levels",
                   file=sys.stderr)
-    return code
+    return finish_build(args.output, code)

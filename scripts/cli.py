@@ -20,6 +20,7 @@ COMMAND_MODULES = (
     "scripts.build_vcr",
     "scripts.verify",
     "scripts.package",
+    "scripts.publish",
     "scripts.fetch_model",
     "scripts.filter_a",
     "scripts.filter_o",

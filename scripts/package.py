@@ -16,13 +16,17 @@ def add_arguments(parser):
 def run(args) -> int:
     from pipelines.formats import storage
     from pipelines.release.package import package_release
+    from pipelines.release.publish import check_package_output
+    from scripts.release_digest import print_release_digest
 
     storage.configure([a for a in args.beam_args if a != "--"])
     try:
+        check_package_output(args.release, args.output)
         written = package_release(args.release, args.output)
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
     for path in written:
         print(path)
+    print_release_digest(args.release)
     return 0

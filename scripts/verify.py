@@ -2,7 +2,8 @@
 from scripts.build_options import add_beam_arguments
 
 NAME = "verify"
-HELP = "recompute every SHA-256 of a release; report missing, extra and changed files (exit 1 on any)"
+HELP = ("recompute every SHA-256 of a release and read its TFDS records, videos and WebDataset shards against the "
+        "manifests; report missing, extra and changed files (exit 1 on any) and print the release digest")
 
 
 def add_arguments(parser):
@@ -17,6 +18,9 @@ def run(args) -> int:
     from pipelines.release.verify import verify_release
 
     storage.configure([a for a in args.beam_args if a != "--"])
+    from scripts.release_digest import print_release_digest
+
     report = verify_release(args.release, args.threads)
     print(report.text())
+    print_release_digest(args.release)
     return 0 if report.ok else 1

@@ -11,7 +11,15 @@ in the release is a problem. The three records are cross-checked:
   ``CIFAR-10-C/fog.npy``, names a listed file), and every shard a manifest row points to;
 - ``release.json``'s counts equal the manifests' rows (per config and in all), the lines of
   ``sources.jsonl`` and ``failures.jsonl``, and the TFDS ``shardLengths`` of each config;
-- its manifest digest and input checksum are recomputed from the parts and ``sources.jsonl``.
+- its manifest digest and input checksum are recomputed from the parts and ``sources.jsonl``;
+- what the loaders read is read as they read it (:mod:`pipelines.release.verify_records`): every
+  TFDS record (CRCs, label, image bytes against the manifest's SHA-256), every ImageNet-P MP4
+  (decoded with OpenCV to the manifest's frame count), the WebDataset shards when there are any, and
+  the Hugging Face index ``imagenet-cp publish`` writes (:func:`pipelines.release.hf_index.check_index`).
+
+``SHA256SUMS`` is parsed as ``sha256sum --strict -c`` parses it (:func:`parse_checksums`): lines
+end in ``\n`` only, and a line holding any other line break (``\r``, ``\v``, ``\f``, ``\x1c``...,
+which Python's ``splitlines`` would split on) is refused with its number.
 
 A ``packages/`` folder, when present, is checked against its own ``SHA256SUMS``. The release may
 lie on any file system :mod:`pipelines.formats.storage` reaches (a local disk, ``s3://``, ``gs://``); an
@@ -27,10 +35,11 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Optional
 
-from schemas.release import (CHECKSUMS, FAILURES, MANIFEST_DIR, PACKAGES_DIR, RELEASE_JSON, SOURCES,
-                             parse_checksum_lines)
+from schemas.release import CHECKSUMS, FAILURES, MANIFEST_DIR, PACKAGES_DIR, RELEASE_JSON, SOURCES
 
 from pipelines.formats import storage
+from pipelines.release.hf_index import check_index
+from pipelines.release.verify_records import check_loaded_data, open_file
 
 CHUNK_BYTES = 1 << 20
 
@@ -39,12 +48,55 @@ LOCK_FILE = ".lock"
 ``pipelines.release.output_folder.LOCK_FILE``, not imported from there: it needs Beam's file systems)."""
 
 
+LINE_BREAKS = "\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"
+"""Every character but ``\\n`` that ``str.splitlines`` ends a line at: refused inside a ``SHA256SUMS`` line."""
+
+HEX = frozenset("0123456789abcdefABCDEF")
+
+
+def parse_checksums(data: bytes) -> dict[str, str]:
+    """Parse a ``SHA256SUMS`` file as ``sha256sum --strict -c`` does: {relative path: hex digest}.
+
+    Lines end in ``\\n`` (the last one may lack it) and blank lines are skipped; each other line
+    is ``<64 hex digits><space><space or *><path>``. Stricter than ``sha256sum``: a line holding
+    another line break (:data:`LINE_BREAKS`, a ``\\r`` before the ``\\n`` of a CRLF file
+    included) is refused, so that no parser splitting lines otherwise reads other entries.
+
+    Raises
+    ------
+    ValueError
+        On the first bad line, naming its number.
+    """
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise ValueError(f"{CHECKSUMS} is not UTF-8 text (byte {err.start})") from err
+    entries = {}
+    for number, line in enumerate(text.split("\n"), 1):
+        if not line:
+            continue
+        breaks = sorted({repr(ch) for ch in line if ch in LINE_BREAKS})
+        if breaks:
+            raise ValueError(f"{CHECKSUMS} line {number} holds a line break other than \\n ({', '.join(breaks)}); "
+                             f"its lines end in \\n only")
+        digest, mode, path = line[:64], line[64:66], line[66:]
+        if len(digest) != 64 or not set(digest) <= HEX or mode not in ("  ", " *") or not path:
+            raise ValueError(f"malformed {CHECKSUMS} line {number} {line[:120]!r}: expected '<64 hex digits>  <path>'")
+        if path in entries:
+            raise ValueError(f"{CHECKSUMS} line {number} lists {path!r} a second time")
+        entries[path] = digest.lower()
+    return entries
+
+
+def read_checksums(root: str) -> dict[str, str]:
+    """:func:`parse_checksums` of ``root/SHA256SUMS``."""
+    return parse_checksums(storage.read_bytes(storage.join(root, CHECKSUMS)))
+
+
 def file_sha256(path: str) -> str:
     """Hex SHA-256 of a file, read in 1 MiB chunks."""
     digest = hashlib.sha256()
-    opened = (os.fdopen(os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0)), "rb") if storage.is_local(path)
-              else storage.open_stream(path))
-    with opened as stream:
+    with open_file(path) as stream:
         for chunk in iter(lambda: stream.read(CHUNK_BYTES), b""):
             digest.update(chunk)
     return digest.hexdigest()
@@ -141,7 +193,7 @@ def verify_checksums(root: str, skip: tuple = (), threads: Optional[int] = None)
         report.problems.append(f"{CHECKSUMS} not found in {root}")
         return report
     try:
-        expected = parse_checksum_lines(storage.read_bytes(listing).decode("utf-8").splitlines())
+        expected = read_checksums(root)
     except ValueError as err:
         report.problems.append(str(err))
         return report
@@ -251,7 +303,8 @@ def _check_manifests(root: str, release: dict, listed: dict, report: VerifyRepor
             problems.append(f"{info_path}: {sum(lengths)} examples, the manifest {rows}")
 
 
-def _check_release_json(root: str, report: VerifyReport, listed: Optional[dict] = None) -> None:
+def _check_release_json(root: str, report: VerifyReport, listed: Optional[dict] = None,
+                        threads: Optional[int] = None) -> None:
     """Recompute the manifest digest and the input checksum that ``release.json`` records."""
     try:
         release = json.loads(storage.read_bytes(storage.join(root, RELEASE_JSON)))
@@ -264,6 +317,8 @@ def _check_release_json(root: str, report: VerifyReport, listed: Optional[dict] 
             report.problems.append(f"{SOURCES} differs from the input checksum in {RELEASE_JSON}")
         if listed is not None:
             _check_manifests(root, release, listed, report)
+            report.problems += check_loaded_data(root, release, listed, threads)
+            report.problems += check_index(root, release, listed)
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as err:
         report.problems.append(f"cannot check {RELEASE_JSON}: {type(err).__name__}: {err}")
 
@@ -288,11 +343,11 @@ def verify_release(root: str, threads: Optional[int] = None, include_packages: b
     report = verify_checksums(root, (PACKAGES_DIR, LOCK_FILE), threads)
     if _is_file(storage.join(root, CHECKSUMS)):
         try:
-            listed = parse_checksum_lines(storage.read_bytes(storage.join(root, CHECKSUMS)).decode("utf-8").splitlines())
+            listed = read_checksums(root)
         except ValueError:
             listed = None
         if listed is not None:
-            _check_release_json(root, report, listed)
+            _check_release_json(root, report, listed, threads)
     if include_packages:
         packages = storage.join(root, PACKAGES_DIR)
         if local and (os.path.islink(packages) or (os.path.lexists(packages) and not os.path.isdir(packages))):

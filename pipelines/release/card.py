@@ -1,0 +1,196 @@
+"""The dataset card of a release: ``README.md`` with the YAML front matter the Hugging Face Hub reads.
+
+:func:`dataset_card` is a pure function of ``release.json``, the configs (name, examples, the
+Hub's ``configs:`` entries) and the label names: equal inputs give equal text. The front matter
+holds ``license``, ``pretty_name``, ``task_categories``, ``size_categories``, ``tags``,
+``configs`` (so that ``datasets.load_dataset(RELEASE_DIR, "<config>")`` loads a config) and the
+BibTeX in ``citation_bibtex``; the text says what the release is, how to load it, how to check a
+download against the release digest, how it was built, where it deviates from the reference,
+whose terms its inputs carry and what to cite.
+"""
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+import yaml
+
+from schemas.publication import (BENCHMARKS, EDITIONS, INPUTS, OFFICIAL_RELEASE_TERMS, edition_and_benchmark,
+                                 size_category)
+
+#: Benchmark -> the build command that makes it.
+COMMANDS = {"c": "build-c", "p": "build-p", "vcr": "build-vcr", "a": "package-a", "o": "package-o"}
+
+#: release.json ``config`` keys that are facts, not options of the build command.
+NOT_OPTIONS = frozenset({"image_ids_sha256", "jpeg_quality", "image_format", "vif_variant"})
+
+#: Boolean options whose default is on: written as ``--no-<name>`` when off.
+ON_BY_DEFAULT = frozenset({"clean", "simd"})
+
+
+def build_command(release: Mapping) -> str:
+    """The ``imagenet-cp`` command line that rebuilds the release, from its recorded config."""
+    benchmark = edition_and_benchmark(release)[1]
+    words = ["imagenet-cp", COMMANDS[benchmark]]
+    if release.get("input", {}).get("kind") != "sample":
+        words += ["--input", "INPUT"]
+    for key, value in sorted(release.get("config", {}).items()):
+        option = "--" + key.replace("_", "-")
+        if key in NOT_OPTIONS or value is None:
+            continue
+        if isinstance(value, bool):
+            if key in ON_BY_DEFAULT and not value:
+                words.append(f"--no-{key.replace('_', '-')}")
+            elif value and key not in ON_BY_DEFAULT:
+                words.append(option)
+            continue
+        words += [option, ",".join(map(str, value)) if isinstance(value, list) else str(value)]
+    return " ".join(words + ["--output", "RELEASE"])
+
+
+def title(release: Mapping) -> str:
+    """The release's name: an edition's official tree name (``Tiny-ImageNet-C``, ``CIFAR-10-P``),
+    otherwise the benchmark's with the edition's size (``ImageNet-C (224x224)``)."""
+    edition, benchmark = edition_and_benchmark(release)
+    tree = release.get("tree", "")
+    if edition != "imagenet" and tree[:1].isupper():
+        return tree
+    suffix = EDITIONS.get(edition, ("", ""))[0]
+    return f"{BENCHMARKS[benchmark].title} ({suffix})" if suffix else BENCHMARKS[benchmark].title
+
+
+def what(release: Mapping) -> str:
+    """What the release holds, e.g. ``'the CIFAR-10 test set under 15 common corruptions ...'``."""
+    source = INPUTS.get(release.get("source_family", "imagenet"))
+    return BENCHMARKS[edition_and_benchmark(release)[1]].what.format(images=source.name if source else "input images")
+
+
+def citations(release: Mapping) -> list[str]:
+    """BibTeX entries to cite: the benchmark's papers, the edition's, the input's."""
+    edition, benchmark = edition_and_benchmark(release)
+    entries = list(BENCHMARKS[benchmark].citations)
+    entries += [c for c in (EDITIONS.get(edition, ("", ""))[1],) if c]
+    source = INPUTS.get(release.get("source_family", "imagenet"))
+    return entries + ([source.citation] if source else [])
+
+
+def front_matter(release: Mapping, examples: int, hf_configs: Sequence[dict]) -> dict:
+    """The YAML front matter of the card, as data."""
+    edition, benchmark = edition_and_benchmark(release)
+    source = INPUTS.get(release.get("source_family", "imagenet"))
+    matter = {
+        "pretty_name": title(release),
+        "license": source.license if source else "other",
+        "task_categories": [BENCHMARKS[benchmark].task],
+        "size_categories": [size_category(examples)],
+        "tags": ["robustness", "corruptions", "imagenet-cp", f"benchmark-{benchmark}", f"edition-{edition}"],
+    }
+    if matter["license"] == "other":
+        matter.update(license_name="imagenet-terms-of-access", license_link="https://image-net.org/download.php")
+    if hf_configs:
+        matter["configs"] = [dict(entry) for entry in hf_configs]
+    matter["citation_bibtex"] = "\n\n".join(citations(release))
+    return matter
+
+
+class _CardDumper(yaml.SafeDumper):
+    """YAML of the front matter: multi-line strings (the BibTeX) as literal blocks."""
+
+
+_CardDumper.add_representer(str, lambda dumper, text: dumper.represent_scalar(
+    "tag:yaml.org,2002:str", text, style="|" if "\n" in text else None))
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number:,} {noun}{'' if number == 1 else 's'}"
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence]) -> list[str]:
+    return (["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+            + ["| " + " | ".join(str(c) for c in row) + " |" for row in rows])
+
+
+def _loading(release: Mapping, hf_configs: Sequence[dict], first: str) -> list[str]:
+    tfds = release.get("tfds") or {}
+    lines = ["## Loading", ""]
+    if hf_configs:
+        lines += ["With Hugging Face `datasets` (from this folder, or from the Hub once uploaded):", "", "```python",
+                  "import datasets",
+                  f'ds = datasets.load_dataset("RELEASE_DIR", "{first}", split="{tfds.get("split", "test")}")',
+                  "ds[0][\"image\"], ds.features[\"label\"].int2str(ds[0][\"label\"])", "```", ""]
+    if tfds:
+        lines += ["With TensorFlow Datasets:", "", "```python", "import tensorflow_datasets as tfds",
+                  f'builder = tfds.builder_from_directory("RELEASE_DIR/{tfds["data_dir"]}/{tfds["name"]}/{first}/'
+                  f'{tfds["version"]}")',
+                  f'ds = builder.as_dataset(split="{tfds.get("split")}")', "```", ""]
+    lines += ["With MLCommons Croissant (`croissant.json`, one record set per config):", "", "```python",
+              "import mlcroissant", 'records = mlcroissant.Dataset("RELEASE_DIR/croissant.json").records('
+              f'"{first}")', "```", ""]
+    if release.get("encoding") == "npy":
+        lines += [f"`{release['tree']}/<corruption>.npy` keeps the official layout: `np.load` gives uint8 (N, H, W, 3) "
+                  f"rows, severity after severity, with `{release.get('labels', 'labels.npy')}`.", ""]
+    elif release.get("tree"):
+        lines += [f"The folder tree `{release['tree']}/` keeps the official layout (`imagenet-cp evaluate --release "
+                  "RELEASE_DIR` runs a model over it).", ""]
+    return lines
+
+
+def _checking() -> list[str]:
+    return ["## Checking a download", "",
+            "The maintainer posts one value beside the download, the **release digest**: the SHA-256 of "
+            "`SHA256SUMS`, which lists the SHA-256 of every other file (this card included). To check a copy:", "",
+            "```sh", "sha256sum SHA256SUMS        # must print the posted release digest",
+            "sha256sum -c SHA256SUMS     # every file as listed",
+            "imagenet-cp verify RELEASE_DIR   # and the TFDS records, videos and manifests, as the loaders read them",
+            "```", "",
+            "`imagenet-cp verify` prints the release digest as its last line.", ""]
+
+
+def _provenance(release: Mapping) -> list[str]:
+    config, source = release.get("config", {}), release.get("input", {})
+    lines = ["## How it was built", "", "```sh", build_command(release), "```", ""]
+    facts = [("input", f"{source.get('kind', '?')}, {source.get('images', '?')} images"),
+             ("input checksum (SHA-256 of `sources.jsonl`)", f"`{source.get('sha256', '?')}`"),
+             ("release seed", config.get("seed", "?")),
+             ("random streams (`rng`)", config.get("rng", "reference (legacy RandomState)")),
+             ("manifest digest", f"`{release.get('manifest', {}).get('sha256', '?')}`"),
+             ("release format", release.get("format", "?"))]
+    lines += _table(("fact", "value"), facts) + ["", "Library versions (from the workers):", ""]
+    lines += _table(("library", "version"), sorted(release.get("library_versions", {}).items()))
+    return lines + ["", "Every value above is in `release.json`; the manifests (`manifest/<config>.jsonl`) give each "
+                        "example's key, label, seed and SHA-256.", ""]
+
+
+def dataset_card(release: Mapping, config_examples: Mapping[str, int], hf_configs: Sequence[dict]) -> str:
+    """The text of ``README.md`` for a release.
+
+    Parameters
+    ----------
+    release : mapping
+        Its ``release.json``.
+    config_examples : mapping
+        Config name -> number of examples, in the manifests' order.
+    hf_configs : sequence of dict
+        The Hub's ``configs:`` entries (:func:`pipelines.release.hf_index.hf_configs`).
+    """
+    edition, benchmark = edition_and_benchmark(release)
+    facts = BENCHMARKS[benchmark]
+    source = INPUTS.get(release.get("source_family", "imagenet"))
+    examples = sum(config_examples.values())
+    matter = yaml.dump(front_matter(release, examples, hf_configs), Dumper=_CardDumper, sort_keys=False,
+                       allow_unicode=True, width=10_000)
+    first = next(iter(config_examples), "")
+    lines = ["---", matter.rstrip("\n"), "---", "", f"# {title(release)}", "",
+             f"{title(release)} holds {what(release)}. "
+             f"This release was built by `imagenet-cp`: {_count(examples, 'example')} in "
+             f"{_count(len(config_examples), 'config')}.", ""]
+    lines += _table(("config", "examples"), list(config_examples.items())) + [""]
+    if not hf_configs and benchmark == "p":
+        lines += ["The videos (H.264 MP4) have no Hugging Face config: read them with OpenCV "
+                  "(`cv2.VideoCapture`, as the reference evaluator) or through TFDS.", ""]
+    lines += _loading(release, hf_configs, first) + _checking() + _provenance(release)
+    lines += ["## Deviations from the reference", ""]
+    lines += [f"- {text}" for encoding, text in facts.deviations if encoding in ("", release.get("encoding"))]
+    lines += ["- The full list, measured against the reference outputs: `docs/reference/fidelity.md` of imagenet-cp.",
+              "", "## Licence terms of the inputs", "", source.terms if source else "See the input's terms.", "",
+              OFFICIAL_RELEASE_TERMS, "", "## Citation", "", "```bibtex", "\n\n".join(citations(release)), "```", ""]
+    return "\n".join(lines)

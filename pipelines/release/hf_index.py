@@ -1,0 +1,219 @@
+"""The Hugging Face index of a release: the files ``datasets.load_dataset(RELEASE, "<config>")`` reads.
+
+- A release with a folder tree of images (the JPEG and PNG editions, VCR) gets one
+  ``metadata.parquet`` at its top: a row per image (``file_name``: its path in the release,
+  ``label``, ``config``, ``key`` and the condition: corruption and severity, or VCR's corruption,
+  draw and ``delta_v``). The card's configs point ``imagefolder`` at it with a filter on ``config``,
+  so the images are read from the tree itself, nothing is copied.
+- A release of stacked arrays (CIFAR's ``.npy``) gets ``hf/<config>.parquet`` per config, each image
+  the PNG of its TFDS record (the same bytes TFDS reads).
+
+``label`` is a ClassLabel of the input's classes in label order (:func:`label_names`): the 1000
+ImageNet names (or Tiny ImageNet's 200) from the TFDS ``label.labels.txt``, CIFAR's 10 or 100. The
+parquet files carry their Hugging Face features in the schema, are written with fixed options and
+depend only on the release and the pyarrow version. ImageNet-P (MP4 videos) has no index.
+"""
+from __future__ import annotations
+
+import io
+import json
+import posixpath
+from dataclasses import dataclass
+from itertools import islice
+from typing import Callable, Iterable, Iterator, Mapping, Optional
+
+from schemas.publication import (BENCHMARKS, HF_DIR, HF_INDEX, LABEL_NAMES, edition_and_benchmark,
+                                 wnid_label_names)
+from schemas.wnids import imagenet_wnids
+
+from pipelines.formats import storage
+from pipelines.release.verify_records import rows_by_shard, shard_examples
+
+
+LEVEL_TYPES = {"severity": "int32", "difficulty": "int32", "draw": "int32"}
+"""Manifest level field -> its column kind."""
+
+
+BATCH_ROWS = 10_000
+"""Rows per parquet row group (and per batch held in memory while writing)."""
+
+
+@dataclass(frozen=True)
+class ConfigFacts:
+    """What the card, ``croissant.json`` and the index need of one config: one pass over its manifest."""
+
+    examples: int
+    globs: tuple
+    """Glob patterns of its image files, ``<folder>/*/*`` per folder of class folders (trees)."""
+    first_path: str
+    shard: Optional[str]
+
+    @property
+    def stacked(self) -> bool:
+        """True for rows of stacked arrays (``CIFAR-10-C/fog.npy``), not files."""
+        return self.first_path.endswith(".npy")
+
+
+def config_facts(rows: Iterable[dict]) -> ConfigFacts:
+    """The :class:`ConfigFacts` of a config's manifest rows."""
+    examples, folders, first, shard = 0, set(), "", None
+    for row in rows:
+        examples += 1
+        first = first or row["path"]
+        shard = shard or row.get("shard")
+        folders.add(posixpath.dirname(posixpath.dirname(row["path"])))
+    return ConfigFacts(examples, tuple(sorted(f"{f}/*/*" for f in folders)), first, shard)
+
+
+def label_names(root: str, release: Mapping, facts: Mapping[str, ConfigFacts]) -> tuple:
+    """The label names of a release in label order."""
+    family = release.get("source_family")
+    if family in LABEL_NAMES:
+        return LABEL_NAMES[family]
+    shard = next((f.shard for f in facts.values() if f.shard), None)
+    labels = shard and storage.join(root, posixpath.join(posixpath.dirname(shard), "label.labels.txt"))
+    if labels and storage.exists(labels):
+        return wnid_label_names(storage.read_bytes(labels).decode("utf-8").split())
+    return wnid_label_names(imagenet_wnids())
+
+
+def condition_columns(release: Mapping) -> tuple:
+    """``(name, datasets type)`` of the condition columns of the index, besides ``config`` and ``key``."""
+    benchmark = BENCHMARKS[edition_and_benchmark(release)[1]]
+    columns = ((benchmark.condition, "string"),) if benchmark.condition else ()
+    if benchmark.level:
+        columns += ((benchmark.level, LEVEL_TYPES[benchmark.level]),)
+    return columns + ((("delta_v", "float64"),) if edition_and_benchmark(release)[1] == "vcr" else ())
+
+
+#: Column kind -> (Hugging Face feature, pyarrow type name) of the index files.
+COLUMN_TYPES = {"string": ({"dtype": "string", "_type": "Value"}, "string"),
+                "int32": ({"dtype": "int32", "_type": "Value"}, "int32"),
+                "float64": ({"dtype": "float64", "_type": "Value"}, "float64")}
+
+
+def _schema(names: tuple, columns: tuple, media: str):
+    """The pyarrow schema of an index file, with its Hugging Face features in the schema metadata
+    (what ``datasets`` writes and reads back: ``label`` a ClassLabel, ``image`` an Image)."""
+    import pyarrow as pa
+
+    kinds = (("label", "label"), ("config", "string"), ("key", "string")) + tuple(columns)
+    media_field = (pa.field("image", pa.struct([("bytes", pa.binary()), ("path", pa.string())])) if media == "image"
+                   else pa.field("file_name", pa.string()))
+    media_feature = {"_type": "Image"} if media == "image" else COLUMN_TYPES["string"][0]
+    fields = [media_field] + [pa.field(name, pa.int64() if kind == "label" else getattr(pa, COLUMN_TYPES[kind][1])())
+                              for name, kind in kinds]
+    features = {media_field.name: media_feature, "label": {"names": list(names), "_type": "ClassLabel"},
+                **{name: COLUMN_TYPES[kind][0] for name, kind in kinds[1:]}}
+    return pa.schema(fields, metadata={"huggingface": json.dumps({"info": {"features": features}})})
+
+
+def _parquet(records: Iterable[dict], schema) -> bytes:
+    """A parquet file of ``records``, written :data:`BATCH_ROWS` at a time with fixed options."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    buffer, records = io.BytesIO(), iter(records)
+    with pq.ParquetWriter(buffer, schema, compression="zstd", compression_level=3) as writer:
+        while batch := list(islice(records, BATCH_ROWS)):
+            writer.write_table(pa.Table.from_pylist(batch, schema=schema))
+    return buffer.getvalue()
+
+
+def _record(config: str, row: dict, columns: tuple) -> dict:
+    return {"label": row["label"], "config": config, "key": row["key"],
+            **{name: row.get(name) for name, _ in columns}}
+
+
+def write_index(root: str, release: Mapping, facts: Mapping[str, ConfigFacts],
+                rows_of: Callable[[str], Iterator[dict]]) -> dict[str, str]:
+    """Write the index files of a release (module doc); ``{relative path: sha256}`` of each.
+
+    Parameters
+    ----------
+    facts : mapping
+        Config name -> its :class:`ConfigFacts`, in the manifests' order.
+    rows_of : callable
+        Config name -> its manifest rows in key order (read again for each file written).
+    """
+    if edition_and_benchmark(release)[1] == "p":
+        return {}
+    names, columns = label_names(root, release, facts), condition_columns(release)
+    if not any(f.stacked for f in facts.values()):
+        records = ({"file_name": row["path"], **_record(config, row, columns)} for config in facts
+                   for row in rows_of(config))
+        data = _parquet(records, _schema(names, columns, "file_name"))
+        return {HF_INDEX: storage.write_atomic(root, HF_INDEX, data).sha256}
+    written, schema = {}, _schema(names, columns, "image")
+    for config in facts:
+        records = []
+        for shard, shard_rows in sorted(rows_by_shard(rows_of(config)).items()):
+            for row, example in zip(shard_rows, shard_examples(root, shard)):
+                records.append({"image": {"bytes": example["image"][0], "path": None},
+                                **_record(config, row, columns)})
+        records.sort(key=lambda r: r["key"])
+        relative = f"{HF_DIR}/{config}.parquet"
+        written[relative] = storage.write_atomic(root, relative, _parquet(records, schema)).sha256
+    return written
+
+
+def hf_configs(release: Mapping, facts: Mapping[str, ConfigFacts]) -> list[dict]:
+    """The card's ``configs:`` entries, one per config (none for ImageNet-P)."""
+    if edition_and_benchmark(release)[1] == "p":
+        return []
+    split = release.get("tfds", {}).get("split", "test")
+    entries = []
+    for config, info in facts.items():
+        if info.stacked:
+            entries.append({"config_name": config, "data_files": [{"split": split,
+                                                                   "path": f"{HF_DIR}/{config}.parquet"}]})
+        else:
+            entries.append({"config_name": config,
+                            "data_files": [{"split": split, "path": [HF_INDEX, *info.globs]}],
+                            "filters": [["config", "==", config]]})
+    return entries
+
+
+def _read_parquet(root: str, relative: str):
+    import pyarrow.parquet as pq
+
+    return pq.read_table(io.BytesIO(storage.read_bytes(storage.join(root, relative))))
+
+
+def check_index(root: str, release: Mapping, listed: Mapping[str, str]) -> list[str]:
+    """What ``datasets`` reads of the index, against the manifests: ``metadata.parquet``'s rows
+    (``file_name``, ``label``, ``config``, ``key``, in the manifests' order) and each
+    ``hf/<config>.parquet`` (``key``, ``label`` and the pixels of ``image`` against
+    ``array_sha256``). Returns the problems; none when the release has no index."""
+    from pipelines.release.verify_records import image_digest, part_config, part_rows, pixels_sha256
+
+    files = sorted(p for p in listed if p == HF_INDEX or (p.startswith(f"{HF_DIR}/") and p.endswith(".parquet")))
+    if not files or not all(storage.exists(storage.join(root, p)) for p in files):
+        return []  # missing files are reported by the checksum pass
+    problems = []
+    rows = {part_config(part): list(part_rows(root, part)) for part in release["manifest"]["parts"]}
+    for relative in files:
+        try:
+            table = _read_parquet(root, relative).to_pylist()
+        except Exception as err:  # pyarrow's errors are of many kinds: the file is not what datasets reads
+            problems.append(f"{relative}: not a readable parquet file ({type(err).__name__})")
+            continue
+        if relative == HF_INDEX:
+            expected = [(r["path"], r["label"], c, r["key"]) for c, found in rows.items() for r in found]
+            got = [(r.get("file_name"), r.get("label"), r.get("config"), r.get("key")) for r in table]
+            digest_of = None
+        else:
+            config = relative[len(HF_DIR) + 1:-len(".parquet")]
+            expected = [(r["label"], config, r["key"]) for r in rows.get(config, [])]
+            got = [(r.get("label"), r.get("config"), r.get("key")) for r in table]
+            digest_of = {r["key"]: r[image_digest(release)[1]] for r in rows.get(config, [])}
+        if got != expected:
+            first = next((i for i, (a, b) in enumerate(zip(got, expected)) if a != b), min(len(got), len(expected)))
+            problems.append(f"{relative}: row {first + 1} of {len(got)} differs from the manifests ({len(expected)} "
+                            f"rows)")
+        for record in table if digest_of else ():
+            image = (record.get("image") or {}).get("bytes")
+            if image is None or pixels_sha256(image) != digest_of.get(record.get("key")):
+                problems.append(f"{relative}: the image of {record.get('key')} differs from the manifest's "
+                                "array_sha256")
+    return problems

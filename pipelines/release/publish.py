@@ -1,0 +1,140 @@
+"""Publishing a release: its digest, the dataset card and the Croissant file, and where packages may go.
+
+- The **release digest** is the SHA-256 of the release's ``SHA256SUMS``: one value that pins every
+  file (``sha256sum SHA256SUMS`` prints it). A maintainer posts it beside a download; the build,
+  ``verify`` and ``package`` print it.
+- :func:`publish_release` writes ``README.md`` (the dataset card, :mod:`pipelines.release.card`)
+  and ``croissant.json`` (MLCommons Croissant, :mod:`pipelines.release.croissant`) from
+  ``release.json`` and the manifests, plus the Hugging Face index ``metadata.parquet`` the card's
+  configs load (:mod:`pipelines.release.hf_index`), and lists them in ``SHA256SUMS`` (appended; the build's lines
+  keep their order), so that an existing release stays verifiable. Publishing twice writes the same bytes.
+- :func:`check_package_output` refuses an ``--output`` of ``package`` inside the release (other
+  than ``packages/``): the tars would become files of the release's tree and fail verify.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from typing import Optional
+
+from schemas.release import CHECKSUMS, PACKAGES_DIR, RELEASE_JSON, checksum_line, manifest_path
+
+from pipelines.formats import storage
+
+DIGEST_LABEL = "release digest (sha256 of SHA256SUMS)"
+
+
+def release_digest(release_dir: str) -> Optional[str]:
+    """SHA-256 of ``release_dir/SHA256SUMS`` (what ``sha256sum SHA256SUMS`` prints), None without one."""
+    path = storage.join(release_dir, CHECKSUMS)
+    if not storage.exists(path):
+        return None
+    return hashlib.sha256(storage.read_bytes(path)).hexdigest()
+
+
+def digest_line(release_dir: str) -> Optional[str]:
+    """``'release digest (sha256 of SHA256SUMS): <hex>'``, None without a ``SHA256SUMS``."""
+    digest = release_digest(release_dir)
+    return None if digest is None else f"{DIGEST_LABEL}: {digest}"
+
+
+def _normalized(path: str) -> str:
+    if storage.is_local(path):
+        return os.path.realpath(os.path.abspath(path))
+    return path.rstrip("/")
+
+
+def check_package_output(release_dir: str, output_dir: Optional[str]) -> None:
+    """Refuse an ``output_dir`` inside ``release_dir`` other than its ``packages/`` folder.
+
+    Raises
+    ------
+    ValueError
+        Naming both folders (the command prints it as one line and exits 2, writing nothing).
+    """
+    if output_dir is None:
+        return
+    release, output = _normalized(release_dir), _normalized(output_dir)
+    if storage.is_local(release_dir) != storage.is_local(output_dir):
+        return
+    separator = os.sep if storage.is_local(release_dir) else "/"
+    if output == _normalized(storage.join(release_dir, PACKAGES_DIR)):
+        return
+    if output == release or output.startswith(release.rstrip(separator) + separator):
+        raise ValueError(f"--output {output_dir} is inside the release {release_dir}: the tars would become files "
+                         f"of the release and fail verify; give a folder outside it, or leave --output out "
+                         f"for {storage.join(release_dir, PACKAGES_DIR)}")
+
+
+def read_release(release_dir: str) -> dict:
+    """``release.json`` of a release."""
+    return json.loads(storage.read_bytes(storage.join(release_dir, RELEASE_JSON)))
+
+
+def add_checksum_lines(release_dir: str, files: dict[str, str]) -> None:
+    """Put ``{relative path: sha256}`` into ``SHA256SUMS``: a listed path's line is replaced where it
+    stands, the others are appended in path order (the build's lines keep their order)."""
+    from pipelines.release.verify import read_checksums
+
+    listed = read_checksums(release_dir)
+    listed.update({path: files[path] for path in sorted(files)})
+    text = "".join(checksum_line(digest, path) for path, digest in listed.items())
+    storage.write_atomic(release_dir, CHECKSUMS, text.encode("utf-8"))
+
+
+
+
+
+
+def publish_release(release_dir: str, check: bool = True) -> list[str]:
+    """Write the card, the Croissant file and the Hugging Face index of a built release and list
+    them in its ``SHA256SUMS`` (module doc); return the relative paths written.
+
+    Parameters
+    ----------
+    release_dir : str
+        A built release, local or on an object store.
+    check : bool
+        Verify the release first (default); a build that has just written it passes False.
+
+    Raises
+    ------
+    ValueError
+        If the release fails verification (it is published only intact) or has no ``release.json``.
+    """
+    from schemas.publication import CARD, CROISSANT
+    from schemas.release import TMP_DIR, dumps
+
+    from pipelines.release.card import dataset_card
+    from pipelines.release.croissant import croissant_document
+    from pipelines.release.hf_index import config_facts, hf_configs, write_index
+    from pipelines.release.output_folder import FolderLock
+    from pipelines.release.verify import read_checksums, verify_release
+    from pipelines.release.verify_records import part_config, part_rows
+
+    try:
+        lock = FolderLock(release_dir, "publish", create=False).acquire()
+    except FileNotFoundError as err:
+        raise ValueError(f"{release_dir} is not a release folder") from err
+    try:
+        report = verify_release(release_dir, include_packages=False) if check else None
+        if report is not None and not report.ok:
+            raise ValueError(f"{release_dir} fails verification, not published: {report.text().splitlines()[-1]}; "
+                             f"run imagenet-cp verify {release_dir} for the full list")
+        release = read_release(release_dir)
+        facts = {part_config(p): config_facts(part_rows(release_dir, p)) for p in release["manifest"]["parts"]}
+        written = write_index(release_dir, release, facts, lambda config: part_rows(release_dir, manifest_path(config)))
+        card = dataset_card(release, {c: f.examples for c, f in facts.items()}, hf_configs(release, facts))
+        written[CARD] = storage.write_atomic(release_dir, CARD, card.encode("utf-8")).sha256
+        digests = {**read_checksums(release_dir), **written}
+        packages_sums = storage.join(release_dir, f"{PACKAGES_DIR}/{CHECKSUMS}")
+        packed = read_checksums(storage.join(release_dir, PACKAGES_DIR)) if storage.exists(packages_sums) else {}
+        packages = {f"{PACKAGES_DIR}/{name}": digest for name, digest in packed.items()}
+        document = croissant_document(release, facts, digests, packages)
+        written[CROISSANT] = storage.write_atomic(release_dir, CROISSANT, dumps(document).encode("utf-8")).sha256
+        add_checksum_lines(release_dir, written)
+        storage.delete_tree(storage.join(release_dir, TMP_DIR))
+        return list(written)
+    finally:
+        lock.release()

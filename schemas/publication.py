@@ -1,0 +1,193 @@
+"""What a published release says about itself: titles, citations, licence terms, deviations, labels.
+
+Data tables for the dataset card (``README.md``) and ``croissant.json`` of a release
+(:mod:`pipelines.release.card`, :mod:`pipelines.release.croissant`). A release is described by
+its *edition* (the catalogue name: ``imagenet``, ``inception``, ``tinyimagenet``, ``imagenet64``,
+``cifar``) and its *benchmark* (``c``, ``p``, ``vcr``, ``a``, ``o``), read from ``release.json``
+by :func:`edition_and_benchmark` (:func:`schemas.editions.release_identity`).
+"""
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Mapping, Sequence
+
+from schemas.adversarial import BIBTEX as NATURAL_ADVERSARIAL_CITATION
+from schemas.class_names import class_name
+from schemas.editions import release_identity
+from schemas.tfds import BENCHMARK_CITATION, BENCHMARK_HOMEPAGE
+from schemas.tfds_vcr import VCR_CITATION
+
+
+def edition_and_benchmark(release: Mapping) -> tuple[str, str]:
+    """``(edition, benchmark)`` of a release, e.g. ``('cifar', 'c')``, from its ``release.json``
+    (old releases included: :func:`schemas.editions.release_identity`)."""
+    return tuple(release_identity(release))
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    """What the card says of one benchmark."""
+
+    title: str
+    what: str
+    condition: str
+    """Manifest field of the condition (corruption or perturbation)."""
+    level: str
+    """Manifest field of its level (severity, difficulty or draw); '' for none."""
+    task: str
+    """Hugging Face task category."""
+    citations: tuple
+    deviations: tuple
+    """``(encoding, text)``: a deviation of releases of that ``release.json`` encoding ('' for all)."""
+
+
+BENCHMARKS: Mapping[str, Benchmark] = MappingProxyType({
+    "c": Benchmark(
+        "ImageNet-C", "the {images} under 15 common corruptions (and 4 extra ones), each at up to 5 "
+        "severities, as Hendrycks & Dietterich's reference code makes them", "corruption", "severity",
+        "image-classification", (BENCHMARK_CITATION,),
+        (("", "The `clean` config (each image exactly as the corruptions received it, same encoding) is ours; the "
+              "official release has none."),
+         ("jpeg", "JPEG bytes depend on the libjpeg in release.json; the pixels before encoding are pinned by each "
+                  "manifest row's `array_sha256`."),
+         ("", "`rng: fast` (if recorded) draws other samples from the same distributions as the reference code's "
+              "legacy RandomState; `rng: reference` is seed-comparable with it."))),
+    "p": Benchmark(
+        "ImageNet-P", "the {images} as sequences of 31 (41 for translate) gradually perturbed frames, "
+        "as Hendrycks & Dietterich's reference code makes them, encoded as H.264 MP4 like the reference",
+        "perturbation", "difficulty", "video-classification", (BENCHMARK_CITATION,),
+        (("", "The MP4 bytes depend on the libx264/ffmpeg recorded in release.json; the frames before encoding are "
+              "pinned by each manifest row's `frames_sha256`."),
+         ("", "The TFDS `imagenet_p` dataset is ours (TFDS has none)."))),
+    "vcr": Benchmark(
+        "VCR (visually-continuous corruption robustness)", "the {images} under continuous corruptions, "
+        "each with its measured visual change delta_v = 1 - VIF, with the clean 224 crops", "corruption", "draw",
+        "image-classification", (VCR_CITATION, BENCHMARK_CITATION),
+        (("", "VIF is our implementation (release.json `vif_variant`); `operators` and `dv_resolution` in "
+              "release.json say where the corruptions and the measurement follow VCR's code."),)),
+    "a": Benchmark("ImageNet-A", "natural adversarial examples of 200 ImageNet classes", "", "",
+                   "image-classification", (NATURAL_ADVERSARIAL_CITATION,), ()),
+    "o": Benchmark("ImageNet-O", "out-of-distribution examples that ImageNet models classify confidently", "", "",
+                   "image-classification", (NATURAL_ADVERSARIAL_CITATION,), ()),
+})
+
+IMAGENET_CITATION = """@article{russakovsky2015imagenet,
+  title={{ImageNet} Large Scale Visual Recognition Challenge},
+  author={Olga Russakovsky and Jia Deng and Hao Su and Jonathan Krause and Sanjeev Satheesh and Sean Ma and Zhiheng Huang and Andrej Karpathy and Aditya Khosla and Michael Bernstein and Alexander C. Berg and Li Fei-Fei},
+  journal={International Journal of Computer Vision},
+  volume={115},
+  number={3},
+  pages={211--252},
+  year={2015}
+}"""
+CIFAR_CITATION = """@techreport{krizhevsky2009learning,
+  title={Learning Multiple Layers of Features from Tiny Images},
+  author={Alex Krizhevsky},
+  institution={University of Toronto},
+  year={2009}
+}"""
+TINY_IMAGENET_CITATION = """@misc{le2015tiny,
+  title={Tiny {ImageNet} Visual Recognition Challenge},
+  author={Ya Le and Xuan Yang},
+  howpublished={CS 231N, Stanford University},
+  year={2015}
+}"""
+IMAGENET64_CITATION = """@article{chrabaszcz2017downsampled,
+  title={A Downsampled Variant of {ImageNet} as an Alternative to the {CIFAR} datasets},
+  author={Patryk Chrabaszcz and Ilya Loshchilov and Frank Hutter},
+  journal={arXiv preprint arXiv:1707.08819},
+  year={2017}
+}"""
+INCEPTION_CITATION = """@inproceedings{szegedy2016rethinking,
+  title={Rethinking the Inception Architecture for Computer Vision},
+  author={Christian Szegedy and Vincent Vanhoucke and Sergey Ioffe and Jon Shlens and Zbigniew Wojna},
+  booktitle={IEEE Conference on Computer Vision and Pattern Recognition},
+  year={2016}
+}"""
+
+
+@dataclass(frozen=True)
+class Input:
+    """The input data set of an edition and its terms."""
+
+    name: str
+    citation: str
+    license: str
+    """Hugging Face ``license`` id."""
+    terms: str
+
+
+IMAGENET_TERMS = ("The images are derived from the ImageNet (ILSVRC 2012) validation set. ImageNet's terms of "
+                  "access allow non-commercial research and educational use only, and do not permit "
+                  "redistribution beyond that; whoever uses or shares these derived images must hold and follow "
+                  "those terms (https://image-net.org/download.php).")
+
+#: Source family (release.json ``source_family``) -> the input data set.
+INPUTS: Mapping[str, Input] = MappingProxyType({
+    "imagenet": Input("ImageNet (ILSVRC 2012) validation set", IMAGENET_CITATION, "other", IMAGENET_TERMS),
+    "tinyimagenet": Input("Tiny ImageNet validation set", TINY_IMAGENET_CITATION, "other",
+                          "Tiny ImageNet is a subset of ImageNet, under ImageNet's terms: " + IMAGENET_TERMS),
+    "cifar10": Input("CIFAR-10 test set", CIFAR_CITATION, "unknown",
+                     "CIFAR-10 is published by its authors without an explicit licence; cite Krizhevsky (2009)."),
+    "cifar100": Input("CIFAR-100 test set", CIFAR_CITATION, "unknown",
+                      "CIFAR-100 is published by its authors without an explicit licence; cite Krizhevsky (2009)."),
+})
+
+#: Edition -> (title suffix, its own citation or '').
+EDITIONS: Mapping[str, tuple[str, str]] = MappingProxyType({
+    "imagenet": ("224x224", ""),
+    "inception": ("299x299, Inception input", INCEPTION_CITATION),
+    "imagenet64": ("64x64", IMAGENET64_CITATION),
+    "tinyimagenet": ("Tiny ImageNet, 64x64", ""),
+    "cifar": ("CIFAR, 32x32", ""),
+})
+
+OFFICIAL_RELEASE_TERMS = ("The official ImageNet-C and ImageNet-P (Zenodo) are distributed under CC BY 4.0; the "
+                          "code that makes them (hendrycks/robustness) under Apache-2.0. " + BENCHMARK_HOMEPAGE)
+
+CIFAR10_LABELS = ("airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck")
+CIFAR100_LABELS = (
+    "apple", "aquarium_fish", "baby", "bear", "beaver", "bed", "bee", "beetle", "bicycle", "bottle", "bowl", "boy",
+    "bridge", "bus", "butterfly", "camel", "can", "castle", "caterpillar", "cattle", "chair", "chimpanzee", "clock",
+    "cloud", "cockroach", "couch", "crab", "crocodile", "cup", "dinosaur", "dolphin", "elephant", "flatfish",
+    "forest", "fox", "girl", "hamster", "house", "kangaroo", "keyboard", "lamp", "lawn_mower", "leopard", "lion",
+    "lizard", "lobster", "man", "maple_tree", "motorcycle", "mountain", "mouse", "mushroom", "oak_tree", "orange",
+    "orchid", "otter", "palm_tree", "pear", "pickup_truck", "pine_tree", "plain", "plate", "poppy", "porcupine",
+    "possum", "rabbit", "raccoon", "ray", "road", "rocket", "rose", "sea", "seal", "shark", "shrew", "skunk",
+    "skyscraper", "snail", "snake", "spider", "squirrel", "streetcar", "sunflower", "sweet_pepper", "table", "tank",
+    "telephone", "television", "tiger", "tractor", "train", "trout", "tulip", "turtle", "wardrobe", "whale",
+    "willow_tree", "wolf", "woman", "worm")
+
+#: Source family -> its label names, in label order, where they are not wnids.
+LABEL_NAMES: Mapping[str, tuple] = MappingProxyType({"cifar10": CIFAR10_LABELS, "cifar100": CIFAR100_LABELS})
+
+
+def wnid_label_names(wnids: Sequence[str]) -> tuple:
+    """Unique short class names of ``wnids`` in their order: a name two classes share (``crane``,
+    ``maillot``) gets its wnid, ``'crane (n02012849)'``."""
+    names = [class_name(w) for w in wnids]
+    shared = Counter(names)
+    return tuple(f"{n} ({w})" if shared[n] > 1 else n for n, w in zip(names, wnids))
+
+
+CARD = "README.md"
+"""The dataset card at the top of a published release."""
+CROISSANT = "croissant.json"
+"""Its MLCommons Croissant metadata."""
+HF_INDEX = "metadata.parquet"
+"""The Hugging Face index of a tree of images (``imagefolder``'s metadata file name)."""
+HF_DIR = "hf"
+"""Folder of the per-config Hugging Face parquet files of a release of stacked arrays."""
+PUBLISHED_NAMES = (CARD, CROISSANT, HF_INDEX, HF_DIR)
+"""Every top-level name ``imagenet-cp publish`` adds to a release (a rebuild removes them with the release)."""
+
+#: Upper bounds of Hugging Face's ``size_categories``.
+SIZE_CATEGORIES = ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"), (1_000_000, "100K<n<1M"),
+                   (10_000_000, "1M<n<10M"), (100_000_000, "10M<n<100M"))
+
+
+def size_category(examples: int) -> str:
+    """Hugging Face's size category of a dataset of ``examples`` examples."""
+    return next((name for bound, name in SIZE_CATEGORIES if examples < bound), "n>1T")

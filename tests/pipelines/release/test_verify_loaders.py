@@ -1,0 +1,226 @@
+"""verify checks what the loaders read (TFDS records, ImageNet-P MP4s, WebDataset shards), parses
+SHA256SUMS as ``sha256sum --strict -c`` does, package refuses an --output inside the release, and
+build, verify and package print the release digest (the SHA-256 of SHA256SUMS)."""
+import hashlib
+import io
+import json
+import shutil
+import subprocess
+import tarfile
+
+import pytest
+
+from pipelines.formats.tfrecord import decode_example, encode_example, frame_record, iter_records
+from pipelines.release.publish import DIGEST_LABEL
+from pipelines.release.verify import parse_checksums, verify_release
+from schemas.release import CHECKSUMS
+from scripts.cli import main as cli
+
+SHA256SUM = shutil.which("sha256sum")
+
+
+def _relist(release, path):
+    """Rewrite the SHA256SUMS line of ``path`` to its current digest (a careful tamperer)."""
+    digest = hashlib.sha256((release / path).read_bytes()).hexdigest()
+    lines = (release / CHECKSUMS).read_text().splitlines()
+    if not any(line.endswith("  " + path) for line in lines):
+        lines.append(f"{digest}  {path}")
+    (release / CHECKSUMS).write_text("".join(
+        (f"{digest}  {path}" if line.endswith("  " + path) else line) + "\n" for line in lines))
+
+
+def _rows(release, part):
+    return [json.loads(line) for line in (release / part).read_text().splitlines()]
+
+
+def _sha256sum_accepts(release) -> bool:
+    return subprocess.run([SHA256SUM, "--strict", "-c", "--quiet", CHECKSUMS], cwd=release,
+                          capture_output=True).returncode == 0
+
+
+def _digest_printed(output: str) -> str:
+    line = output.strip().splitlines()[-1]
+    assert line.startswith(DIGEST_LABEL + ": "), output
+    return line.split(": ", 1)[1]
+
+
+def _sha256sum_of_checksums(release) -> str:
+    return subprocess.run([SHA256SUM, CHECKSUMS], cwd=release, capture_output=True, text=True,
+                          check=True).stdout.split()[0]
+
+
+@pytest.fixture()
+def release(sample_release, tmp_path):
+    """A copy of the session's sample release, to tamper with."""
+    copy = tmp_path / "release"
+    shutil.copytree(sample_release[0], copy)
+    return copy
+
+
+@pytest.fixture(scope="session")
+def p_release(tmp_path_factory):
+    """The smallest ImageNet-P build: one video."""
+    output = tmp_path_factory.mktemp("p") / "release"
+    code = cli(["build-p", "--output", str(output), "--limit", "1", "--perturbations", "brightness",
+                "--preset", "ultrafast", "--workers", "1"])
+    assert code == 0
+    return output
+
+
+# --- SHA256SUMS as sha256sum parses it ---------------------------------------------------------
+
+def test_parse_checksums_names_the_line_of_another_line_break():
+    digest = "0" * 64
+    assert parse_checksums(f"{digest}  a\n\n{digest.upper()} *b".encode()) == {"a": digest, "b": digest}
+    for bad in ("\v", "\r", "\f", "\x1c", "\x85", "\u2028"):
+        with pytest.raises(ValueError, match="line 2 holds a line break other than"):
+            parse_checksums(f"{digest}  a\n{digest}  b{bad}{digest}  c\n".encode())
+    with pytest.raises(ValueError, match="malformed SHA256SUMS line 1"):
+        parse_checksums(b"garbage\n")
+
+
+#: name -> SHA256SUMS text -> tampered text; every one is refused by verify and by sha256sum --strict -c.
+LINE_TAMPERS = {
+    "vertical tab for the first line break": lambda text: text.replace("\n", "\v", 1),
+    "form feed": lambda text: text.replace("\n", "\f", 1),
+    "file separator \\x1c": lambda text: text.replace("\n", "\x1c", 1),
+    "NEL": lambda text: text.replace("\n", "\x85", 1),
+    "line separator U+2028": lambda text: text.replace("\n", "\u2028", 1),
+    "a lone carriage return": lambda text: text.replace("\n", "\r", 1),
+    "a malformed line": lambda text: text + "not a checksum line\n",
+}
+
+
+@pytest.mark.skipif(SHA256SUM is None, reason="needs GNU sha256sum")
+@pytest.mark.parametrize("tamper", LINE_TAMPERS.values(), ids=LINE_TAMPERS.keys())
+def test_verify_and_sha256sum_agree_on_a_tampered_checksums_file(release, tamper):
+    assert verify_release(str(release)).ok and _sha256sum_accepts(release)
+    text = (release / CHECKSUMS).read_text(encoding="utf-8")
+    (release / CHECKSUMS).write_text(tamper(text), encoding="utf-8", newline="")
+    report = verify_release(str(release))
+    assert not report.ok
+    assert not _sha256sum_accepts(release)
+    assert any("line" in problem for problem in report.problems), report.text()
+
+
+@pytest.mark.skipif(SHA256SUM is None, reason="needs GNU sha256sum")
+def test_crlf_is_refused_although_sha256sum_accepts_it(release):
+    """The one deliberate difference: GNU sha256sum strips a \\r before the \\n; verify refuses it."""
+    text = (release / CHECKSUMS).read_text(encoding="utf-8")
+    (release / CHECKSUMS).write_text(text.replace("\n", "\r\n"), encoding="utf-8", newline="")
+    assert _sha256sum_accepts(release)
+    report = verify_release(str(release))
+    assert not report.ok and "line 1 holds a line break other than" in report.text()
+
+
+# --- TFDS records against the manifests ---------------------------------------------------------
+
+def _shard(release):
+    return _rows(release, "manifest/contrast_1.jsonl")[0]["shard"]
+
+
+@pytest.mark.skipif(SHA256SUM is None, reason="needs GNU sha256sum")
+def test_a_shard_changed_with_its_checksum_line_fails_verify(release):
+    shard = _shard(release)
+    data = bytearray((release / shard).read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    (release / shard).write_bytes(bytes(data))
+    _relist(release, shard)
+    assert _sha256sum_accepts(release)  # SHA256SUMS alone cannot see it
+    report = verify_release(str(release))
+    assert not report.ok
+    assert any(p.startswith(f"{shard}: corrupted record") for p in report.problems), report.text()
+
+
+def test_a_reframed_shard_with_other_images_fails_verify(release):
+    """Valid CRCs, but the records hold other image bytes and labels than the manifest."""
+    shard = _shard(release)
+    with open(release / shard, "rb") as stream:
+        examples = [decode_example(data) for _, data in iter_records(stream)]
+    first = examples[0]
+    first["image"] = [examples[-1]["image"][0] + b"\0"]
+    first["label"] = [(first["label"][0] + 1) % 1000]
+    (release / shard).write_bytes(b"".join(
+        frame_record(encode_example({k: v[0] for k, v in e.items()})) for e in examples))
+    _relist(release, shard)
+    text = verify_release(str(release)).text()
+    assert f"{shard} record 1" in text and "its image differs from the manifest's sha256" in text
+    assert "label" in text
+
+
+def test_a_missing_record_fails_verify(release):
+    shard = _shard(release)
+    with open(release / shard, "rb") as stream:
+        records = [data for _, data in iter_records(stream)]
+    (release / shard).write_bytes(b"".join(frame_record(r) for r in records[:-1]))
+    _relist(release, shard)
+    assert f"{shard}: {len(records) - 1} records, the manifest {len(records)}" in verify_release(str(release)).text()
+
+
+# --- ImageNet-P videos ----------------------------------------------------------------------------
+
+@pytest.mark.beam
+def test_p_release_videos_and_records_verify(p_release, tmp_path):
+    assert verify_release(str(p_release)).ok
+    copy = tmp_path / "p"
+    shutil.copytree(p_release, copy)
+    row = _rows(copy, "manifest/brightness.jsonl")[0]
+    video = copy / row["path"]
+    video.write_bytes(video.read_bytes()[: video.stat().st_size // 2])  # a truncated download
+    _relist(copy, row["path"])
+    text = verify_release(str(copy)).text()
+    assert f"{row['path']}: OpenCV decodes" in text or f"{row['path']}: does not decode" in text
+
+
+# --- WebDataset shards, when the release has them ------------------------------------------------
+
+def _write_webdataset(release, rows, tamper=False):
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as archive:
+        for index, row in enumerate(rows):
+            data = (release / row["path"]).read_bytes() + (b"\0" if tamper and index == 0 else b"")
+            stem = row["key"].rsplit(".", 1)[0]
+            for name, payload in ((f"{stem}.jpg", data), (f"{stem}.cls", str(row["label"]).encode())):
+                info = tarfile.TarInfo(name)
+                info.size = len(payload)
+                archive.addfile(info, io.BytesIO(payload))
+    (release / "webdataset").mkdir(exist_ok=True)
+    (release / "webdataset" / "contrast_1-000000.tar").write_bytes(buffer.getvalue())
+    _relist(release, "webdataset/contrast_1-000000.tar")
+
+
+def test_webdataset_shards_are_checked_when_present(release):
+    rows = _rows(release, "manifest/contrast_1.jsonl")
+    _write_webdataset(release, rows)
+    assert verify_release(str(release)).ok
+    _write_webdataset(release, rows, tamper=True)
+    text = verify_release(str(release)).text()
+    assert "webdataset/contrast_1-000000.tar member" in text and "differs from the manifest's sha256" in text
+
+
+# --- package --output inside the release ---------------------------------------------------------
+
+def test_package_refuses_an_output_inside_the_release(release, capsys):
+    before = sorted(p.relative_to(release) for p in release.rglob("*"))
+    inside = release / json.loads((release / "release.json").read_text())["tree"] / "contrast"
+    capsys.readouterr()
+    assert cli(["package", str(release), "--output", str(inside)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "is inside the release" in err[0]
+    assert sorted(p.relative_to(release) for p in release.rglob("*")) == before
+
+
+# --- the release digest -----------------------------------------------------------------------------
+
+@pytest.mark.beam
+@pytest.mark.skipif(SHA256SUM is None, reason="needs GNU sha256sum")
+def test_build_verify_and_package_print_the_release_digest(tmp_path, capsys):
+    output = tmp_path / "built"
+    assert cli(["build-c", "--output", str(output), "--limit", "2", "--corruptions", "contrast",
+                "--severities", "1", "--workers", "1"]) == 0
+    expected = _sha256sum_of_checksums(output)
+    assert _digest_printed(capsys.readouterr().out) == expected
+    assert cli(["verify", str(output)]) == 0
+    assert _digest_printed(capsys.readouterr().out) == expected
+    assert cli(["package", str(output)]) == 0
+    assert _digest_printed(capsys.readouterr().out) == expected
