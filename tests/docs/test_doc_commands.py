@@ -124,7 +124,8 @@ def test_every_command_line_is_run_or_listed():
 def prepare_workspace(folder: Path) -> None:
     """The stand-ins for the inputs the docs name: ImageNet val folders (the bundled sample; the
     ``/data/val`` one also holds 2 RobustBench ids), an id file, a tar (not named
-    ``ILSVRC2012_img_val.tar``, whose size and hash are checked), CIFAR and Tiny-ImageNet folders."""
+    ``ILSVRC2012_img_val.tar``, whose size and hash are checked), CIFAR and Tiny-ImageNet folders.
+    A release the docs call ``OUTPUT`` is built by :func:`prepare_release` where a document uses it."""
     from pipelines.inputs.families import write_cifar_sample, write_tinyimagenet_sample
     from pipelines.install.sample import write_sample
     from schemas.image_ids import named_id_list_bytes
@@ -141,6 +142,15 @@ def prepare_workspace(folder: Path) -> None:
             tar.add(path, arcname=path.name)
     write_cifar_sample(str(folder / "data"))
     write_tinyimagenet_sample(str(folder / "data"))
+
+
+def prepare_release(folder: Path) -> None:
+    """``OUTPUT``: a small ImageNet-C release of the bundled sample, for lines that act on a release."""
+    from scripts.cli import main
+
+    with contextlib.redirect_stdout(io.StringIO()):
+        assert main(adapt(["build-c", "--output", str(folder / "OUTPUT"), "--corruptions", "fog",
+                           "--severities", "1"])) == 0
 
 
 def adapt(argv: list[str]) -> list[str]:
@@ -196,6 +206,8 @@ RUN_DOCUMENTS = [document for document in DOCUMENTS if runnable_lines(document)]
 def test_doc_commands_run(document, tmp_path, monkeypatch):
     lines = runnable_lines(document)
     prepare_workspace(tmp_path)
+    if any("OUTPUT" in shlex.split(line) for line in lines):
+        prepare_release(tmp_path)
     monkeypatch.chdir(tmp_path)
     for line in lines:
         expected, _ = EXIT_STATUS.get(line, (0, ""))
