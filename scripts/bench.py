@@ -33,7 +33,7 @@ def add_arguments(parser):
     parser.add_argument("--sizes", type=_int_list,
                         help="with --scaling: comma-separated image counts (default 100,250,500)")
     parser.add_argument("--workers", type=_int_list,
-                        help="with --scaling: comma-separated worker counts (default 1,2)")
+                        help="with --scaling or --evaluate: comma-separated worker counts (default 1,2)")
     parser.add_argument("--resume", action="store_true",
                         help="with --scaling: also kill the largest build half way (SIGKILL of the driver and its "
                              "workers) and time its rerun against the uninterrupted build")
@@ -41,6 +41,12 @@ def add_arguments(parser):
                         help="comma-separated ImageNet-P names to time (default: all 14, or none when "
                              "--corruptions is given)")
     parser.add_argument("--preset", default="veryslow", help="x264 preset of the ImageNet-P encodes (default veryslow)")
+    parser.add_argument("--evaluate", metavar="MODEL",
+                        help="instead: time imagenet-cp evaluate on this ONNX model against a plain onnxruntime loop "
+                             "(Pillow decode, batches of 32, 2 intra-op threads) over the same 224 images, for each "
+                             "--workers (default 1,2), and print the ratio")
+    parser.add_argument("--evaluate-images", type=int, default=640,
+                        help="with --evaluate: images of the timed release (default 640)")
 
 
 def _scaling_command(args) -> int:
@@ -67,6 +73,16 @@ def _scaling_command(args) -> int:
 def run(args) -> int:
     if args.scaling:
         return _scaling_command(args)
+    if args.evaluate:
+        from pipelines.bench.evaluate import EVALUATE_WORKERS, format_evaluate_table, run_evaluate_bench
+
+        try:
+            result = run_evaluate_bench(args.evaluate, args.evaluate_images, args.workers or EVALUATE_WORKERS)
+        except ValueError as err:
+            print(f"imagenet-cp bench: {err}", file=sys.stderr)
+            return 2
+        print(json.dumps(result, indent=2) if args.json else format_evaluate_table(result))
+        return 0
     from pipelines.bench.corruptions import format_table, run_bench
     from schemas.imagenet_c import select_corruptions
     from schemas.imagenet_p import select_perturbations

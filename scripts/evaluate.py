@@ -56,12 +56,16 @@ def run(args) -> int:
     except ValueError as err:
         print(f"imagenet-cp evaluate: {err}", file=sys.stderr)
         return 2
+    from pipelines.formats import storage
+
+    storage.configure([a for a in args.beam_args if a != "--"])  # the release may lie on an object store
     code = evaluate_vcr.dispatch(args)
     if code is not None:
         return code
     import json
 
-    from pipelines.beam.evaluate import METRICS_FILE, evaluate_release
+    from pipelines.beam.evaluate import evaluate_release
+    from pipelines.evaluation.scores import METRICS_FILE
     from pipelines.evaluation.metrics_files import load_error_baseline, load_flip_baseline
     from pipelines.evaluation.report import summary_lines
 
@@ -74,8 +78,6 @@ def run(args) -> int:
     except (OSError, ValueError, ImportError) as err:
         print(f"imagenet-cp evaluate: {err}", file=sys.stderr)
         return 2
-    from pipelines.formats import storage
-
     metrics = storage.join(str(out), METRICS_FILE)
     if storage.exists(metrics):  # a local folder or an object store
         for line in summary_lines(json.loads(storage.read_bytes(metrics))):

@@ -22,7 +22,7 @@ def add_arguments(parser):
 def dispatch(args):
     """Run the VCR evaluation when ``--release`` is a VCR release and return its exit code; refuse
     the VCR-only options on another release (exit 2); None lets the other editions' flow run."""
-    from pipelines.beam.vcr_evaluate import is_vcr_release
+    from pipelines.evaluation.vcr_scores import is_vcr_release
 
     if is_vcr_release(args.release):
         return run(args)
@@ -34,7 +34,8 @@ def dispatch(args):
 
 
 def run(args) -> int:
-    from pipelines.beam.vcr_evaluate import analysis_settings, evaluate_vcr
+    from pipelines.beam.vcr_evaluate import evaluate_vcr
+    from pipelines.evaluation.vcr_scores import analysis_settings
 
     try:
         out = evaluate_vcr(args.release, args.model, args.output, args.framework, args.human, args.human_meta,

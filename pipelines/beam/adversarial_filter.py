@@ -23,6 +23,7 @@ from typing import Iterable, Mapping, Optional, Sequence, TextIO
 
 import apache_beam as beam
 import numpy as np
+from apache_beam.metrics import Metrics
 from PIL import Image
 
 from schemas.adversarial import (CLASS_SETS, DECISIONS, FILTER_JSON, KEPT, LOGITS_DIR, REJECTED, REVIEW_DIR,
@@ -36,7 +37,9 @@ from transforms.image_hash import difference_hash
 from transforms.ten_crop import centre_crop, normalise, ten_crops, upright_rgb
 
 from pipelines.formats import storage
+from pipelines.beam.inference import METRICS_NAMESPACE, NONFINITE_COUNTER, NONFINITE_KEYS, nonfinite_found
 from pipelines.evaluation.filtration import judge_candidate, rank_confusion
+from pipelines.evaluation.models import ModelError, check_filter_model, nonfinite_message
 from pipelines.beam.progress import ProgressLine
 from pipelines.beam.write_release import OutputsFn
 from pipelines.release.versions import library_versions
@@ -44,6 +47,7 @@ from pipelines.beam.runner import make_pipeline
 from pipelines.beam.sources import ReadImageNet
 from pipelines.inputs.listing import SourceIndex, inspect_image, source_note, walk_folder, write_entry_lists
 
+COMMANDS = {"imagenet_a": "filter-a", "imagenet_o": "filter-o"}
 CROPS_DIR = f"{REVIEW_DIR}/crops"
 ORIGINALS_DIR = f"{REVIEW_DIR}/originals"
 
@@ -159,6 +163,8 @@ class _ScoreCandidatesFn(OutputsFn):
                  progress_dir: Optional[str]):
         super().__init__(progress_dir)
         self._paths, self._models, self._config = list(model_paths), list(models), config
+        self._nonfinite = Metrics.counter(METRICS_NAMESPACE, NONFINITE_COUNTER)
+        self._nonfinite_keys = Metrics.string_set(METRICS_NAMESPACE, NONFINITE_KEYS)
 
     def environment(self):
         import onnxruntime
@@ -175,12 +181,16 @@ class _ScoreCandidatesFn(OutputsFn):
         self._sessions = [onnxruntime.InferenceSession(p, options, providers=["CPUExecutionProvider"])
                           for p in self._paths]
 
-    def _logits(self, upright: Image.Image) -> np.ndarray:
+    def _logits(self, upright: Image.Image, key: str) -> np.ndarray:
         rows = []
         for session, meta in zip(self._sessions, self._models):
             x = normalise(ten_crops(upright, meta["crop"], meta["resize"]), meta["mean"], meta["std"])
             rows.append(session.run(None, {session.get_inputs()[0].name: x})[0])
-        return np.stack(rows).astype(np.float32)
+        logits = np.stack(rows).astype(np.float32)
+        if not np.isfinite(logits).all():  # counted; the driver refuses the run
+            self._nonfinite.inc()
+            self._nonfinite_keys.add(key)
+        return logits
 
     def process(self, image: SourceImage):
         yield from self.report_environment()
@@ -199,7 +209,7 @@ class _ScoreCandidatesFn(OutputsFn):
         if self._config.min_size and min(upright.size) < self._config.min_size:
             yield _unusable(image, f"short side {min(upright.size)} < the minimum {self._config.min_size}", info)
             return
-        logits = self._logits(upright)
+        logits = self._logits(upright, entry.key)
         weak = entry.wnid if TASKS[self._config.task].weak_labels else None
         judged = judge_candidate(logits, weak, self._config, [m["model"] for m in self._models])
         yield {"key": entry.key, "wnid": entry.wnid, "source": entry.source, "bytes": len(image.data),
@@ -364,6 +374,7 @@ def filter_candidates(task: str, candidates: str, model_paths: Sequence[str], ou
     for path in model_paths:
         if not os.path.isfile(path):
             raise ValueError(f"model {path!r} not found (make one with imagenet-cp fetch-model)")
+        check_filter_model(path, COMMANDS[task])  # loads, and takes the crop it will be fed
     models = [model_metadata(p) for p in model_paths]
     names = [m["model"] for m in models]
     if len(set(names)) != len(names):
@@ -372,6 +383,11 @@ def filter_candidates(task: str, candidates: str, model_paths: Sequence[str], ou
         raise ValueError(f"{output_dir} is not empty and holds no filter run ({FILTER_JSON}): use another --output")
     metadata = read_metadata(metadata_path)
     index = index_candidates(candidates, task)
+    if index.entries:  # a trial on the first candidate's ten crops, before anything is written
+        first = index.entries[0]
+        data = storage.read_bytes(os.path.join(candidates, first.source))
+        for path in model_paths:
+            check_filter_model(path, COMMANDS[task], (first.key, data))
     os.makedirs(output_dir, exist_ok=True)
     for scratch in SCRATCH_DIRS:
         storage.delete_tree(storage.join(output_dir, scratch))
@@ -399,9 +415,15 @@ def filter_candidates(task: str, candidates: str, model_paths: Sequence[str], ou
     progress = ProgressLine(output_dir, len(index.entries), len(index.entries), progress_interval, stream)
     progress.start()
     try:
-        pipeline.run().wait_until_finish()
+        result = pipeline.run()
+        result.wait_until_finish()
     finally:
         progress.stop()
+    refused, keys = nonfinite_found(result)
+    if refused:  # NaN or infinite logits on some candidate: no decision stands
+        for written in (DECISIONS, FAILURES, LOGITS_DIR, REVIEW_DIR, *SCRATCH_DIRS):
+            storage.delete_tree(storage.join(output_dir, written))
+        raise ModelError(nonfinite_message(", ".join(model_paths), refused, len(index.entries), keys))
     for scratch in SCRATCH_DIRS:
         storage.delete_tree(storage.join(output_dir, scratch))
 

@@ -1,24 +1,21 @@
 """``imagenet-cp evaluate``: run a model over a built release with Beam's RunInference, and score it.
 
-Inputs, under a release directory ``DIR``:
+One graph for every ImageNet-C edition and for ImageNet-P: the conditions and sequences are
+listed by :mod:`pipelines.evaluation.release_inputs` and :mod:`pipelines.evaluation.p_sequences`
+(the JPEG or ``.npy`` tree, or the TFDS records, of the edition ``release.json`` names), each
+image or frame goes to the model as its edition's evaluator feeds it
+(:mod:`pipelines.evaluation.model_input`), and :mod:`pipelines.evaluation.scores` writes the
+files. A packaged ImageNet-A set goes to :mod:`pipelines.beam.evaluate_a_o`.
 
-- ImageNet-C, either the JPEG tree ``DIR/imagenet-c/<corruption>/<severity>/<wnid>/<file>`` or
-  the TFDS records ``DIR/tfds/<dataset>/<corruption>_<severity>/<version>/`` (split ``validation``,
-  features image/label/file_name); the release's clean config (``imagenet-c/clean/<wnid>/<file>``
-  or TFDS config ``clean``), when present, gives the model's clean error for Relative CE unless
-  the caller gives one;
-- ImageNet-P, the MP4 tree ``DIR/imagenet-p/<perturbation>[_<d>]/<wnid>/<stem>.mp4``, or the tree
-  of another P edition (``ImageNet-P-299``, ``Tiny-ImageNet-P``, ``ImageNet-64x64-P`` MP4s;
-  ``CIFAR-10-P/<set>.npy``), as ``release.json`` names it (:mod:`pipelines.evaluation.p_sequences`).
-
-Labels are the wnid's index among the sorted 1000 ImageNet wnids, whatever folders exist.
+Labels are the class folder's index among the edition's classes (the sorted 1000 ImageNet wnids,
+Tiny ImageNet's 200), or the ``labels.npy`` row of the ``.npy`` editions.
 
 Outputs, under ``OUT`` (default ``DIR-evaluations/<model file stem>`` beside ``DIR``, which leaves
 the release and its ``SHA256SUMS`` untouched)::
 
-    predictions/imagenet-c/<corruption>_<severity>.jsonl   {"key", "label", "top5"} per image
-    predictions/imagenet-c/clean.jsonl                      the same, on the clean config
-    predictions/imagenet-p/<set>.jsonl                      {"key", "label", "top5": T x 5} per video
+    predictions/<tree>/<corruption>_<severity>.jsonl   {"key", "label", "top5"} per image
+    predictions/<tree>/clean.jsonl                      the same, on the clean config
+    predictions/imagenet-p/<set>.jsonl                  {"key", "label", "top5": T x 5} per video
     imagenet-c-errors.json        errors per corruption and severity (``imagenet-cp metrics --errors``)
     imagenet-p-predictions.npz    top-5 classes per set, (V, T, 5) (``imagenet-cp metrics --flips``)
     metrics.json, report.md, plots/*.png
@@ -29,190 +26,66 @@ release and ``OUT`` may lie on any file system :mod:`pipelines.formats.storage` 
 """
 from __future__ import annotations
 
-import os
-import tempfile
-from pathlib import Path
-
 import apache_beam as beam
 import numpy as np
-from apache_beam.ml.inference.base import RunInference
 
-from metrics.imagenet_c import summarize_imagenet_c
-from metrics.imagenet_p import (flip_probability_by_offset, parse_sequence_set,
-                                summarize_imagenet_p, top_k_classes)
-from pipelines.formats import storage
-from pipelines.evaluation.p_sequences import edition_model_input, npy_sequences, p_sets, sequence_frames
-from pipelines.beam.inference import model_handler, model_input
-from pipelines.evaluation.metrics_files import ERRORS_FILE, FLIPS_FILE, write_errors, write_flips
-from pipelines.evaluation.report import write_report
+from metrics.imagenet_p import parse_sequence_set, top_k_classes
+from schemas.edition import DEFAULT_EDITION
+from schemas.editions import get_edition
+from schemas.release import C_TREE, P_TREE, TFDS_DIR, json_line
+
+from pipelines.beam.evaluate_a_o import evaluate_imagenet_a
+from pipelines.beam.inference import PredictLogits, count_refused, model_handler, run_checked, threads_per_worker
 from pipelines.beam.runner import make_pipeline
-from pipelines.formats.tfrecord import decode_example, iter_records
-from schemas.imagenet_c import CORRUPTIONS, SEVERITIES
-from schemas.release import C_TREE, CLEAN, P_TREE, TFDS_DIR, dumps, json_line
-from schemas.tfds import IMAGENET2012_CORRUPTED
-from schemas.wnids import imagenet_wnids, wnid_to_label
+from pipelines.evaluation.model_input import frame_model_input, image_model_input, model_input
+from pipelines.evaluation.models import A_CLASSES, P_TREE_CLASSES, check_model, key_text, read_item, trial_batch
+from pipelines.evaluation.p_sequences import npy_sequences, p_sets, p_tree, sequence_frames
+from pipelines.evaluation.release_inputs import (c_configs, c_examples, c_release, is_a_release,
+                                                 labelled_paths, tree_labels)
+from pipelines.evaluation.scores import (PREDICTIONS_DIR, default_output, model_name_of, output_path,
+                                         write_evaluation)
+from pipelines.formats import storage
 
-EVALUATIONS_SUFFIX = "-evaluations"
-TFDS_SPLIT = "validation"
-METRICS_FILE = "metrics.json"
-PREDICTIONS_DIR = "predictions"
-
-
-# --- listing (driver side) and reading (workers) ---------------------------------------------
-
-def parse_config(name: str) -> tuple[str, int]:
-    """``"fog_3"`` -> ``("fog", 3)``.
-
-    Raises
-    ------
-    ValueError
-        If ``name`` is not ``<corruption>_<severity>`` with a known corruption and severity 1..5.
-    """
-    corruption, _, severity = name.rpartition("_")
-    if corruption not in CORRUPTIONS or severity not in {str(s) for s in SEVERITIES}:
-        raise ValueError(f"{name!r} is not <corruption>_<severity> (severity 1..5, corruption one of "
-                         f"{', '.join(CORRUPTIONS)})")
-    return corruption, int(severity)
-
-
-def check_config(name: str) -> None:
-    """Raise ``ValueError`` unless ``name`` is ``clean`` or ``<corruption>_<severity>``."""
-    if name != CLEAN:
-        parse_config(name)
-
-
-def c_tree_configs(release_dir: str) -> list[tuple[str, str]]:
-    """(config name, folder) of every ``imagenet-c/<corruption>/<severity>`` folder and of
-    ``imagenet-c/clean``, sorted."""
-    root = storage.join(release_dir, C_TREE)
-    configs = []
-    for corruption in storage.list_folders(root):
-        if corruption == CLEAN:
-            configs.append((CLEAN, storage.join(root, CLEAN)))
-            continue
-        for severity in storage.list_folders(storage.join(root, corruption)):
-            name = f"{corruption}_{severity}"
-            parse_config(name)
-            configs.append((name, storage.join(root, f"{corruption}/{severity}")))
-    return configs
-
-
-def tfds_configs(release_dir: str) -> list[tuple[str, str]]:
-    """(config name, version folder) of every ImageNet-C TFDS config under ``DIR/tfds`` (the
-    ``clean`` config included), sorted."""
-    configs = []
-    pattern = f"{TFDS_DIR}/{IMAGENET2012_CORRUPTED.name}/*/*/dataset_info.json"  # not imagenet_p's noise_2 configs
-    for info in storage.match(storage.join(release_dir, pattern)):
-        version_dir = storage.parent(info)
-        name = storage.basename(storage.parent(version_dir))
-        check_config(name)
-        configs.append((name, version_dir))
-    return configs
-
-
-def labelled_files(folder: str, suffix: str | None = None):
-    """Yield ``(key, label, path)`` for each ``<wnid>/<file>`` under ``folder``, sorted by key."""
-    labels = wnid_to_label()
-    for relative in storage.list_tree(folder):
-        wnid, _, name = relative.partition("/")
-        if wnid not in labels:
-            raise ValueError(f"{storage.join(folder, wnid)}: {wnid!r} is not an ImageNet wnid")
-        if suffix is None or name.endswith(suffix):
-            yield relative, labels[wnid], storage.join(folder, relative)
-
-
-def tfds_examples(version_dir: str):
-    """Yield ``(key, label, encoded image)`` of a TFDS config's ``validation`` split.
-
-    The key is ``<wnid of label>/<base name of file_name>``, as in the JPEG tree. The shards are
-    read with :mod:`pipelines.formats.tfrecord` (CRCs checked), from any file system, without TensorFlow.
-    """
-    wnids = imagenet_wnids()
-    for shard in storage.match(storage.join(version_dir, f"*-{TFDS_SPLIT}.tfrecord-*")):
-        with storage.open_stream(shard) as stream:
-            for _, data in iter_records(stream):
-                example = decode_example(data)
-                label = int(example["label"][0])
-                file_name = os.path.basename(example["file_name"][0].decode())
-                yield f"{wnids[label]}/{file_name}", label, example["image"][0]
-
-
-def read_video(path: str) -> np.ndarray:
-    """Frames of an MP4 as the reference loader reads them: cv2 decode, BGR -> RGB; (T, H, W, 3) uint8.
-
-    Raises
-    ------
-    ValueError
-        If no frame can be read.
-    """
-    import cv2
-
-    if not storage.is_local(path):  # OpenCV reads local files only
-        with tempfile.NamedTemporaryFile(suffix=".mp4") as local:
-            local.write(storage.read_bytes(path))
-            local.flush()
-            return read_video(local.name)
-    capture = cv2.VideoCapture(path)
-    frames = []
-    ok, frame = capture.read()
-    while ok:
-        frames.append(cv2.cvtColor(frame, cv2.COLOR_BGR2RGB))
-        ok, frame = capture.read()
-    capture.release()
-    if not frames:
-        raise ValueError(f"{path}: no frame could be decoded")
-    return np.stack(frames)
-
-
-def read_bytes(path: str) -> bytes:
-    """The bytes of a file (an encoded image)."""
-    return storage.read_bytes(path)
-
-
-# --- Beam composites --------------------------------------------------------------------------
 
 class PredictTop5(beam.PTransform):
-    """``(id, image)`` -> ``(id, top-5 classes)``: model input, RunInference, top-5 of the logits."""
+    """``(id, image)`` -> ``(id, top-5 classes)``: model input, RunInference, top-5 of the logits.
+
+    The ids whose logits are not finite leave through :attr:`nonfinite` (a PCollection after expansion)."""
 
     def __init__(self, handler, to_input=model_input):
         super().__init__()
         self._handler, self._to_input = handler, to_input
+        self.nonfinite = None
 
     def expand(self, images):
         to_input = self._to_input
-        return (images
-                | "ToModelInput" >> beam.MapTuple(lambda key, image: (key, to_input(image)))
-                | "RunInference" >> RunInference(self._handler)
-                | "TopFive" >> beam.MapTuple(
-                    lambda key, result: (key, top_k_classes(np.asarray(result.inference)).tolist())))
-
-
-def _c_images(config, source):
-    name, folder = config
-    if source == "tfds":
-        for key, label, image in tfds_examples(folder):
-            yield (name, key, label), image
-    else:
-        for key, label, path in labelled_files(folder):
-            yield (name, key, label), path
+        predict = PredictLogits(self._handler)
+        logits = (images
+                  | "ToModelInput" >> beam.MapTuple(lambda key, image: (key, to_input(image)))
+                  | "RunInference" >> predict)
+        self.nonfinite = predict.nonfinite
+        return logits | "TopFive" >> beam.MapTuple(lambda key, row: (key, top_k_classes(row).tolist()))
 
 
 class PredictImageNetC(beam.PTransform):
-    """ImageNet-C configs -> ``(config name, [(key, label, top5), ...])`` per config."""
+    """ImageNet-C conditions of any edition -> ``(config name, [(key, label, top5), ...])`` per config."""
 
-    def __init__(self, configs, source, handler):
+    def __init__(self, configs, release_dir, c, handler):
         super().__init__()
-        self._configs, self._source, self._handler = configs, source, handler
+        self._configs, self._release_dir, self._c, self._handler = configs, release_dir, c, handler
+        self.nonfinite = None
 
     def expand(self, pipeline):
-        images = (pipeline
-                  | "ListConfigs" >> beam.Create(self._configs)
-                  | "ListImages" >> beam.FlatMap(_c_images, self._source)
-                  | "Spread" >> beam.Reshuffle())
-        if self._source != "tfds":
-            images = images | "ReadJpegs" >> beam.MapTuple(lambda key, path: (key, read_bytes(path)))
-        return (images
-                | "Predict" >> PredictTop5(self._handler)
+        labels = tree_labels(self._release_dir, self._c)
+        predict = PredictTop5(self._handler, image_model_input(self._c.edition))
+        top5 = (pipeline
+                | "ListConfigs" >> beam.Create(self._configs)
+                | "ListImages" >> beam.FlatMap(c_examples, self._release_dir, self._c, labels)
+                | "Spread" >> beam.Reshuffle()
+                | "ReadImages" >> beam.MapTuple(lambda key, item: (key, read_item(item)))
+                | "Predict" >> predict)
+        self.nonfinite = predict.nonfinite
+        return (top5
                 | "ByConfig" >> beam.MapTuple(lambda key, top5: (key[0], (key[1], key[2], top5)))
                 | "GroupConfigs" >> beam.GroupByKey())
 
@@ -224,11 +97,10 @@ def _video_frames(video):
 
 
 def _list_sequences(p_set, release_dir):
-    if p_set.path.endswith(".npy"):
-        items = npy_sequences(release_dir, p_set)
-    else:
-        items = labelled_files(p_set.path, ".mp4")
-    return [((p_set.name, key, label), locator) for key, label, locator in items]
+    """``((set, key, label), locator)`` of every sequence of ``p_set`` (a PSet, or its ``(name, path)``)."""
+    name, path = p_set[:2]
+    items = npy_sequences(release_dir, name, path) if path.endswith(".npy") else labelled_paths(path, ".mp4")
+    return [((name, key, label), locator) for key, label, locator in items]
 
 
 def _assemble_video(video_key, frames):
@@ -243,36 +115,43 @@ class PredictImageNetP(beam.PTransform):
     def __init__(self, sets, handler, release_dir=""):
         super().__init__()
         self._sets, self._handler, self._release_dir = sets, handler, release_dir
+        self.nonfinite = None
 
     def expand(self, pipeline):
-        edition = self._sets[0].edition if self._sets else "imagenet"
-        return (pipeline
-                | "ListSets" >> beam.Create(self._sets)
+        edition = self._sets[0].edition if self._sets else get_edition(DEFAULT_EDITION)
+        predict = PredictTop5(self._handler, frame_model_input(edition))
+        top5 = (pipeline
+                | "ListSets" >> beam.Create([(p_set.name, p_set.path) for p_set in self._sets])
                 | "ListVideos" >> beam.FlatMap(_list_sequences, self._release_dir)
                 | "Spread" >> beam.Reshuffle()
                 | "DecodeFrames" >> beam.FlatMap(_video_frames)
-                | "Predict" >> PredictTop5(self._handler, edition_model_input(edition))
+                | "Predict" >> predict)
+        self.nonfinite = predict.nonfinite
+        return (top5
                 | "ByVideo" >> beam.MapTuple(lambda key, top5: (key[0], (key[1], top5)))
                 | "GroupFrames" >> beam.GroupByKey()
                 | "AssembleVideos" >> beam.MapTuple(_assemble_video)
                 | "GroupSets" >> beam.GroupByKey())
 
 
-def _write_jsonl(out_dir: str, relative: str, rows) -> None:
-    text = "".join(json_line({"key": k, "label": l, "top5": t}) for k, l, t in rows)
+def write_jsonl(out_dir: str, relative: str, rows) -> None:
+    """``{"key", "label", "top5"}`` rows, sorted, as one JSON-lines file written atomically."""
+    text = "".join(json_line({"key": k, "label": l, "top5": t}) for k, l, t in sorted(rows))
     storage.write_atomic(out_dir, relative, text.encode("utf-8"))
 
 
 class _WriteConfigPredictionsFn(beam.DoFn):
     """Sink: one sorted JSON-lines file per C config; emits ``(config, top-1 error)``."""
 
-    def __init__(self, out_dir: str):
-        self._out_dir = out_dir
+    def __init__(self, out_dir: str, tree: str):
+        self._out_dir, self._tree = out_dir, tree
 
-    def process(self, element):
+    def process(self, element, refused=0):
+        if refused:  # a model that gave NaN or infinite logits: nothing is written
+            return
         name, rows = element
         rows = sorted(rows)
-        _write_jsonl(self._out_dir, f"{PREDICTIONS_DIR}/{C_TREE}/{name}.jsonl", rows)
+        write_jsonl(self._out_dir, f"{PREDICTIONS_DIR}/{self._tree}/{name}.jsonl", rows)
         wrong = sum(top5[0] != label for _, label, top5 in rows)
         yield name, wrong / len(rows)
 
@@ -283,100 +162,42 @@ class _WriteSetPredictionsFn(beam.DoFn):
     def __init__(self, out_dir: str):
         self._out_dir = out_dir
 
-    def process(self, element):
+    def process(self, element, refused=0):
+        if refused:
+            return
         name, rows = element
         rows = sorted(rows)
-        _write_jsonl(self._out_dir, f"{PREDICTIONS_DIR}/{P_TREE}/{name}.jsonl", rows)
+        write_jsonl(self._out_dir, f"{PREDICTIONS_DIR}/{P_TREE}/{name}.jsonl", rows)
         lengths = {len(top5) for _, _, top5 in rows}
         if len(lengths) != 1:
             raise ValueError(f"{name}: videos differ in frame count {sorted(lengths)}")
         yield name, np.asarray([top5 for _, _, top5 in rows], dtype=np.int16)
 
 
-CLEAN_SOURCES = ("given", "clean_config")
-"""Where an evaluation's clean error comes from: given by the caller (``--clean-error``), or
-measured on the release's clean config."""
+def check_evaluation_model(model_path, framework, release_dir, c, configs, sets) -> None:
+    """:func:`pipelines.evaluation.models.check_model` on the first images of the run (C) or the
+    first frames of its first sequence (P)."""
+    if configs:
+        items = c_examples(configs[0], release_dir, c, tree_labels(release_dir, c))
+        trial = trial_batch(((key_text(key), item) for key, item in items), image_model_input(c.edition))
+        check_model(model_path, framework, c.edition.image_size, (c.layout.num_classes,),
+                    f"the {c.layout.tree} release", trial)
+    if sets:
+        edition = sets[0].edition
+        (key, locator), = _list_sequences(sets[0], release_dir)[:1]
+        frames = sequence_frames(locator)[:2]
+        trial = trial_batch(((f"{key_text(key)}#{i}", frame) for i, frame in enumerate(frames)),
+                            frame_model_input(edition))
+        tree = p_tree(release_dir)[0]
+        check_model(model_path, framework, edition.image_size, (P_TREE_CLASSES.get(tree, A_CLASSES),),
+                    f"the {tree} release", trial)
 
 
-def choose_clean_error(given, measured) -> dict:
-    """The clean error Relative CE uses: ``given`` when not None, else ``measured``.
-
-    Parameters
-    ----------
-    given : float or None
-        The caller's clean error (fraction), e.g. ``--clean-error``.
-    measured : float or None
-        The model's top-1 error on the release's clean config (fraction), None without one.
-
-    Returns
-    -------
-    dict
-        ``error`` (the chosen fraction or None), ``source`` (one of :data:`CLEAN_SOURCES`, or None
-        when there is no clean error) and ``measured``.
-    """
-    source = "given" if given is not None else ("clean_config" if measured is not None else None)
-    return {"error": given if given is not None else measured, "source": source, "measured": measured}
-
-
-def imagenet_c_section(config_errors, clean_error, baseline):
-    """Errors per corruption and severity, the clean error (given, else measured on the clean
-    config), and the summary over corruptions with all 5 severities."""
-    errors: dict = {}
-    measured = None
-    for name, error in config_errors:
-        if name == CLEAN:
-            measured = error
-            continue
-        corruption, severity = parse_config(name)
-        errors.setdefault(corruption, {})[str(severity)] = error
-    clean = choose_clean_error(clean_error, measured)
-    complete = {c: [e[str(s)] for s in SEVERITIES] for c, e in errors.items() if len(e) == len(SEVERITIES)}
-    summary = (summarize_imagenet_c(complete, clean["error"], baseline, allow_incomplete=True)
-               if complete else None)
-    return {"errors": {c: dict(sorted(e.items())) for c, e in sorted(errors.items())},
-            "clean": clean, "summary": summary}, complete
-
-
-def imagenet_p_section(set_predictions, flip_baseline):
-    """Unnormalised and normalised ImageNet-P metrics, plus flip probability per frame offset."""
-    predictions = dict(set_predictions)
-    offsets = {name: flip_probability_by_offset(array, parse_sequence_set(name)[0]).tolist()
-               for name, array in sorted(predictions.items())}
-    summary = summarize_imagenet_p(predictions, flip_baseline, allow_incomplete=True)
-    return {"summary": summary, "flip_probability_by_offset": offsets}, predictions
-
-
-def write_evaluation(out_dir, config_errors, set_predictions, model_name, clean_error, baseline,
-                     flip_baseline):
-    """Sink: the errors and flips files, ``metrics.json`` and the report (written in a local
-    folder, then each file moved to ``out_dir`` atomically, wherever it lies)."""
-    document = {"model": model_name}
-    with tempfile.TemporaryDirectory() as local:
-        out = Path(local)
-        if config_errors:
-            document["imagenet_c"], complete = imagenet_c_section(config_errors, clean_error, baseline)
-            write_errors(out / ERRORS_FILE, complete, document["imagenet_c"]["clean"]["error"])
-        if set_predictions:
-            document["imagenet_p"], predictions = imagenet_p_section(set_predictions, flip_baseline)
-            write_flips(out / FLIPS_FILE, predictions)
-        (out / METRICS_FILE).write_text(dumps(document))
-        write_report(document, out, baseline)
-        for path in sorted(p for p in out.rglob("*") if p.is_file()):
-            storage.write_atomic(out_dir, path.relative_to(out).as_posix(), path.read_bytes())
-
-
-def default_output(release_dir: str, model_path: str):
-    """``DIR-evaluations/<model file stem>``, beside the release directory ``DIR``: a
-    ``pathlib.Path`` for a local release, a URL (str) on an object store."""
-    if storage.is_local(release_dir):
-        release = Path(os.path.abspath(release_dir))
-        return release.with_name(release.name + EVALUATIONS_SUFFIX) / model_name_of(model_path)
-    return storage.join(release_dir.rstrip("/") + EVALUATIONS_SUFFIX, model_name_of(model_path))
-
-
-def model_name_of(model_path: str) -> str:
-    """A model's name: its file name without the extension."""
-    return Path(storage.basename(model_path.rstrip("/"))).stem
+def _nothing_to_evaluate(release_dir: str, c, source: str) -> str:
+    if c.edition.name == DEFAULT_EDITION:
+        return f"{release_dir} holds no {C_TREE}/ tree, {TFDS_DIR}/ ImageNet-C records or {P_TREE}/ tree"
+    where = f"{c.layout.tree}/" if source == "tree" else f"{TFDS_DIR}/{c.layout.tfds.dataset}/"
+    return f"{release_dir}: {where} holds no corruption of the {c.edition.name} edition"
 
 
 def evaluate_release(release_dir: str, model_path: str, out_dir: str | None = None,
@@ -388,12 +209,12 @@ def evaluate_release(release_dir: str, model_path: str, out_dir: str | None = No
     Parameters
     ----------
     source : str
-        ``"tree"`` (JPEG tree), ``"tfds"`` (TFDS records) or ``"auto"`` (the tree when present).
+        ``"tree"`` (JPEG or ``.npy`` tree), ``"tfds"`` (TFDS records) or ``"auto"`` (the tree when present).
     clean_error : float, optional
         The model's clean top-1 error (fraction), for Relative CE; by default it is measured on
         the release's clean config (when it has one). ``metrics.json`` records which was used.
     baseline : schemas.baselines.ErrorBaseline, optional
-        ImageNet-C normaliser (AlexNet's errors by default).
+        ImageNet-C normaliser (AlexNet's errors by default at 224; none by default for the other editions).
     flip_baseline : mapping, optional
         ImageNet-P baseline ``{perturbation: {"flip_probability", "top5_distance"}}``.
     workers, beam_args
@@ -413,48 +234,42 @@ def evaluate_release(release_dir: str, model_path: str, out_dir: str | None = No
     from schemas.baselines import ALEXNET_IMAGENET_C
 
     storage.configure(beam_args)
-    if storage.is_folder(storage.join(release_dir, "imagenet-a")):  # a packaged ImageNet-A set (package-a)
-        from pipelines.beam.evaluate_a_o import evaluate_imagenet_a
+    if is_a_release(release_dir):  # a packaged ImageNet-A set (package-a)
         return evaluate_imagenet_a(release_dir, model_path, out_dir, framework, batch_size, workers, beam_args)
-    if source not in ("auto", "tree", "tfds"):
-        raise ValueError(f"source must be auto, tree or tfds, got {source!r}")
-    from pipelines.beam.evaluate_editions import evaluate_edition_release, release_edition
-
-    edition = release_edition(release_dir)  # an edition other than 224: inputs and scores from its Edition
-    if edition is not None:
-        if not storage.is_local(release_dir) or (out_dir and not storage.is_local(out_dir)):
-            raise ValueError(f"the {edition[0].name} edition is evaluated from and into local folders only "
-                             f"(copy or mount {release_dir}); 224 releases are evaluated on object stores directly")
-        out = Path(out_dir) if out_dir else default_output(release_dir, model_path)
-        out.mkdir(parents=True, exist_ok=True)
-        return evaluate_edition_release(release_dir, edition, model_handler(model_path, framework, batch_size), out,
-                                        Path(model_path.rstrip("/")).stem, clean_error, baseline, workers, beam_args,
-                                        source)
-    if source == "auto":
-        source = "tree" if storage.is_folder(storage.join(release_dir, C_TREE)) else "tfds"
-    configs = c_tree_configs(release_dir) if source == "tree" else tfds_configs(release_dir)
+    c = c_release(release_dir)
+    configs = c_configs(release_dir, c, source)
     sets = p_sets(release_dir)
     for p_set in sets:
         parse_sequence_set(p_set.name)
     if not configs and not sets:
-        raise ValueError(f"{release_dir} holds no {C_TREE}/ tree, {TFDS_DIR}/ ImageNet-C records "
-                         f"or {P_TREE}/ tree")
-    model_name = model_name_of(model_path)
+        raise ValueError(_nothing_to_evaluate(release_dir, c, "tree" if source == "tree" else "tfds"))
+    if c.edition.name == DEFAULT_EDITION:
+        baseline = baseline or ALEXNET_IMAGENET_C
+    check_evaluation_model(model_path, framework, release_dir, c, configs, sets)
     out = str(out_dir or default_output(release_dir, model_path))
-    handler = model_handler(model_path, framework, batch_size)
-    with make_pipeline(workers, beam_args) as pipeline:
-        errors = (pipeline | "ImageNetC" >> PredictImageNetC(configs, source, handler)
-                  | "WriteCPredictions" >> beam.ParDo(_WriteConfigPredictionsFn(str(out)))
-                  | "CollectErrors" >> beam.combiners.ToList()) if configs else None
-        flips = (pipeline | "ImageNetP" >> PredictImageNetP(sets, handler, release_dir)
-                 | "WritePPredictions" >> beam.ParDo(_WriteSetPredictionsFn(str(out)))
-                 | "CollectSets" >> beam.combiners.ToList()) if sets else None
-        (pipeline
-         | "Output" >> beam.Create([str(out)])
-         | "WriteMetricsAndReport" >> beam.Map(
-             write_evaluation,
-             config_errors=beam.pvalue.AsSingleton(errors) if errors is not None else [],
-             set_predictions=beam.pvalue.AsSingleton(flips) if flips is not None else [],
-             model_name=model_name, clean_error=clean_error,
-             baseline=baseline or ALEXNET_IMAGENET_C, flip_baseline=flip_baseline))
-    return Path(out) if storage.is_local(out) else out
+    handler = model_handler(model_path, framework, batch_size, threads_per_worker(workers, beam_args))
+    pipeline = make_pipeline(workers, beam_args)
+    predict_c = PredictImageNetC(configs, release_dir, c, handler)
+    predict_p = PredictImageNetP(sets, handler, release_dir)
+    c_rows = pipeline | "ImageNetC" >> predict_c if configs else None
+    p_rows = pipeline | "ImageNetP" >> predict_p if sets else None
+    refused = count_refused(pipeline, [p.nonfinite for p in (predict_c, predict_p) if p.nonfinite is not None])
+    errors = (c_rows | "WriteCPredictions" >> beam.ParDo(_WriteConfigPredictionsFn(out, c.layout.tree), refused)
+              | "CollectErrors" >> beam.combiners.ToList()) if configs else None
+    flips = (p_rows | "WritePPredictions" >> beam.ParDo(_WriteSetPredictionsFn(out), refused)
+             | "CollectSets" >> beam.combiners.ToList()) if sets else None
+    (pipeline
+     | "Output" >> beam.Create([out])
+     | "WriteMetricsAndReport" >> beam.Map(
+         _write_unless_refused,
+         config_errors=beam.pvalue.AsSingleton(errors) if errors is not None else [],
+         set_predictions=beam.pvalue.AsSingleton(flips) if flips is not None else [],
+         refused=refused, model_name=model_name_of(model_path), clean_error=clean_error, baseline=baseline,
+         flip_baseline=flip_baseline, edition=c.edition, layout=c.layout))
+    run_checked(pipeline, model_path)
+    return output_path(out)
+
+
+def _write_unless_refused(out, refused, **outputs):
+    if not refused:
+        write_evaluation(out, **outputs)

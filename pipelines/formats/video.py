@@ -388,3 +388,11 @@ def encoder_settings(simd: bool = True, preset: str = "veryslow", threads: int =
             "mode": "simd-cpu-independent" if simd else "plain-c",
             "ffmpeg_cpuflags": _NO_SIMD_FFMPEG[1], "metadata": "none (-map_metadata -1, +bitexact)",
             "cpu_capabilities": x264_cpu_capabilities(simd)}
+
+
+def read_video(path: str) -> np.ndarray:
+    """Frames of the MP4 at ``path`` on any file system :mod:`pipelines.formats.storage` reaches, as
+    :func:`decode_video` reads them (a local file directly; any other through its bytes)."""
+    from pipelines.formats import storage  # Beam's file systems: not for the commands that check arguments first
+
+    return decode_video(path if storage.is_local(path) else storage.read_bytes(path))

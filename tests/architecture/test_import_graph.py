@@ -16,11 +16,6 @@ PACKAGES = ("schemas", "transforms", "metrics", "pipelines", "scripts")
 #: Sub-rooms allowed to import ``pipelines.beam``: the benchmarks run real builds (``imagenet-cp bench``).
 BEAM_USERS = ("pipelines.bench",)
 
-#: Modules of the evaluate area that still import ``pipelines.beam`` (its helper removes them).
-EXEMPT_FROM_BEAM_RULE = ("pipelines.evaluation.",)
-#: Circles still open in the evaluate area (its helper closes them): every module of each is listed.
-EXEMPT_CIRCLE_MODULES = ("pipelines.beam.evaluate", "pipelines.beam.evaluate_a_o", "pipelines.beam.evaluate_editions",
-                         "pipelines.beam.vcr_evaluate", "pipelines.beam.inference", "pipelines.evaluation.p_sequences")
 
 
 def module_name(path: Path) -> str:
@@ -100,15 +95,14 @@ def test_the_graph_is_read_from_the_source():
 
 
 def test_no_import_circle_among_project_modules():
-    open_circles = [c for c in circles(import_graph()) if not set(c) <= set(EXEMPT_CIRCLE_MODULES)]
-    assert open_circles == []
+    assert circles(import_graph()) == []
 
 
 def test_no_sub_room_of_pipelines_imports_beam():
     graph = import_graph()
     back = sorted((name, target) for name, targets in graph.items() for target in targets
                   if name.startswith("pipelines.") and not name.startswith(("pipelines.beam", *BEAM_USERS))
-                  and not name.startswith(EXEMPT_FROM_BEAM_RULE) and target.startswith("pipelines.beam"))
+                  and target.startswith("pipelines.beam"))
     assert back == []
 
 

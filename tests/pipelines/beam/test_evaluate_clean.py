@@ -16,8 +16,8 @@ pytest.importorskip("onnxruntime")
 
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
-from pipelines.beam.evaluate import imagenet_c_section  # noqa: E402
-from pipelines.beam.inference import model_input  # noqa: E402
+from pipelines.evaluation.scores import imagenet_c_section  # noqa: E402
+from pipelines.evaluation.model_input import model_input  # noqa: E402
 from pipelines.evaluation.report import write_report  # noqa: E402
 from schemas.baselines import ALEXNET_IMAGENET_C  # noqa: E402
 from schemas.imagenet_c import BENCHMARK_CORRUPTIONS, SEVERITIES  # noqa: E402

@@ -14,7 +14,8 @@ pytest.importorskip("onnxruntime")
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
 from pipelines.beam.evaluate import evaluate_release  # noqa: E402
-from pipelines.beam.evaluate_editions import model_input, unnormalised_summary  # noqa: E402
+from pipelines.evaluation.model_input import edition_model_input as model_input  # noqa: E402
+from pipelines.evaluation.scores import unnormalised_summary  # noqa: E402
 from schemas.editions import EDITIONS  # noqa: E402
 
 

@@ -2,7 +2,9 @@
 import numpy as np
 import pytest
 
-from pipelines.beam.inference import infer_framework, model_handler, model_input
+from pipelines.beam.inference import model_handler
+from pipelines.evaluation.model_input import model_input
+from pipelines.evaluation.models import infer_framework
 from transforms.preprocess import encode_jpeg
 
 

@@ -16,21 +16,24 @@ from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 from metrics.imagenet_p import top_k_classes  # noqa: E402
 from pipelines.beam.build import SourceSelection  # noqa: E402
 from pipelines.beam.evaluate import evaluate_release  # noqa: E402
-from pipelines.evaluation.p_sequences import edition_model_input, p_sets  # noqa: E402
+from pipelines.evaluation.model_input import frame_model_input  # noqa: E402
+from pipelines.evaluation.p_sequences import p_sets  # noqa: E402
+from schemas.editions import get_edition  # noqa: E402
 from pipelines.beam.imagenet_p import ImageNetPConfig, build_imagenet_p  # noqa: E402
 
 W = (0.5 * np.cos(np.arange(3)[:, None] * 1.7 + np.arange(1000)[None, :] * 0.37)).astype(np.float32)
 
 
-def write_model(path):
-    """Global average pool -> matmul by W, for (N, 3, H, W) inputs of any size."""
+def write_model(path, classes):
+    """Global average pool -> matmul by the first ``classes`` columns of W, for (N, 3, H, W) inputs
+    of any size (evaluate checks the width: 10 on CIFAR-10-P, 200 on Tiny-ImageNet-P)."""
     graph = helper.make_graph(
         [helper.make_node("GlobalAveragePool", ["input"], ["pooled"]),
          helper.make_node("Flatten", ["pooled"], ["flat"]),
          helper.make_node("MatMul", ["flat", "W"], ["logits"])],
         "any_size", [helper.make_tensor_value_info("input", TensorProto.FLOAT, ["N", 3, "H", "W"])],
-        [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["N", 1000])],
-        initializer=[numpy_helper.from_array(W, "W")])
+        [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["N", classes])],
+        initializer=[numpy_helper.from_array(np.ascontiguousarray(W[:, :classes]), "W")])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
     model.ir_version = 8
     onnx.save(model, str(path))
@@ -41,7 +44,7 @@ def expected_top5(frames, edition, model):
     import onnxruntime
 
     session = onnxruntime.InferenceSession(str(model), providers=["CPUExecutionProvider"])
-    to_input = edition_model_input(edition)
+    to_input = frame_model_input(get_edition(edition))
     batch = np.stack([to_input(frame) for frame in frames])
     return [top_k_classes(logits).tolist() for logits in session.run(None, {"input": batch})[0]]
 
@@ -52,10 +55,10 @@ def predictions(out, name):
 
 
 @pytest.fixture(scope="module")
-def model(tmp_path_factory):
-    path = tmp_path_factory.mktemp("model") / "any.onnx"
-    write_model(path)
-    return path
+def models(tmp_path_factory):
+    root = tmp_path_factory.mktemp("model")
+    return {classes: write_model(root / f"any_{classes}.onnx", classes) or root / f"any_{classes}.onnx"
+            for classes in (10, 200)}
 
 
 def build(output, edition, perturbations, limit):
@@ -64,10 +67,11 @@ def build(output, edition, perturbations, limit):
     assert result.failures == 0
 
 
-def test_cifar_npy_release_is_evaluated_row_by_row(tmp_path, model):
+def test_cifar_npy_release_is_evaluated_row_by_row(tmp_path, models):
+    model = models[10]
     release = tmp_path / "cifar"
     build(release, "cifar", ["translate"], limit=2)
-    assert [(s.name, s.edition) for s in p_sets(str(release))] == [("translate", "cifar")]
+    assert [(s.name, s.edition.name) for s in p_sets(str(release))] == [("translate", "cifar")]
     out = evaluate_release(str(release), str(model), out_dir=str(tmp_path / "out"), batch_size=8, workers=1)
     array = np.load(release / "CIFAR-10-P" / "translate.npy")
     rows = [json.loads(line) for line in (release / "manifest" / "translate.jsonl").read_text().splitlines()]
@@ -79,7 +83,8 @@ def test_cifar_npy_release_is_evaluated_row_by_row(tmp_path, model):
     assert "translate" in json.dumps(metrics["imagenet_p"])
 
 
-def test_tinyimagenet_mp4_and_tfds_frames_give_identical_predictions(tmp_path, model):
+def test_tinyimagenet_mp4_and_tfds_frames_give_identical_predictions(tmp_path, models):
+    model = models[200]
     tfds = pytest.importorskip("tensorflow_datasets")
     release = tmp_path / "tiny"
     build(release, "tinyimagenet", ["rotate"], limit=1)

@@ -14,7 +14,7 @@ from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
 from metrics.imagenet_p import flip_probability, mean_top5_distance  # noqa: E402
 from pipelines.beam.evaluate import evaluate_release  # noqa: E402
-from pipelines.beam.inference import model_input  # noqa: E402
+from pipelines.evaluation.model_input import model_input  # noqa: E402
 from pipelines.evaluation.metrics_files import load_errors, load_flips  # noqa: E402
 from schemas.wnids import imagenet_wnids  # noqa: E402
 

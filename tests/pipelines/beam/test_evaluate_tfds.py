@@ -11,7 +11,8 @@ pytestmark = pytest.mark.beam  # runs Beam builds: `pytest -m "not beam"` leaves
 tfds = pytest.importorskip("tensorflow_datasets")
 pytest.importorskip("onnxruntime")
 
-from pipelines.beam.evaluate import evaluate_release, tfds_configs  # noqa: E402
+from pipelines.beam.evaluate import evaluate_release  # noqa: E402
+from pipelines.evaluation.release_inputs import c_release, tfds_configs  # noqa: E402
 from schemas.wnids import imagenet_wnids  # noqa: E402
 
 CONFIGS = ("fog_2", "saturate_5")
@@ -59,14 +60,14 @@ def tfds_release(tmp_path_factory):
 
 
 def test_configs_are_found_by_name(tfds_release):
-    assert [name for name, _ in tfds_configs(str(tfds_release))] == list(CONFIGS)
+    assert [config.name for config in tfds_configs(str(tfds_release), c_release(str(tfds_release)))] == list(CONFIGS)
 
 
 def test_predictions_from_records_match_the_model(tfds_release, helpers, tmp_path):
     model = tmp_path / "tiny.onnx"
     helpers.write_onnx_model(model)
     out = evaluate_release(str(tfds_release), str(model), out_dir=str(tmp_path / "out"), workers=1)
-    builder = tfds.builder_from_directory(tfds_configs(str(tfds_release))[0][1])
+    builder = tfds.builder_from_directory(tfds_configs(str(tfds_release), c_release(str(tfds_release)))[0].location)
     dataset = builder.as_dataset(split="validation", decoders={"image": tfds.decode.SkipDecoding()})
     expected = {f"{imagenet_wnids()[int(e['label'])]}/{e['file_name'].decode()}":
                 helpers.reference_top1(e["image"]) for e in tfds.as_numpy(dataset)}

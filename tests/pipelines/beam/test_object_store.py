@@ -252,3 +252,39 @@ def test_portable_runner_workers_write_the_same_release_to_s3(s3, input_tar, loc
                 f"--environment_config=localhost:{port}"]) == 0
     assert "Starting worker" in log.read_text()
     assert_same_tree(objects(client, "portable"), built)
+
+
+def upload_tree(client, root: Path, prefix: str) -> None:
+    for name, data in files(root).items():
+        client.put_object(Bucket=BUCKET, Key=f"{prefix}/{name}", Body=data)
+
+
+@pytest.mark.parametrize("edition, corruptions, severities, side, classes", [
+    ("cifar", "glass_blur", "1,3", 32, 10),             # CIFAR-10-C: .npy blocks, labels.npy, clean.npy
+    ("tinyimagenet", "contrast", "1", 64, 200),         # Tiny-ImageNet-C: a JPEG tree of 200 classes
+])
+def test_an_edition_release_on_s3_evaluates_as_the_local_one(s3, tmp_path, edition, corruptions, severities,
+                                                             side, classes):
+    """An edition release copied to the S3 server: evaluate reads it there (tree and TFDS records)
+    and writes there the very files of the local evaluation."""
+    pytest.importorskip("onnxruntime")
+    spec = importlib.util.spec_from_file_location(
+        "evaluate_editions_helpers", Path(__file__).with_name("test_evaluate_editions.py"))
+    helpers = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(helpers)
+    client, beam_args = s3
+    release, model = tmp_path / "release", tmp_path / f"{edition}.onnx"
+    assert cli(["build-c", "--edition", edition, "--output", str(release), "--corruptions", corruptions,
+                "--severities", severities, "--workers", "1"]) == 0
+    helpers.write_onnx_model(model, side, classes, 4)
+    upload_tree(client, release, f"{edition}-release")
+    for source in ("tree", "tfds"):
+        local = tmp_path / f"eval-{source}"
+        assert cli(["evaluate", "--release", str(release), "--model", str(model), "--source", source,
+                    "--output", str(local), "--workers", "1"]) == 0
+        remote = f"{edition}-evaluation-{source}"
+        assert cli(["evaluate", "--release", f"s3://{BUCKET}/{edition}-release", "--model", str(model),
+                    "--source", source, "--output", f"s3://{BUCKET}/{remote}", "--workers", "1",
+                    "--", *beam_args]) == 0
+        assert_same_tree(objects(client, remote), files(local))
+        assert any(name.startswith("predictions/") for name in files(local))

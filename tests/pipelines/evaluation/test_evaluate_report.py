@@ -1,7 +1,7 @@
 """The report: AlexNet's own errors read as 100 everywhere; every plot is a PNG."""
 import numpy as np
 
-from pipelines.beam.evaluate import imagenet_c_section, imagenet_p_section
+from pipelines.evaluation.scores import imagenet_c_section, imagenet_p_section
 from pipelines.evaluation.report import write_report
 from schemas.baselines import ALEXNET_IMAGENET_C
 

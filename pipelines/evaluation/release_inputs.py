@@ -1,0 +1,335 @@
+"""What ``evaluate`` reads from a release, for every benchmark and edition, through
+:mod:`pipelines.formats.storage` (a local disk, ``s3://``, ``gs://``).
+
+ImageNet-C, any edition (the edition and its layout from ``release.json``'s tree, or, for an
+official download without one, from the tree folder it holds):
+
+- JPEG trees ``<tree>/<corruption>/<severity>/<wnid>/<file>`` and the clean config
+  ``<tree>/clean/<wnid>/<file>``; labels index the sorted 1000 ImageNet wnids or, for Tiny
+  ImageNet, the release's class list (``tfds/.../label.labels.txt``; the sorted class folders of
+  the first condition of an official download);
+- ``.npy`` trees (CIFAR) ``<tree>/<corruption>.npy`` + ``labels.npy``: rows in blocks of N per
+  severity, severity 1 first (the severities of ``release.json``, all five for an official
+  download), and ``clean.npy`` (one block of N rows); keys are the row in the block, ``%05d``;
+- TFDS records ``tfds/<dataset>/<config>/<version>/<dataset>-<split>.tfrecord-*`` read with
+  :mod:`pipelines.formats.tfrecord` (CRCs checked, no TensorFlow): the key is
+  ``<class of label>/<base name of file_name>`` as in the tree, or the example's index where the
+  examples have no file name (CIFAR).
+
+ImageNet-A: ``imagenet-a/<wnid>/<file>`` (package-a). ImageNet-P: :mod:`pipelines.evaluation.p_sequences`.
+"""
+from __future__ import annotations
+
+import io
+import json
+import os
+from typing import NamedTuple, Optional
+
+import numpy as np
+
+from schemas.adversarial import A_TREE
+from schemas.class_subsets import subset_indices
+from schemas.edition import DEFAULT_EDITION, NPY, Edition, Layout
+from schemas.editions import EDITIONS
+from schemas.imagenet_c import CORRUPTIONS, SEVERITIES
+from schemas.imagenet_val import IMAGE_EXTENSIONS
+from schemas.release import CLEAN, RELEASE_JSON, TFDS_DIR
+from schemas.wnids import imagenet_wnids, wnid_to_label
+
+from pipelines.formats import storage
+from pipelines.formats.tfrecord import decode_example, iter_records
+
+SOURCES = ("auto", "tree", "tfds")
+"""Where ImageNet-C images are read: the tree (JPEG or ``.npy``), the TFDS records, or the tree when present."""
+
+
+class CRelease(NamedTuple):
+    """The ImageNet-C side of a release: its edition, layout and severities (``release.json``'s)."""
+
+    edition: Edition
+    layout: Layout
+    severities: tuple
+
+
+class CConfig(NamedTuple):
+    """One condition to evaluate: ``clean`` or ``<corruption>_<severity>``, and where it lies.
+
+    ``kind`` is ``'tree'`` (``location`` a folder of ``<class>/<file>``), ``'npy'`` (``location``
+    the array, rows ``block * N ... (block + 1) * N`` of ``blocks`` blocks) or ``'tfds'``
+    (``location`` the config's version folder).
+    """
+
+    name: str
+    kind: str
+    location: str
+    block: int = 0
+    blocks: int = 1
+
+
+def release_document(release_dir: str) -> dict:
+    """``release.json`` of a release, ``{}`` without one."""
+    path = storage.join(release_dir, RELEASE_JSON)
+    return json.loads(storage.read_bytes(path)) if storage.exists(path) else {}
+
+
+def parse_config(name: str) -> tuple[str, int]:
+    """``"fog_3"`` -> ``("fog", 3)``.
+
+    Raises
+    ------
+    ValueError
+        If ``name`` is not ``<corruption>_<severity>`` with a known corruption and severity 1..5.
+    """
+    corruption, _, severity = name.rpartition("_")
+    if corruption not in CORRUPTIONS or severity not in {str(s) for s in SEVERITIES}:
+        raise ValueError(f"{name!r} is not <corruption>_<severity> (severity 1..5, corruption one of "
+                         f"{', '.join(CORRUPTIONS)})")
+    return corruption, int(severity)
+
+
+def check_config(name: str) -> None:
+    """Raise ``ValueError`` unless ``name`` is ``clean`` or ``<corruption>_<severity>``."""
+    if name != CLEAN:
+        parse_config(name)
+
+
+def c_release(release_dir: str) -> CRelease:
+    """The edition, layout and severities of a release's ImageNet-C data: the layout whose tree
+    ``release.json`` names, else the first whose tree folder is present, else the 224 default."""
+    document = release_document(release_dir)
+    severities = tuple(document.get("config", {}).get("severities", SEVERITIES))
+    layouts = [(edition, layout) for edition in EDITIONS.values() if edition.c is not None
+               for layout in edition.c.layouts.values()]
+    for edition, layout in layouts:
+        if document.get("tree") == layout.tree:
+            return CRelease(edition, layout, severities)
+    for edition, layout in layouts:
+        if not document and storage.is_folder(storage.join(release_dir, layout.tree)):
+            return CRelease(edition, layout, severities)
+    edition = EDITIONS[DEFAULT_EDITION]
+    return CRelease(edition, edition.c.layout(), tuple(SEVERITIES))
+
+
+def _jpeg_tree_configs(root: str) -> list[CConfig]:
+    configs = []
+    for corruption in storage.list_folders(root):
+        if corruption == CLEAN:
+            configs.append(CConfig(CLEAN, "tree", storage.join(root, CLEAN)))
+            continue
+        for severity in storage.list_folders(storage.join(root, corruption)):
+            name = f"{corruption}_{severity}"
+            parse_config(name)
+            configs.append(CConfig(name, "tree", storage.join(root, f"{corruption}/{severity}")))
+    return configs
+
+
+def _npy_tree_configs(root: str, c: CRelease) -> list[CConfig]:
+    present = {storage.basename(path) for path in storage.match(storage.join(root, "*.npy"))}
+    configs = []
+    clean = c.layout.clean_template
+    if clean in present:
+        configs.append(CConfig(CLEAN, "npy", storage.join(root, clean)))  # one block of N rows
+    for corruption in CORRUPTIONS:
+        entry = c.layout.corruption_entry(corruption)
+        if entry in present:
+            configs += [CConfig(f"{corruption}_{s}", "npy", storage.join(root, entry), block, len(c.severities))
+                        for block, s in enumerate(c.severities)]
+    return configs
+
+
+def tree_configs(release_dir: str, c: CRelease) -> list[CConfig]:
+    """The clean config (where the release has one) and every corruption and severity of the
+    tree, sorted by name for JPEG trees, in corruption order for ``.npy`` trees.
+
+    Raises
+    ------
+    ValueError
+        On a JPEG tree folder that is not ``clean`` or ``<corruption>/<severity>``.
+    """
+    root = storage.join(release_dir, c.layout.tree)
+    if not storage.is_folder(root):
+        return []
+    return _npy_tree_configs(root, c) if c.edition.c.encoding == NPY else _jpeg_tree_configs(root)
+
+
+def tfds_configs(release_dir: str, c: CRelease) -> list[CConfig]:
+    """Every TFDS config of the layout's dataset in the release (``clean`` included), sorted.
+
+    Raises
+    ------
+    ValueError
+        On a config that is neither ``clean`` nor one of the layout's ``<corruption>_<severity>``.
+    """
+    names = {c.layout.tfds.config(corruption, s): f"{corruption}_{s}" for corruption in CORRUPTIONS
+             for s in SEVERITIES}
+    names[CLEAN] = CLEAN
+    configs = []
+    for info in storage.match(storage.join(release_dir, f"{TFDS_DIR}/{c.layout.tfds.dataset}/*/*/dataset_info.json")):
+        version_dir = storage.parent(info)
+        config = storage.basename(storage.parent(version_dir))
+        if config not in names:
+            raise ValueError(f"{version_dir}: {config!r} is no config of {c.layout.tfds.dataset} (clean or "
+                             "<corruption>_<severity>)")
+        configs.append(CConfig(names[config], "tfds", version_dir))
+    return sorted(configs)
+
+
+def c_configs(release_dir: str, c: CRelease, source: str = "auto") -> list[CConfig]:
+    """The conditions to evaluate from ``source`` (one of :data:`SOURCES`; ``auto``: the tree when
+    it holds any, else the TFDS records)."""
+    if source not in SOURCES:
+        raise ValueError(f"source must be {', '.join(SOURCES)}; got {source!r}")
+    configs = tree_configs(release_dir, c) if source != "tfds" else []
+    return configs if configs or source == "tree" else tfds_configs(release_dir, c)
+
+
+def tree_labels(release_dir: str, c: CRelease) -> dict:
+    """class folder -> label of a JPEG tree: ImageNet's 1000 wnids, or the release's class list
+    (its TFDS ``label.labels.txt``; the sorted class folders of the first condition without one)."""
+    if c.edition.c.encoding == NPY:
+        return {}
+    if c.layout.num_classes == 1000:
+        return dict(wnid_to_label())
+    pattern = storage.join(release_dir, f"{TFDS_DIR}/{c.layout.tfds.dataset}/*/*/label.labels.txt")
+    for labels_file in storage.match(pattern):
+        return {w: i for i, w in enumerate(storage.read_bytes(labels_file).decode().split())}
+    first = next((config for config in tree_configs(release_dir, c) if config.name != CLEAN), None)
+    return {w: i for i, w in enumerate(storage.list_folders(first.location))} if first else {}
+
+
+def _tfds_classes(version_dir: str) -> tuple:
+    found = storage.match(storage.join(version_dir, "label.labels.txt"))
+    return tuple(storage.read_bytes(found[0]).decode().split()) if found else imagenet_wnids()
+
+
+def npy_header(path: str) -> tuple[int, tuple, np.dtype]:
+    """``(offset of the first row, shape, dtype)`` of a C-ordered ``.npy`` file, from its header."""
+    head = storage.read_bytes(path, 0, 12)
+    stream = io.BytesIO(head)
+    major, _ = np.lib.format.read_magic(stream)
+    length = int.from_bytes(head[8:10] if major == 1 else head[8:12], "little")
+    start = 10 if major == 1 else 12
+    stream = io.BytesIO(storage.read_bytes(path, 0, start + length))
+    np.lib.format.read_magic(stream)
+    shape, fortran, dtype = (np.lib.format.read_array_header_1_0(stream) if major == 1
+                             else np.lib.format.read_array_header_2_0(stream))
+    if fortran:
+        raise ValueError(f"{path}: a Fortran-ordered array; expected the rows in C order")
+    return start + length, tuple(shape), dtype
+
+
+def read_npy_rows(path: str, first: int, count: int) -> np.ndarray:
+    """Rows ``first ... first + count`` of a ``.npy`` file, read as one range (any file system)."""
+    offset, shape, dtype = npy_header(path)
+    if first + count > shape[0]:
+        raise ValueError(f"{path}: rows {first}..{first + count} asked of {shape[0]}")
+    row = int(np.prod(shape[1:], dtype=np.int64)) * dtype.itemsize
+    data = storage.read_bytes(path, offset + first * row, count * row)
+    return np.frombuffer(data, dtype=dtype).reshape((count, *shape[1:]))
+
+
+def read_npy(path: str) -> np.ndarray:
+    """A whole (small) ``.npy`` file, e.g. ``labels.npy``."""
+    return np.load(io.BytesIO(storage.read_bytes(path)), allow_pickle=False)
+
+
+def labelled_paths(folder: str, suffix: str | None = None, labels: Optional[dict] = None):
+    """Yield ``(key, label, path)`` for each ``<class>/<file>`` under ``folder`` (any file system),
+    sorted by key; ``labels`` maps class folders to labels (the 1000 ImageNet wnids by default).
+
+    Raises
+    ------
+    ValueError
+        On a class folder outside ``labels``.
+    """
+    labels = wnid_to_label() if labels is None else labels
+    for relative in storage.list_tree(folder):
+        wnid, _, name = relative.partition("/")
+        if wnid not in labels:
+            raise ValueError(f"{storage.join(folder, wnid)}: {wnid!r} is not one of the edition's classes")
+        if suffix is None or name.endswith(suffix):
+            yield relative, labels[wnid], storage.join(folder, relative)
+
+
+def _tree_files(config: CConfig, labels: dict):
+    for key, label, path in labelled_paths(config.location, labels=labels):
+        yield (config.name, key, label), path
+
+
+def _npy_rows(config: CConfig, labels_path: str):
+    labels = read_npy(labels_path)
+    _, shape, _ = npy_header(config.location)
+    if config.name == CLEAN:  # clean.npy: N rows; labels.npy holds the N labels once per severity
+        if not shape[0] or len(labels) % shape[0]:
+            raise ValueError(f"{config.location}: {shape[0]} clean rows for {len(labels)} labels")
+    elif shape[0] != len(labels) or len(labels) % config.blocks:
+        raise ValueError(f"{config.location}: {shape[0]} rows for {len(labels)} labels in {config.blocks} severities")
+    n = shape[0] // config.blocks
+    rows = read_npy_rows(config.location, config.block * n, n)
+    for i in range(n):
+        yield (config.name, f"{i:05d}", int(labels[config.block * n + i])), rows[i]
+
+
+def _tfds_records(config: CConfig, split: str):
+    classes = _tfds_classes(config.location)
+    index = 0
+    for shard in storage.match(storage.join(config.location, f"*-{split}.tfrecord-*")):
+        with storage.open_stream(shard) as stream:
+            for _, data in iter_records(stream):
+                example = decode_example(data)
+                label = int(example["label"][0])
+                key = (f"{classes[label]}/{os.path.basename(example['file_name'][0].decode())}"
+                       if example.get("file_name") else f"{index:05d}")  # CIFAR: the row, as in the .npy block
+                index += 1
+                yield (config.name, key, label), example["image"][0]
+
+
+def c_examples(config: CConfig, release_dir: str, c: CRelease, labels: dict):
+    """Yield ``((config, key, label), item)`` of one condition: ``item`` is a file path (JPEG
+    trees: its bytes are read on a worker), a uint8 array (``.npy`` rows) or encoded bytes (TFDS).
+
+    Raises
+    ------
+    ValueError
+        On a class folder outside the edition's classes, or an array that disagrees with its labels.
+    """
+    if config.kind == "tree":
+        yield from _tree_files(config, labels)
+    elif config.kind == "npy":
+        yield from _npy_rows(config, storage.join(release_dir, f"{c.layout.tree}/{c.layout.labels_file}"))
+    else:
+        yield from _tfds_records(config, c.layout.tfds.split)
+
+
+def a_tree_files(release_dir: str) -> list:
+    """``[(key '<wnid>/<file>', label, path)]`` of a packaged ImageNet-A tree, sorted by key.
+
+    Raises
+    ------
+    ValueError
+        On a class folder outside the 200 ImageNet-A classes, or an empty tree.
+    """
+    root = storage.join(release_dir, A_TREE)
+    allowed = set(subset_indices("imagenet_a").tolist())
+    files = []
+    for relative in storage.list_tree(root):
+        folder, _, name = relative.partition("/")
+        if not name or "/" in name:
+            continue
+        if wnid_to_label().get(folder) not in allowed:
+            raise ValueError(f"{storage.join(root, folder)}: not one of the 200 ImageNet-A classes")
+        if os.path.splitext(name)[1].lower() in IMAGE_EXTENSIONS:
+            files.append((relative, wnid_to_label()[folder], storage.join(root, relative)))
+    if not files:
+        raise ValueError(f"{root} holds no images")
+    return files
+
+
+def is_a_release(release_dir: str) -> bool:
+    """True when the release holds a packaged ImageNet-A set (``imagenet-a/``)."""
+    return storage.is_folder(storage.join(release_dir, A_TREE))
+
+
+__all__ = ["CConfig", "CRelease", "SOURCES", "a_tree_files", "c_configs", "c_examples", "c_release",
+           "check_config", "is_a_release", "labelled_paths", "npy_header", "parse_config", "read_npy", "read_npy_rows",
+           "release_document", "tfds_configs", "tree_configs", "tree_labels"]
