@@ -6,7 +6,7 @@ same packages (frost textures are fetched on first use or by ``imagenet-cp fetch
 from setuptools import find_packages, setup
 
 # Fidelity-critical libraries are pinned to the versions the reference outputs were made with
-# (../shared/reference/README.md): a different version can change output bytes.
+# (docs/reference/fidelity.md): a different version can change output bytes.
 FIDELITY_PINS = [
     "numpy==2.4.6",
     "scipy==1.17.1",

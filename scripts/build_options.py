@@ -72,11 +72,14 @@ def check_source_arguments(args) -> None:
         value = getattr(args, option[2:].replace("-", "_"), None)
         if value is not None and value < least:
             raise ValueError(f"{option} must be >= {least}, got {value}")
-    for option, path in (("--input", args.input), ("--image-ids", args.image_ids)):
+    from schemas.image_ids import is_named_id_list
+
+    ids = None if args.image_ids is None or is_named_id_list(args.image_ids) else args.image_ids
+    for option, path in (("--input", args.input), ("--image-ids", ids)):
         if path is not None and "://" not in path and not os.path.exists(path):
             raise ValueError(f"{option} {path}: no such file or folder")
-    if args.image_ids is not None and "://" not in args.image_ids and not os.path.isfile(args.image_ids):
-        raise ValueError(f"--image-ids {args.image_ids}: not a file")
+    if ids is not None and "://" not in ids and not os.path.isfile(ids):
+        raise ValueError(f"--image-ids {ids}: not a file")
     if "://" not in args.output and os.path.isfile(args.output):
         raise ValueError(f"--output {args.output} is a file; give a release folder")
 

@@ -1,8 +1,8 @@
 """Digital corruptions: contrast, elastic transform, pixelate and JPEG compression.
 
 Each function takes the NxNx3 uint8 (N the edition's side) image and a ``numpy.random.RandomState`` and returns what
-the reference hands to the driver's ``np.uint8`` (``../shared/spec/imagenet_c.md`` sections
-4.13-4.17): a float array in [0, 255], or a uint8 array where the reference returns a PIL image.
+the reference hands to the driver's ``np.uint8`` (``docs/reference/algorithms.md``,
+"Digital"): a float array in [0, 255], or a uint8 array where the reference returns a PIL image.
 Only :func:`elastic_transform` draws random numbers.
 """
 from __future__ import annotations
@@ -117,9 +117,9 @@ def elastic_transform(x: np.ndarray, rng: np.random.RandomState, *, alpha: float
 
     Notes
     -----
-    The table's values are the reference's, scaled by 244 rather than 224 (spec 0.8). Sampling
+    The table's values are the reference's, which scales by 244 rather than 224. Sampling
     is bilinear with ``mode='reflect'`` as in today's scipy (>= 1.6), which differs from the
-    scipy 1.0 of the original benchmark at the border only (spec 4.13). The reference samples
+    scipy 1.0 of the original benchmark at the border only (algorithms.md, "Digital"). The reference samples
     the (H, W, 3) volume with integer channel coordinates; sampling each channel in 2-D gives the
     same values (the channel weights are exactly 1 and 0), which
     :func:`transforms.geometry.displace_reflect` does bit for bit, for all channels at once.

@@ -174,7 +174,7 @@ def clipped_zoom(image: np.ndarray, zoom_factor: float) -> np.ndarray:
 
     The central ``ceil(H / zoom_factor)`` square is enlarged as ``scipy.ndimage.zoom``
     (bilinear, ``order=1``, corners aligned) enlarges it, then the result is trimmed back to
-    H x H by the same centred offset on both axes (spec ``imagenet_c.md`` section 3.3). Only
+    H x H by the same centred offset on both axes (``docs/reference/algorithms.md``, "Clipped zoom"). Only
     the kept window is computed; the values are bit for bit those of scipy.
 
     Parameters

@@ -3,7 +3,7 @@
 Each function takes the NxNx3 uint8 (N the edition's side) RGB image, a ``numpy.random.RandomState`` that it consumes
 exactly as the reference consumes NumPy's global stream, and the keyword parameters of one row of
 the edition's table (:mod:`schemas.editions`). It returns what the reference hands to ``np.uint8`` (values
-in [0, 255], not yet truncated). See ``../shared/spec/imagenet_c.md`` sections 3.2, 4.10-4.12, 4.19.
+in [0, 255], not yet truncated). See ``docs/reference/algorithms.md``, "Weather".
 
 Where the reference works in float32, scalars are cast to float32 explicitly, so the arithmetic
 does not depend on whether a table value arrives as a Python float or a NumPy float64.
@@ -20,7 +20,7 @@ from .geometry import clipped_zoom
 from .motion import magick_motion_blur
 
 FROST_CHOICES = 5
-"""The reference draws ``randint(5)``: frost1..frost5; frost6.jpg is never used (spec 0.4)."""
+"""The reference draws ``randint(5)``: frost1..frost5; frost6.jpg is never used."""
 
 SNOW_ANGLE_RANGE = (-135.0, -45.0)
 """Range (degrees) of the uniform draw for the direction of snow's motion blur."""
@@ -42,7 +42,7 @@ _MUD_MIN = 0.8  # smoothed mud coverage below this is dropped
 # ----------------------------------------------------------------------------------------- fog
 
 def plasma_fractal(mapsize: int, wibble_decay: float, rng: np.random.RandomState) -> np.ndarray:
-    """Diamond-square plasma fractal with wrap-around neighbours (spec 3.2).
+    """Diamond-square plasma fractal with wrap-around neighbours (algorithms.md, "Plasma fractal").
 
     Parameters
     ----------
@@ -114,7 +114,7 @@ def _plasma_level(plasma, step, wibble, square_jitter, row_jitter, col_jitter):
 
 def fog(x: np.ndarray, rng: np.random.RandomState, *, strength: float, wibble_decay: float,
         mapsize: int) -> np.ndarray:
-    """ImageNet-C fog: a plasma fractal added to the image, then the contrast squeezed (spec 4.12).
+    """ImageNet-C fog: a plasma fractal added to the image, then the contrast squeezed (algorithms.md).
 
     Parameters
     ----------
@@ -159,7 +159,7 @@ def _add_fog(u, fog_layer, strength, peak, scale):
 
 def frost(x: np.ndarray, rng: np.random.RandomState, *, image_weight: float,
           frost_weight: float, texture_scale=None) -> np.ndarray:
-    """ImageNet-C frost: a random crop of a frost photograph blended over the image (spec 4.11).
+    """ImageNet-C frost: a random crop of a frost photograph blended over the image (algorithms.md).
 
     Parameters
     ----------
@@ -222,7 +222,7 @@ def liquid_layer(rng: np.random.RandomState, shape: tuple, *, loc: float, scale:
 
 
 def water_mask(liquid: np.ndarray, intensity: float) -> np.ndarray:
-    """Spatter's water mask: embossed drop outlines from a thresholded liquid layer (spec 4.19 mode 0).
+    """Spatter's water mask: embossed drop outlines from a thresholded liquid layer (water mode).
 
     Canny edges of the layer, distance to them (capped at 20 px), box blur, histogram equalisation,
     an emboss kernel and another box blur give a relief; it is weighted by the layer itself,
@@ -274,7 +274,7 @@ def add_water(u: np.ndarray, mask: np.ndarray) -> np.ndarray:
 
 
 def add_mud(u: np.ndarray, liquid: np.ndarray, threshold: float, spread: float) -> np.ndarray:
-    """Spatter's mud (spec 4.19 mode 1): smoothed wet area painted :data:`MUD_COLOUR`.
+    """Spatter's mud (severities 4-5): smoothed wet area painted :data:`MUD_COLOUR`.
 
     Parameters
     ----------
@@ -302,7 +302,7 @@ def add_mud(u: np.ndarray, liquid: np.ndarray, threshold: float, spread: float) 
 
 def spatter(x: np.ndarray, rng: np.random.RandomState, *, loc: float, scale: float, blur_sigma: float,
             threshold: float, intensity: float, mud: bool) -> np.ndarray:
-    """ImageNet-C spatter (extra): water drops (``mud=False``) or mud splashes (spec 4.19).
+    """ImageNet-C spatter (extra): water drops (``mud=False``) or mud splashes (algorithms.md).
 
     Parameters
     ----------
@@ -407,7 +407,7 @@ def _whiten_and_add_flakes(u, grey, flakes, image_weight, white_weight, out):
 
 def snow(x: np.ndarray, rng: np.random.RandomState, *, loc: float, scale: float, zoom: float,
          threshold: float, blur_radius: float, blur_sigma: float, blend: float) -> np.ndarray:
-    """ImageNet-C snow: motion-blurred flakes over a whitened image (spec 4.10).
+    """ImageNet-C snow: motion-blurred flakes over a whitened image (algorithms.md).
 
     Parameters
     ----------
