@@ -23,7 +23,7 @@ BEAM_ARGS ?=
 BUILD_ARGS = $(if $(INPUT),--input $(INPUT)) $(if $(WORKERS),--workers $(WORKERS))
 AFTER_DASHES = $(if $(strip $(BEAM_ARGS)),-- $(BEAM_ARGS))
 
-.PHONY: install system-deps test bench build-imagenet-c build-imagenet-p build-vcr verify package clean
+.PHONY: install system-deps test bench build-imagenet-c build-imagenet-p build-vcr verify package publish clean
 
 install: $(STAMP)
 
@@ -60,12 +60,15 @@ build-imagenet-p: install
 build-vcr: install
 	$(BIN)/imagenet-cp build-vcr $(BUILD_ARGS) --output $(V_OUTPUT) $(AFTER_DASHES)
 
-# verify and package act on OUTPUT (default: the ImageNet-C release; OUTPUT=out/imagenet-p for P).
+# verify, package and publish act on OUTPUT (default: the ImageNet-C release; OUTPUT=out/imagenet-p for P).
 verify: install
 	$(BIN)/imagenet-cp verify $(C_OUTPUT)
 
 package: install
 	$(BIN)/imagenet-cp package $(C_OUTPUT)
+
+publish: install
+	$(BIN)/imagenet-cp publish $(C_OUTPUT)
 
 clean:
 	rm -rf $(VENV) out *.egg-info
