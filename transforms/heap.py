@@ -40,6 +40,14 @@ def retain_freed_memory() -> bool:
     -------
     bool
         True if glibc accepted every setting (False elsewhere than on glibc).
+
+    Examples
+    --------
+    Importing :mod:`transforms` has already applied the settings; a second call changes nothing:
+
+    >>> import transforms
+    >>> transforms.retain_freed_memory() == transforms.retain_freed_memory()
+    True
     """
     global _applied
     if _applied:
