@@ -77,14 +77,14 @@ def timed_evaluate(release: str, model_path: str, workers: int, batch_size: int 
     """Time one ``evaluate`` of the bench release; ``top1`` in key order, read from its predictions."""
     import json
 
-    from pipelines.beam.evaluate import evaluate_release
+    from pipelines.beam.evaluate import PREDICTION_FOLDERS, evaluate_release
 
     with tempfile.TemporaryDirectory(prefix="imagenet-cp-bench-eval-") as out:
         start = time.perf_counter()
         evaluate_release(release, model_path, out, batch_size=batch_size, workers=workers)
         seconds = time.perf_counter() - start
         name = BENCH_CONDITION.replace("/", "_")
-        with open(os.path.join(out, "predictions", C_TREE, f"{name}.jsonl"), encoding="utf-8") as stream:
+        with open(os.path.join(out, "predictions", PREDICTION_FOLDERS[C_TREE], f"{name}.jsonl"), encoding="utf-8") as stream:
             top1 = [json.loads(line)["top5"][0] for line in stream]
     return {"workers": workers, "seconds": seconds, "top1": top1}
 
