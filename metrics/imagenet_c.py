@@ -1,4 +1,6 @@
-"""ImageNet-C metrics: unnormalised CE, CE, Relative CE and their means (``spec/metrics.md`` §2).
+"""ImageNet-C metrics: unnormalised CE, CE, Relative CE and their means.
+
+The definitions: ``docs/reference/algorithms.md``, "ImageNet-C metrics".
 
 Errors are top-1 error rates as fractions in [0, 1], one per severity 1..5. Every function that
 reports a metric returns it in percent, as the paper and the leaderboard do; AlexNet scores 100.
@@ -45,12 +47,26 @@ def clean_error(error: float) -> float:
 
 
 def unnormalized_ce(errors: Sequence[float]) -> float:
-    """Mean top-1 error over severities 1..5, in percent: what ``ImageNet-C/test.py`` prints."""
+    """Mean top-1 error over severities 1..5, in percent: what ``ImageNet-C/test.py`` prints.
+
+    Examples
+    --------
+    >>> from metrics import unnormalized_ce
+    >>> round(unnormalized_ce([0.3, 0.4, 0.5, 0.6, 0.7]), 2)
+    50.0
+    """
     return 100.0 * float(severity_errors(errors).mean())
 
 
 def corruption_error(errors: Sequence[float], baseline_errors: Sequence[float]) -> float:
-    """CE = sum_s E_s / sum_s E_s(baseline), in percent (100 = as good as the baseline)."""
+    """CE = sum_s E_s / sum_s E_s(baseline), in percent (100 = as good as the baseline).
+
+    Examples
+    --------
+    >>> from metrics import corruption_error
+    >>> round(corruption_error([0.3, 0.4, 0.5, 0.6, 0.7], [0.6, 0.7, 0.8, 0.9, 1.0]), 2)
+    62.5
+    """
     return 100.0 * float(severity_errors(errors).sum() / severity_errors(baseline_errors).sum())
 
 
@@ -64,6 +80,12 @@ def relative_corruption_error(errors: Sequence[float], clean: float,
         Errors at severities 1..5 (fractions).
     clean, baseline_clean : float
         Errors on the clean images (fractions).
+
+    Examples
+    --------
+    >>> from metrics import relative_corruption_error
+    >>> round(relative_corruption_error([0.3, 0.4, 0.5, 0.6, 0.7], 0.2, [0.6, 0.7, 0.8, 0.9, 1.0], 0.4), 2)
+    75.0
     """
     gap = severity_errors(errors) - clean_error(clean)
     baseline_gap = severity_errors(baseline_errors) - clean_error(baseline_clean)
@@ -131,6 +153,17 @@ def summarize_imagenet_c(errors: Mapping[str, Sequence[float]], clean: float | N
     ValueError
         On an unknown corruption name, malformed errors, or (unless ``allow_incomplete``) a missing
         benchmark corruption.
+
+    Examples
+    --------
+    >>> from metrics import summarize_imagenet_c
+    >>> from schemas.baselines import ALEXNET_IMAGENET_C
+    >>> errors = {c: [e / 2 for e in row] for c, row in ALEXNET_IMAGENET_C.corruptions.items()}  # half AlexNet's
+    >>> result = summarize_imagenet_c(errors, clean=0.25)
+    >>> sorted(k for k in result if not isinstance(result[k], dict))
+    ['baseline', 'clean_error', 'mCE', 'missing', 'relative_mCE', 'unnormalized_mCE']
+    >>> round(result['mCE'], 2), round(result['relative_mCE'], 2)
+    (50.0, 39.38)
     """
     _check_names(errors)
     missing = [c for c in BENCHMARK_CORRUPTIONS if c not in errors]

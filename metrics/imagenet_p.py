@@ -1,4 +1,6 @@
-"""ImageNet-P metrics: flip probability, top-5 distance, FR, T5D, mFR, mT5D (``spec/metrics.md`` §3).
+"""ImageNet-P metrics: flip probability, top-5 distance, FR, T5D, mFR, mT5D.
+
+The definitions: ``docs/reference/algorithms.md``, "ImageNet-P metrics".
 
 Predictions of a sequence set are an integer array of shape (V, T, 5): for each of V videos and T
 frames, the 5 classes with the largest logits, best first, ties broken by the lower class index
@@ -69,6 +71,14 @@ def frame_pairs(n_frames: int, perturbation: str, difficulty: int = 1) -> np.nda
     -------
     ndarray of int, shape (P, 2)
         P = n_frames - 1 for noise, n_frames - difficulty otherwise.
+
+    Examples
+    --------
+    >>> from metrics import frame_pairs
+    >>> frame_pairs(5, 'rotate', difficulty=2).tolist()
+    [[0, 2], [1, 3], [2, 4]]
+    >>> frame_pairs(4, 'gaussian_noise').tolist()
+    [[0, 1], [0, 2], [0, 3]]
     """
     if difficulty not in DIFFICULTIES:
         raise ValueError(f"difficulty must be one of {DIFFICULTIES}, got {difficulty}")
@@ -84,6 +94,13 @@ def top_k_classes(logits: np.ndarray, k: int = TOP_K) -> np.ndarray:
     """The ``k`` classes with the largest logits along the last axis, best first.
 
     Ties go to the lower class index, as ``rankdata(-logits, 'ordinal')`` ranks them.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from metrics import top_k_classes
+    >>> top_k_classes(np.array([0.1, 0.9, 0.5, 0.9, 0.0, 0.3]), k=3).tolist()  # ties: lower index first
+    [1, 3, 2]
     """
     logits = np.asarray(logits)
     return np.argsort(-logits, axis=-1, kind="stable")[..., :k]
@@ -104,6 +121,15 @@ def top5_distance_from_ranks(sigma: np.ndarray) -> np.ndarray:
 
     ``sigma`` holds frame B's ranks (1-based) of frame A's classes in A's rank order; only its
     first 5 entries count.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from metrics import top5_distance_from_ranks
+    >>> int(top5_distance_from_ranks(np.array([1, 2, 3, 4, 5])))  # the same top 5, in order
+    0
+    >>> int(top5_distance_from_ranks(np.array([6, 6, 6, 1, 2])))  # the largest distance
+    18
     """
     sigma = np.asarray(sigma)[..., :TOP_K]
     if np.any(sigma < 1):
@@ -116,6 +142,15 @@ def top5_distance(top5_a: np.ndarray, top5_b: np.ndarray) -> np.ndarray:
     """Top-5 distance from frame A (the reference) to frame B, given both frames' top-5 classes.
 
     Asymmetric: A's classes are located in B's ranking.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from metrics import top5_distance
+    >>> int(top5_distance(np.array([1, 2, 3, 4, 5]), np.array([2, 1, 3, 4, 5])))
+    2
+    >>> int(top5_distance(np.array([1, 2, 3, 4, 5]), np.array([6, 7, 8, 9, 10])))  # no class in common
+    15
     """
     return top5_distance_from_ranks(top5_ranks(top5_a, top5_b))
 
@@ -133,6 +168,16 @@ def flip_probability(predictions: np.ndarray, perturbation: str, difficulty: int
     """Mean over videos of the fraction of frame pairs whose top-1 classes differ (in [0, 1]).
 
     ``predictions`` has shape (V, T) or (V, T, 5); see the module docstring.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from metrics import flip_probability
+    >>> predictions = np.array([[3, 3, 5, 5, 3], [1, 1, 1, 1, 1]])  # 2 videos of 5 frames, top-1 class
+    >>> flip_probability(predictions, 'rotate')  # (2 flips in 4 pairs + 0) / 2
+    0.25
+    >>> flip_probability(predictions, 'shot_noise')  # noise: each frame against frame 0
+    0.25
     """
     predictions = _predictions(predictions)
     top1 = predictions[..., 0] if predictions.ndim == 3 else predictions
@@ -159,6 +204,14 @@ def mean_top5_distance(predictions: np.ndarray, perturbation: str, difficulty: i
     """Unnormalised top-5 distance: mean over videos of the mean over frame pairs (in [0, 18]).
 
     ``predictions`` has shape (V, T, 5).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from metrics import mean_top5_distance
+    >>> top5 = np.array([[[1, 2, 3, 4, 5], [1, 2, 3, 4, 5], [2, 1, 3, 4, 5]]])  # 1 video, 3 frames
+    >>> mean_top5_distance(top5, 'rotate')  # (0 + 2) / 2
+    1.0
     """
     predictions = _predictions(predictions)
     if predictions.ndim != 3:
@@ -238,6 +291,15 @@ def summarize_imagenet_p(predictions: Mapping[str, np.ndarray],
         ``T5D`` (percent, difficulty 1, per perturbation that has a baseline), ``mFR`` and ``mT5D``
         (percent, means over the 10 test perturbations) and ``missing`` (test perturbations absent
         from the predictions or the baseline).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from metrics import summarize_imagenet_p
+    >>> predictions = {'rotate': np.array([[3, 3, 5, 5, 3]]), 'shot_noise_2': np.array([[1, 2, 1, 1]])}
+    >>> result = summarize_imagenet_p(predictions, allow_incomplete=True)
+    >>> sorted(result)
+    ['FR', 'T5D', 'mFR', 'mT5D', 'missing', 'perturbations']
     """
     results = unnormalized_imagenet_p(predictions)
     summary = {"perturbations": results, "FR": {}, "T5D": {}, "mFR": None, "mT5D": None, "missing": []}

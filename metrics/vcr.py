@@ -1,6 +1,6 @@
 """VCR's curves and metrics: performance against Delta v, areas, HMRI and MRSI (pure NumPy / SciPy).
 
-The recipe of VCR's analysis (``../shared/spec/vcr.md`` sections 2.5, 3.1-3.5):
+The recipe of VCR's analysis (``docs/reference/algorithms.md``, "VCR analysis"):
 
 1. Bin the records by Delta v: bin i holds ``i/n < delta_v < (i+1)/n`` (strict; values on a
    boundary, <= 0 or >= 1 are dropped); a bin's value is the mean of the outcome (correct, or
@@ -50,6 +50,13 @@ def bin_values(delta_v, outcome, bins: int = BINS) -> tuple[np.ndarray, np.ndarr
         where the bin is empty.
     counts : numpy.ndarray
         int64 (n,): records per bin.
+
+    Examples
+    --------
+    >>> from metrics.vcr import bin_values
+    >>> values, counts = bin_values([0.05, 0.1, 0.3, 0.35, 0.9], [1, 1, 1, 0, 0], bins=4)
+    >>> values.tolist(), counts.tolist()
+    ([1.0, 0.5, nan, 0.0], [2, 2, 0, 1])
     """
     delta_v = np.asarray(delta_v, dtype=np.float64)
     outcome = np.asarray(outcome, dtype=np.float64)
@@ -137,6 +144,15 @@ def compare_curves(model: np.ndarray, human: Optional[np.ndarray] = None) -> dic
     dict
         ``A_m``; with ``human`` also ``A_h``, ``A_m-h``, ``A_h-m``, ``P_m-h``, ``P_h-m``, ``HMRI``
         (= P_h-m) and ``MRSI`` (= A_m-h / A_m). A ratio whose denominator is 0 is None.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from metrics.vcr import compare_curves, curve_grid
+    >>> v = curve_grid()
+    >>> model, human = np.clip(1 - v, 0, 1), np.clip(1 - v / 2, 0, 1)
+    >>> {k: None if x is None else round(x, 3) for k, x in compare_curves(model, human).items()}
+    {'A_m': 0.5, 'A_h': 0.75, 'A_m-h': 0.0, 'A_h-m': 0.25, 'P_m-h': 1.0, 'P_h-m': 0.667, 'HMRI': 0.667, 'MRSI': 0.0}
     """
     result = {"A_m": area(model)}
     if human is None:
@@ -174,6 +190,19 @@ def performance_curve(delta_v, outcome, *, bins: int = BINS, smoothing: float = 
     dict
         ``values`` and ``counts`` per bin, the ``spline`` (``UnivariateSpline``), its ``tck``
         (t, c, k lists) and the monotone ``curve`` (numpy array on :func:`curve_grid`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from metrics.vcr import performance_curve
+    >>> rng = np.random.RandomState(0)
+    >>> delta_v = rng.uniform(0, 1, 400)
+    >>> correct = rng.uniform(0, 1, 400) > delta_v  # accuracy falls as Delta v grows
+    >>> result = performance_curve(delta_v, correct)
+    >>> result['curve'].shape, bool(np.all(np.diff(result['curve']) <= 0))
+    ((10000,), True)
+    >>> round(float(result['curve'][0]), 2), round(float(result['curve'][-1]), 2)
+    (1.0, 0.0)
     """
     values, counts = bin_values(delta_v, outcome, bins)
     spline = fit_spline(values, smoothing=smoothing, empty_bin=empty_bin, knots=knots)

@@ -33,7 +33,7 @@ REVIEW_PAGE = "review/index.html"
 KEPT, REJECTED, CAPPED = "kept", "rejected", "capped"
 DECISION_CODES = (KEPT, REJECTED, CAPPED)
 
-#: Reviewer decision codes (spec section 1.7); ``depicts_in1k_class`` is for ImageNet-O only.
+#: Reviewer decision codes (algorithms.md, "Review and packaging"); ``depicts_in1k_class`` is for ImageNet-O only.
 REVIEW_CODES = ("accept", "reject:wrong_label", "reject:multi_object", "reject:low_quality",
                 "reject:offensive_or_pii", "reject:duplicate", "reject:depicts_in1k_class")
 

@@ -2,8 +2,8 @@
 
 ImageNet-C errors are AlexNet's, per corruption and severity, as the ``hendrycks/robustness``
 README carried them from commit ``76d9393`` (2019-10-10) until ``5aa129e`` (2020-05-05) and as
-the maintainer posted them in that repository's issue tracker (``../shared/spec/metrics.md``
-section 2.3). AlexNet's ImageNet-P flip probabilities and top-5 distances were never published: the
+the maintainer posted them in that repository's issue tracker (``docs/reference/algorithms.md``,
+"ImageNet-C metrics"). AlexNet's ImageNet-P flip probabilities and top-5 distances were never published: the
 user supplies them
 (or an AlexNet run of ``imagenet-cp evaluate``), so none are shipped here.
 """
@@ -43,7 +43,7 @@ class ErrorBaseline:
 ALEXNET_IMAGENET_C = ErrorBaseline(
     name="AlexNet",
     # torchvision's pretrained AlexNet: 56.522 % top-1 accuracy (current torchvision docs;
-    # older docs: 43.45 % error). Not in the reference repository (spec section 2.2).
+    # older docs: 43.45 % error). Not in the reference repository.
     clean=0.43478,
     corruptions=MappingProxyType({
         "gaussian_noise": (0.69528, 0.82542, 0.93554, 0.98138, 0.99452),
@@ -69,8 +69,8 @@ ALEXNET_IMAGENET_C = ErrorBaseline(
 )
 """AlexNet's ImageNet-C errors: the normaliser of CE, mCE and Relative CE."""
 
-#: ImageNet-P difficulties: the frame stride of the non-noise types at evaluation (spec metrics
-#: 3.3); noise types have one data set per difficulty instead (``<name>``, ``<name>_2``, ...).
+#: ImageNet-P difficulties: the frame stride of the non-noise types at evaluation (``ImageNet-P/test.py``);
+#: noise types have one data set per difficulty instead (``<name>``, ``<name>_2``, ...).
 DIFFICULTIES = (1, 2, 3)
 
 
@@ -98,7 +98,7 @@ class ReferenceResult:
 
 
 #: The paper's reference rows (Hendrycks & Dietterich, ICLR 2019): AlexNet, the normaliser, and the
-#: ResNet-50 baseline of the ``hendrycks/robustness`` leaderboard (``../shared/spec/metrics.md`` 2.2, 5.1).
+#: ResNet-50 baseline of the ``hendrycks/robustness`` leaderboard (its README).
 REFERENCE_RESULTS = (
     ReferenceResult("AlexNet", 100.0, 100.0, 100 * ALEXNET_IMAGENET_C.clean,
                     "the normaliser; clean error: torchvision's pretrained AlexNet"),

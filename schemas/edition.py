@@ -113,7 +113,7 @@ class Layout:
     Attributes
     ----------
     tree : str
-        Top folder of the official tree in the release, e.g. ``'imagenet-c'`` or ``'CIFAR-10-C'``.
+        Top folder of the official tree in the release, e.g. ``'ImageNet-C'`` or ``'CIFAR-10-C'``.
     path_template : str
         Path of one output below ``tree`` (JPEG editions), with fields ``corruption``,
         ``severity``, ``wnid``, ``file_name``; for ``npy`` editions the per-corruption file

@@ -4,7 +4,7 @@ This module is the one place where ImageNet-C parameters live. Transform functio
 these values as keyword arguments; they never hold severity constants themselves.
 
 The values are those of ``hendrycks/robustness`` @ 8190fe3, ``make_imagenet_c.py``
-(see ``../shared/spec/imagenet_c.md`` section 2). Each table has one row per severity
+(see ``docs/reference/algorithms.md``, "Severity tables"). Each table has one row per severity
 1..5; each row is a mapping of keyword arguments for the corruption function.
 """
 from __future__ import annotations
@@ -68,7 +68,7 @@ def zoom_factors(start, stop, step) -> tuple:
 _rows, _zoom_factors = severity_rows, zoom_factors
 
 
-_ELASTIC_BASE = 244  # sic: the reference scales by 244, not 224 (spec 0.8)
+_ELASTIC_BASE = 244  # sic: the reference scales by 244, not 224 (the author's comment: 224 was meant)
 
 _TABLE = (
     # --- noise ---

@@ -5,7 +5,7 @@ This module is the one place where ImageNet-P parameters live. The sequence func
 constants themselves.
 
 The values are those of ``hendrycks/robustness`` @ 8190fe3, ``make_imagenet_p.py`` (see
-``../shared/spec/imagenet_p.md`` sections 2 and 6). A per-frame value is a :class:`Ramp` of the
+``docs/reference/algorithms.md``, "Schedules"). A per-frame value is a :class:`Ramp` of the
 frame index, evaluated with the reference's own arithmetic so that every float is bit-identical.
 """
 from __future__ import annotations
@@ -17,13 +17,13 @@ from typing import Iterable, Mapping, Optional
 from schemas.selection import select_names
 
 #: Release categories in order; they are also the names of the official release tars.
-#: Which test perturbation sits in which tar is inferred from the naming (spec landscape 4.x).
+#: Which test perturbation sits in which tar is inferred from the official archive's naming.
 CATEGORIES = ("noise", "blur", "weather", "digital", "validation")
 
 #: The two sets of the benchmark, in the order of the reference script's comments.
 SETS = ("test", "validation")
 
-#: x264 rate-control options of the reference encoder (spec P 1.2): noise types keep the default
+#: x264 rate-control options of the reference encoder (algorithms.md): noise types keep the default
 #: CRF 23 with the film-grain tune, every other perturbation uses CRF 20.
 GRAIN_RATE_CONTROL = ("-tune", "grain")
 CRF20_RATE_CONTROL = ("-crf", "20")

@@ -7,7 +7,7 @@ where the 224 edition crops, a list after), every perturbation's schedule (the s
 :class:`schemas.imagenet_p.Perturbation` rows as the 224 table, with this edition's values and frame
 counts) and its release layout. The values are those of ``hendrycks/robustness`` @ 8190fe3,
 ``ImageNet-P/create_p/make_imagenet_p_inception.py``, ``make_tinyimagenet_p.py``,
-``make_imagenet_64_p.py`` and ``make_cifar_p.py`` (spec ``editions_p.md`` sections 2-7).
+``make_imagenet_64_p.py`` and ``make_cifar_p.py`` (``docs/reference/algorithms.md``, "Editions of ImageNet-P").
 
 Steps are tuples ``(operation, *arguments)`` with the operation names of the ImageNet-C editions'
 preprocessing recipes: ``('resize_short_side', s)`` (torchvision ``Resize(s)``, PIL bilinear),
@@ -181,7 +181,7 @@ def p_noise(name: str, key: str, values) -> Perturbation:
 DRIP_224 = (0.05, 0.1, 0.15, 0.7)
 DRIP_SMALL = (0.2, 0.8)  # np.convolve(..., [0.2, 0.8], 'same'): L'[r] = 0.2 L[r] + 0.8 L[r-1]
 
-# Geometric schedules shared with 224 (degrees / factors), spec editions_p.md tables 2.2, 3.2.
+# Geometric schedules shared with 224 (degrees / factors), as the reference edition files list them.
 ROTATE = dict(angles=Ramp(-15, 1), resample="bilinear")
 TILT = dict(angles=Ramp(-15, 1))
 SCALE = dict(scales=Ramp(40, 2.5, 100.), resample="bilinear")

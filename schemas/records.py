@@ -92,7 +92,7 @@ class OutputRecord:
         TFDS config name this output belongs to (``<corruption>_<severity>`` for C); also the
         name of its manifest part.
     path : str
-        Path of the file relative to the release directory (``imagenet-c/<key>`` for C).
+        Path of the file relative to the release directory (``ImageNet-C/<key>`` for C).
     data : bytes
         The file's bytes (JPEG for C, mp4 for P).
     example : Mapping[str, Any]

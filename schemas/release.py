@@ -2,14 +2,16 @@
 
 A release directory ``DIR`` holds::
 
-    DIR/<tree>/...                       the official folder tree (``imagenet-c/<c>/<s>/<wnid>/<file>``,
-                                         and ours ``imagenet-c/clean/<wnid>/<file>``)
+    DIR/<tree>/...                       the official folder tree (``ImageNet-C/<c>/<s>/<wnid>/<file>``,
+                                         and ours ``ImageNet-C/clean/<wnid>/<file>``), every
+                                         class folder present (empty ones for absent classes)
     DIR/tfds/<dataset>/<config>/<version>/  TFDS shards + dataset_info.json, features.json, label.labels.txt
     DIR/manifest/<config>.jsonl          one record per output, sorted by key
     DIR/sources.jsonl                    one record per input image used, sorted by key
     DIR/failures.jsonl                   one record per rejected input or output, sorted by key
     DIR/release.json                     config, input checksum, counts, library versions, manifest digest
     DIR/SHA256SUMS                       ``sha256sum -c`` list of every file above
+    DIR/webdataset/<config>/<config>-NNNNNN.tar  WebDataset shards of the tree (``--formats webdataset``)
     DIR/packages/                        category tars + their SHA256SUMS (``imagenet-cp package``)
 
 Every JSON document is written with sorted keys and ``\\n`` line ends, so that equal content gives
@@ -34,6 +36,8 @@ FAILURES = "failures.jsonl"
 MANIFEST_DIR = "manifest"
 TFDS_DIR = "tfds"
 PACKAGES_DIR = "packages"
+WEBDATASET_DIR = "webdataset"
+"""WebDataset shards of the tree, ``webdataset/<config>/<config>-000000.tar`` (``--formats webdataset``)."""
 
 TMP_DIR = ".tmp"
 """Files being written, before their atomic rename into place."""
@@ -48,14 +52,15 @@ SPILL_DIR = ".spill"
 SCRATCH_DIRS = (TMP_DIR, PARTS_DIR, PROGRESS_DIR, SAMPLE_DIR, SPILL_DIR)
 """Build scratch folders inside ``DIR``; a finished build removes them."""
 
-C_TREE = "imagenet-c"
-"""Folder of the ImageNet-C JPEG tree: ``imagenet-c/<corruption>/<severity>/<wnid>/<file>``."""
+C_TREE = "ImageNet-C"
+"""Folder of the ImageNet-C JPEG tree: ``ImageNet-C/<corruption>/<severity>/<wnid>/<file>``, the name
+RobustBench's ``load_imagenetc(data_dir=...)`` and the official evaluators read."""
 CLEAN = "clean"
-"""Folder (``imagenet-c/clean/<wnid>/<file>``), TFDS config and manifest part of a release's clean
+"""Folder (``ImageNet-C/clean/<wnid>/<file>``), TFDS config and manifest part of a release's clean
 images: each source image exactly as the corruptions receive it (after the edition's
 preprocessing), encoded as the edition encodes its outputs; category tar ``clean.tar``."""
-P_TREE = "imagenet-p"
-"""Folder of the ImageNet-P video tree: ``imagenet-p/<name>[_<d>]/<wnid>/<stem>.mp4``."""
+P_TREE = "ImageNet-P"
+"""Folder of the ImageNet-P video tree: ``ImageNet-P/<name>[_<d>]/<wnid>/<stem>.mp4``."""
 
 C_BENCHMARK, P_BENCHMARK, VCR_BENCHMARK, A_BENCHMARK, O_BENCHMARK = "c", "p", "vcr", "a", "o"
 BENCHMARKS = (C_BENCHMARK, P_BENCHMARK, VCR_BENCHMARK, A_BENCHMARK, O_BENCHMARK)
@@ -64,7 +69,8 @@ Its ``edition`` field is the catalogue name of the edition (:data:`schemas.editi
 :func:`schemas.editions.release_identity` reads both from any release, old ones included."""
 
 LEGACY_EDITIONS: Mapping[str, tuple] = MappingProxyType({
-    C_TREE: ("imagenet", C_BENCHMARK), P_TREE: ("imagenet", P_BENCHMARK), VCR_TREE: ("imagenet", VCR_BENCHMARK),
+    "imagenet-c": ("imagenet", C_BENCHMARK), "imagenet-p": ("imagenet", P_BENCHMARK),  # the 224 trees' old names
+    VCR_TREE: ("imagenet", VCR_BENCHMARK),
     A_TREE: ("imagenet", A_BENCHMARK), O_TREE: ("imagenet", O_BENCHMARK)})
 """``release.json``'s ``edition`` of releases made before the ``benchmark`` field -> (edition, benchmark)."""
 

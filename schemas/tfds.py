@@ -213,7 +213,7 @@ IMAGENET2012_CORRUPTED = TfdsDataset(
         CLEAN: "clean images (ours, not TFDS's): each image as the corruptions receive it, same encoding"}),
     description=("ImageNet-C built by imagenet-cp: the ImageNet validation images, Resize(256) + "
                  "CenterCrop(224), corrupted as hendrycks/robustness's make_imagenet_c.py does, with a "
-                 "per-example seed, saved as Pillow JPEG q85 (the same bytes as the imagenet-c/ tree)."),
+                 "per-example seed, saved as Pillow JPEG q85 (the same bytes as the ImageNet-C/ tree)."),
     citation=BENCHMARK_CITATION,
     homepage=BENCHMARK_HOMEPAGE,
     supervised_keys=("image", "label"),

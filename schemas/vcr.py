@@ -2,7 +2,7 @@
 
 Each corruption of VCR's sampler draws every parameter independently and uniformly from its own
 1000-point ``linspace(low, high)`` grid, or an integer uniformly from ``low..high``
-(``../shared/spec/vcr.md`` sections 2.2-2.3). The keyword names are those of the ImageNet-C
+(``docs/reference/algorithms.md``, "VCR corruptions"). The keyword names are those of the ImageNet-C
 functions (:mod:`schemas.imagenet_c`), which apply them; ``fixed`` holds keywords VCR does not
 draw. The bin count, spline and human-file settings of the analysis live here too.
 """
@@ -19,12 +19,12 @@ GRID_POINTS = 1000
 
 PARAMETER_MODES = ("grid", "uniform")
 """``grid``: a uniform draw among the 1000 grid values (VCR's distribution, the default);
-``uniform``: ``U(low, high)`` for grid parameters (the spec's optional continuous mode)."""
+``uniform``: ``U(low, high)`` for grid parameters (an optional continuous mode of ours)."""
 
 OPERATORS = ("imagenet-c", "vcr-code")
 """``imagenet-c``: the ImageNet-C operators over VCR's ranges (default); ``vcr-code``: VCR's own
 variants where they differ (glass blur displacing only the top-left 32x32 pixels, frost resized to
-the image without a crop and in BGR); motion blur has no ``vcr-code`` variant (see README)."""
+the image without a crop and in BGR); motion blur has no ``vcr-code`` variant (docs/guides/vcr.md)."""
 
 DV_RESOLUTION = "224crop"
 """Default of where Delta v is measured: on the 224x224 crop the model sees. ``native``: on the
@@ -32,7 +32,7 @@ decoded image at its own size, as VCR's code (the model then sees Resize(256) + 
 the corrupted native image)."""
 
 VIF_VARIANT = "vcr-steerable-v1"
-"""Name of the VIF of :mod:`transforms.vif` (spec section 2.4), as human files must declare it."""
+"""Name of the VIF of :mod:`transforms.vif` (algorithms.md, "VIF"), as human files must declare it."""
 
 
 @dataclass(frozen=True)
@@ -95,7 +95,7 @@ def select_vcr_corruptions(names: Optional[Iterable[str]] = None) -> tuple[str, 
     return select_names(VCR_CORRUPTIONS, names, "VCR corruption")
 
 
-# --- analysis (spec sections 2.5, 3.3, 3.4) ------------------------------------------------------
+# --- analysis (algorithms.md, "VCR analysis") ---------------------------------------------------
 
 BINS = 20
 """Delta v bins of the analysis: bin i holds i/n < Delta v < (i+1)/n (strict)."""
@@ -111,7 +111,7 @@ KNOT_MODES = ("left", "centre")
 LABEL_SPACES = ("imagenet1000", "imagenet16")
 DV_RESOLUTIONS = ("native", "224crop")
 
-#: The formulas written beside HMRI and MRSI (spec section 3.5; the paper's text was not readable).
+#: The formulas written beside HMRI and MRSI (our reading of the paper's definitions).
 FORMULAS = MappingProxyType({
     "A_m": "integral of f_m over [0, 0.9999] (trapezoid on 10,000 points)",
     "A_h": "integral of f_h",

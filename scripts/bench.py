@@ -27,9 +27,13 @@ def add_arguments(parser):
                                            "skips the per-edition table")
     parser.add_argument("--rng", help="comma-separated random modes to time, reference and/or fast (default: both; "
                         "with --scaling, one mode, default reference)")
+    parser.add_argument("--clock", default="wall", choices=("wall", "cpu"),
+                        help="what the per-image figures measure: wall time (default) or this process's CPU time, "
+                             "which other processes' load on a shared machine does not stretch")
     parser.add_argument("--scaling", action="store_true",
                         help="instead: run the real ImageNet-C build on a synthetic ImageNet-layout set for every "
-                             "--sizes x --workers, reporting images/s and peak memory per process")
+                             "--sizes x --workers, reporting images/s, CPU seconds and peak memory per process, and "
+                             "(with two sizes or more) the build's CPU cost per image beside the bench's")
     parser.add_argument("--sizes", type=_int_list,
                         help="with --scaling: comma-separated image counts (default 100,250,500)")
     parser.add_argument("--workers", type=_int_list,
@@ -47,6 +51,9 @@ def add_arguments(parser):
                              "--workers (default 1,2), and print the ratio")
     parser.add_argument("--evaluate-images", type=int, default=640,
                         help="with --evaluate: images of the timed release (default 640)")
+    parser.add_argument("--webdataset", metavar="RELEASE",
+                        help="instead: time writing the WebDataset shards of a built release's configs (what "
+                             "--formats webdataset adds to a build), into a scratch folder")
 
 
 def _scaling_command(args) -> int:
@@ -70,6 +77,18 @@ def _scaling_command(args) -> int:
     return 0
 
 
+def _webdataset_command(args) -> int:
+    from pipelines.bench.webdataset import format_webdataset_table, measure_webdataset
+
+    try:
+        result = measure_webdataset(args.webdataset, repeats=args.repeats)
+    except (ValueError, OSError) as err:
+        print(f"imagenet-cp bench: {err}", file=sys.stderr)
+        return 2
+    print(json.dumps(result, indent=2, sort_keys=True) if args.json else format_webdataset_table(result))
+    return 0
+
+
 def run(args) -> int:
     if args.scaling:
         return _scaling_command(args)
@@ -83,6 +102,8 @@ def run(args) -> int:
             return 2
         print(json.dumps(result, indent=2) if args.json else format_evaluate_table(result))
         return 0
+    if args.webdataset:
+        return _webdataset_command(args)
     from pipelines.bench.corruptions import format_table, run_bench
     from schemas.imagenet_c import select_corruptions
     from schemas.imagenet_p import select_perturbations
@@ -101,9 +122,10 @@ def run(args) -> int:
         if editions != []:
             select_editions(editions)
         result = run_bench(names, images=args.images, repeats=args.repeats,
-                           rng_modes=args.rng.split(",") if args.rng else None)
+                           rng_modes=args.rng.split(",") if args.rng else None, clock=args.clock)
         if editions != []:
-            result["editions"] = run_editions_bench(names, editions, images=args.images, repeats=args.repeats)
+            result["editions"] = run_editions_bench(names, editions, images=args.images, repeats=args.repeats,
+                                                    clock=args.clock)
         if perturbations or not names:
             result["imagenet_p"] = run_p_bench(perturbations, images=args.images, repeats=args.repeats,
                                                preset=args.preset)

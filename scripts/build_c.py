@@ -1,9 +1,9 @@
 """``imagenet-cp build-c``: build an ImageNet-C release (folder tree, TFDS shards, manifests)."""
-from scripts.build_options import add_output_arguments, add_source_arguments, ints, names, run_build
+from scripts.build_options import add_format_arguments, add_output_arguments, add_source_arguments, ints, names, run_build
 from scripts.release_digest import finish_build
 
 NAME = "build-c"
-HELP = ("build an ImageNet-C release of any edition: the official tree (imagenet-c/ JPEGs, CIFAR-10-C/ .npy, ...), "
+HELP = ("build an ImageNet-C release of any edition: the official tree (ImageNet-C/ JPEGs, CIFAR-10-C/ .npy, ...), "
         "TFDS shards, manifests")
 
 
@@ -20,8 +20,9 @@ def add_arguments(parser):
                              "code) or 'fast' (NumPy Generator on PCG64, same distributions, other samples); "
                              "recorded in release.json (default: reference)")
     parser.add_argument("--no-clean", dest="clean", action="store_false",
-                        help="leave out the clean config (imagenet-c/clean/, TFDS config clean): the images "
+                        help="leave out the clean config (ImageNet-C/clean/, TFDS config clean): the images "
                              "exactly as the corruptions received them, for the clean error of Relative mCE")
+    add_format_arguments(parser)
     add_output_arguments(parser, "average examples per TFRecord shard (default: the edition's; 2048 for imagenet)")
 
 

@@ -50,6 +50,14 @@ def add_output_arguments(parser, shard_help: str):
                                "--region=R --temp_location=gs://B/tmp --setup_file=./setup.py")
 
 
+def add_format_arguments(parser):
+    """--formats: output formats added to the tree, TFDS and the manifests."""
+    parser.add_argument("--formats", type=names, default=[],
+                        help="comma-separated extra output formats: webdataset (webdataset/<config>/<config>-000000.tar "
+                             "shards of the tree's files and labels, at most 1 GB each; as much disk again as "
+                             "the tree) (default: none)")
+
+
 def check_source_arguments(args) -> None:
     """Check the options every build shares, and that the input exists, before Beam is imported.
 
@@ -64,11 +72,14 @@ def check_source_arguments(args) -> None:
         value = getattr(args, option[2:].replace("-", "_"), None)
         if value is not None and value < least:
             raise ValueError(f"{option} must be >= {least}, got {value}")
-    for option, path in (("--input", args.input), ("--image-ids", args.image_ids)):
+    from schemas.image_ids import is_named_id_list
+
+    ids = None if args.image_ids is None or is_named_id_list(args.image_ids) else args.image_ids
+    for option, path in (("--input", args.input), ("--image-ids", ids)):
         if path is not None and "://" not in path and not os.path.exists(path):
             raise ValueError(f"{option} {path}: no such file or folder")
-    if args.image_ids is not None and "://" not in args.image_ids and not os.path.isfile(args.image_ids):
-        raise ValueError(f"--image-ids {args.image_ids}: not a file")
+    if ids is not None and "://" not in ids and not os.path.isfile(ids):
+        raise ValueError(f"--image-ids {ids}: not a file")
     if "://" not in args.output and os.path.isfile(args.output):
         raise ValueError(f"--output {args.output} is a file; give a release folder")
 
@@ -110,6 +121,8 @@ def run_build(args, build, config_from_args, default_examples_per_shard=None, er
 
     shard = args.examples_per_shard or default_examples_per_shard
     options = {} if shard is None else {"examples_per_shard": shard}
+    if getattr(args, "formats", None):
+        options["formats"] = args.formats
     quiet = sys.stderr is sys.__stderr__ and not logging_verbose()
     log = WorkerStderr(os.path.join(tempfile.gettempdir(), f"imagenet-cp-workers-{os.getpid()}.log"))
     try:

@@ -1,11 +1,11 @@
 """``imagenet-cp build-p``: build an ImageNet-P release (MP4 tree, TFDS shards, manifests)."""
 import argparse
 
-from scripts.build_options import add_output_arguments, add_source_arguments, ints, names, run_build
+from scripts.build_options import add_format_arguments, add_output_arguments, add_source_arguments, ints, names, run_build
 from scripts.release_digest import finish_build
 
 NAME = "build-p"
-HELP = "build an ImageNet-P release: imagenet-p/ MP4 tree, TFDS imagenet_p shards, manifests"
+HELP = "build an ImageNet-P release: ImageNet-P/ MP4 tree, TFDS imagenet_p shards, manifests"
 
 
 def add_arguments(parser):
@@ -26,6 +26,7 @@ def add_arguments(parser):
                              "as the official evaluator reads them (default), or the lossless frames before the "
                              "H.264 encode")
     parser.add_argument("--edition", default=DEFAULT_EDITION, help=edition_help("p"))
+    add_format_arguments(parser)
     add_output_arguments(parser, "average examples (videos) per TFRecord shard (default 32, about 100 MB)")
 
 

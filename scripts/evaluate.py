@@ -12,9 +12,10 @@ HELP = ("run a model (ONNX; TorchScript or TensorFlow when installed) over a rel
 
 def add_arguments(parser):
     parser.add_argument("--release", required=True,
-                        help="release directory (holds imagenet-c/, imagenet-p/ or tfds/, or an edition's tree: "
-                             "CIFAR-10-C/, CIFAR-100-C/, Tiny-ImageNet-C/, ImageNet-64x64-C/, imagenet-c-299/), "
-                             "or a packaged ImageNet-A or ImageNet-O set (imagenet-a/ or imagenet-o/, from package-a / package-o)")
+                        help="release directory (holds ImageNet-C/, ImageNet-P/ or tfds/, or an edition's tree: "
+                             "CIFAR-10-C/, CIFAR-100-C/, Tiny-ImageNet-C/, ImageNet-64x64-C/, ImageNet-C-299/), "
+                             "or a packaged ImageNet-A or ImageNet-O set (imagenet-a/ or imagenet-o/, from package-a / "
+                             "package-o)")
     parser.add_argument("--in-distribution",
                         help="ImageNet-O only: an ImageNet val folder or tar, or a release with a clean config; its "
                              "images of the 200 ImageNet-O classes are the negatives of AUPR, AUROC and FPR95")

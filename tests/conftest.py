@@ -1,6 +1,7 @@
 """Shared fixtures. Fidelity tests read the committed golden hashes (tests/golden/); the arrays in
-../shared/reference, when present, only add a diagnostic to a failure. Other tests that need those
-arrays skip with a reason without them."""
+the maintainers' reference set (``$IMAGENET_CP_SHARED/reference``, not part of the repository),
+when present, only add a diagnostic to a failure. Other tests that need those arrays skip with a
+reason without them."""
 from __future__ import annotations
 
 import json
@@ -18,8 +19,8 @@ GOLDEN = REPO / "tests" / "golden"
 
 def _need(path: Path) -> Path:
     if not path.exists():
-        pytest.skip(f"{path} not found: the reference outputs live in ../shared/reference "
-                    "(set IMAGENET_CP_SHARED to another shared/ folder)")
+        pytest.skip(f"{path} not found: the reference arrays are a maintainers' data set, not part of the "
+                    "repository (IMAGENET_CP_SHARED names the folder that holds reference/)")
     return path
 
 
@@ -46,7 +47,7 @@ def load_golden(name: str) -> dict:
 
 
 def optional_arrays(name: str):
-    """The reference arrays ``../shared/reference/<name>.npz`` when present, else None (no skip)."""
+    """The reference arrays ``<name>.npz`` of the maintainers' reference set when present, else None (no skip)."""
     path = REFERENCE / f"{name}.npz"
     return np.load(path) if path.exists() else None
 
@@ -65,7 +66,7 @@ def golden_p():
 
 @pytest.fixture(scope="session")
 def reference_dir() -> Path:
-    """``../shared/reference`` (or ``$IMAGENET_CP_SHARED/reference``); it may not exist."""
+    """The maintainers' reference set (``$IMAGENET_CP_SHARED/reference``); it may not exist."""
     return REFERENCE
 
 

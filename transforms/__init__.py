@@ -9,6 +9,7 @@ from schemas.imagenet_p import PERTURBATIONS
 from schemas.editions import EDITIONS
 
 from .corruptions import corrupt
+from .heap import retain_freed_memory
 from .perturbations import perturb_sequence
 from .preprocess import encode_jpeg, preprocess, preprocess_uncropped
 from .rng import RNG_MODES, FastRandomState, make_rng
@@ -19,5 +20,7 @@ __all__ = [
     "EDITIONS", "CORRUPTIONS", "BENCHMARK_CORRUPTIONS", "EXTRA_CORRUPTIONS", "SEVERITIES", "PERTURBATIONS",
     "corrupt", "perturb_sequence", "encode_jpeg", "preprocess", "preprocess_uncropped",
     "example_seed", "example_rng", "make_rng", "RNG_MODES", "FastRandomState",
-    "vif", "delta_v",
+    "vif", "delta_v", "retain_freed_memory",
 ]
+
+retain_freed_memory()  # speed only (no value changes): image-sized temporaries reuse the heap

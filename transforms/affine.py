@@ -3,8 +3,8 @@
 ImageNet-P was made with torchvision 0.2.1, whose ``functional.affine`` differs from today's
 (rotation centre ``(W/2 + 0.5, H/2 + 0.5)`` and a single shear angle). This module builds that
 inverse matrix by hand and hands it to Pillow's ``Image.transform``, as the old torchvision did
-(spec ``imagenet_p.md`` section 3.2). Tilt is the reference's 3-D rotation homography applied
-with ``cv2.warpPerspective`` (section 2.2).
+(``docs/reference/algorithms.md``, "Affine and tilt"). Tilt is the reference's 3-D rotation homography applied
+with ``cv2.warpPerspective``.
 """
 from __future__ import annotations
 
@@ -92,7 +92,7 @@ def tilt_homography(width: int, height: int, angle: float) -> np.ndarray:
 
     The plane is centred, turned by ``angle`` about the y axis and then the x axis, pushed
     ``f = hypot(w, h)`` away from a pinhole of focal length ``f`` and projected back to pixels
-    (spec ``imagenet_p.md`` section 2.2). At 0 degrees this is a zoom of ``f / (1 + f)`` about
+    (algorithms.md, "Affine and tilt"). At 0 degrees this is a zoom of ``f / (1 + f)`` about
     the centre, not the identity.
 
     Parameters

@@ -2,7 +2,7 @@
 
 Each function takes the NxNx3 uint8 (N the edition's side) RGB image ``x`` and a ``numpy.random.RandomState``
 and returns what the reference (``hendrycks/robustness`` ``make_imagenet_c.py``) hands to
-``np.uint8`` (spec ``imagenet_c.md`` sections 4.5-4.9); :func:`transforms.corrupt` applies
+``np.uint8`` (``docs/reference/algorithms.md``, "Blur"); :func:`transforms.corrupt` applies
 that truncation. Keyword parameters come from the edition's table (:mod:`schemas.editions`).
 """
 from __future__ import annotations
@@ -12,11 +12,11 @@ import numba
 import numpy as np
 
 from .filters import gaussian_filter
-from .geometry import clipped_zoom
+from .geometry import zoom_sum
 from .motion import magick_motion_blur
 from .units import clip_to_255, to_unit
 
-_DISK_GRID_RADIUS = 8  # disks of radius <= 8 are drawn on a 17x17 grid (spec 3.1)
+_DISK_GRID_RADIUS = 8  # disks of radius <= 8 are drawn on a 17x17 grid (algorithms.md, "Defocus disk")
 
 
 def _gaussian_rgb(u: np.ndarray, sigma: float) -> np.ndarray:
@@ -29,7 +29,7 @@ def _gaussian_rgb(u: np.ndarray, sigma: float) -> np.ndarray:
 
 
 def disk_kernel(radius: int, alias_blur: float) -> np.ndarray:
-    """The reference's anti-aliased disk kernel for defocus blur (spec section 3.1).
+    """The reference's anti-aliased disk kernel for defocus blur (algorithms.md, "Defocus disk").
 
     Parameters
     ----------
@@ -63,7 +63,7 @@ def disk_kernel(radius: int, alias_blur: float) -> np.ndarray:
 
 
 def defocus_blur(x: np.ndarray, rng: np.random.RandomState, *, radius: int, alias_blur: float) -> np.ndarray:
-    """Defocus: correlate each channel with an anti-aliased disk (spec section 4.7). No draws.
+    """Defocus: correlate each channel with an anti-aliased disk (algorithms.md, "Blur"). No draws.
 
     Parameters
     ----------
@@ -110,7 +110,7 @@ def glass_pixel_count(shape: tuple, max_delta: int, iterations: int) -> int:
 
 def glass_blur(x: np.ndarray, rng: np.random.RandomState, *, sigma: float, max_delta: int,
                iterations: int) -> np.ndarray:
-    """Glass: Gaussian blur, local pixel displacement, Gaussian blur again (spec section 4.6).
+    """Glass: Gaussian blur, local pixel displacement, Gaussian blur again (algorithms.md, "Blur").
 
     Parameters
     ----------
@@ -141,7 +141,7 @@ def glass_blur(x: np.ndarray, rng: np.random.RandomState, *, sigma: float, max_d
 
 
 def motion_blur(x: np.ndarray, rng: np.random.RandomState, *, radius: float, sigma: float) -> np.ndarray:
-    """Motion: ImageMagick's one-sided motion blur at a random angle (spec section 4.8).
+    """Motion: ImageMagick's one-sided motion blur at a random angle (algorithms.md, "Blur").
 
     Parameters
     ----------
@@ -163,7 +163,7 @@ def motion_blur(x: np.ndarray, rng: np.random.RandomState, *, radius: float, sig
 
 
 def zoom_blur(x: np.ndarray, rng: np.random.RandomState, *, factors) -> np.ndarray:
-    """Zoom: average of the image and its centre zooms by each factor, in float32 (spec 4.9). No draws.
+    """Zoom: average of the image and its centre zooms by each factor, in float32 (algorithms.md). No draws.
 
     Parameters
     ----------
@@ -180,14 +180,12 @@ def zoom_blur(x: np.ndarray, rng: np.random.RandomState, *, factors) -> np.ndarr
         float32, shape (H, H, 3), values in [0, 255].
     """
     u = to_unit(x).astype(np.float32)
-    total = np.zeros_like(u)
-    for factor in factors:
-        total += clipped_zoom(u, factor)
+    total = zoom_sum(u, factors)  # the reference's running sum of clipped_zoom(u, factor), in one pass
     return clip_to_255((u + total) / (len(factors) + 1))
 
 
 def gaussian_blur(x: np.ndarray, rng: np.random.RandomState, *, sigma: float) -> np.ndarray:
-    """Gaussian blur of each channel (spec section 4.5). No draws.
+    """Gaussian blur of each channel (algorithms.md, "Blur"). No draws.
 
     Parameters
     ----------

@@ -1,7 +1,7 @@
 """Colour corruptions in HSV space: brightness and saturate, and the HSV conversions they use.
 
 The conversions give exactly the values of scikit-image's, which the reference called
-(``../shared/spec/imagenet_c.md`` section 3.6); :mod:`transforms` code that needs HSV imports
+(``docs/reference/algorithms.md``, "HSV"); :mod:`transforms` code that needs HSV imports
 :func:`rgb2hsv` and :func:`hsv2rgb` from here. Neither corruption draws random numbers.
 """
 from __future__ import annotations

@@ -83,6 +83,20 @@ def corrupt(image: np.ndarray, name: str, severity: int, rng: CorruptionRng,
     -------
     numpy.ndarray
         uint8, shape (N, N, 3): what the reference driver writes before JPEG or .npy saving.
+
+    Examples
+    --------
+    >>> import numpy as np, transforms
+    >>> x = np.arange(32 * 32 * 3, dtype=np.uint8).reshape(32, 32, 3)  # a 32x32 test image
+    >>> y = transforms.corrupt(x, 'gaussian_noise', 3, np.random.RandomState(0), edition='cifar')
+    >>> y.shape, y.dtype
+    ((32, 32, 3), dtype('uint8'))
+    >>> np.array_equal(y, transforms.corrupt(x, 'gaussian_noise', 3, np.random.RandomState(0), edition='cifar'))
+    True
+    >>> int(np.abs(y.astype(int) - x).mean())
+    15
+    >>> transforms.corrupt(x, 'contrast', 5, np.random.RandomState(0), edition='cifar')[0, 0].tolist()
+    [108, 108, 108]
     """
     tables = get_edition(edition)
     if name not in CORRUPTIONS:

@@ -1,8 +1,8 @@
 """Digital corruptions: contrast, elastic transform, pixelate and JPEG compression.
 
 Each function takes the NxNx3 uint8 (N the edition's side) image and a ``numpy.random.RandomState`` and returns what
-the reference hands to the driver's ``np.uint8`` (``../shared/spec/imagenet_c.md`` sections
-4.13-4.17): a float array in [0, 255], or a uint8 array where the reference returns a PIL image.
+the reference hands to the driver's ``np.uint8`` (``docs/reference/algorithms.md``,
+"Digital"): a float array in [0, 255], or a uint8 array where the reference returns a PIL image.
 Only :func:`elastic_transform` draws random numbers.
 """
 from __future__ import annotations
@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 
 import cv2
+import numba
 import numpy as np
 from PIL import Image
 
@@ -37,11 +38,18 @@ def contrast(x: np.ndarray, rng: np.random.RandomState, *, factor: float) -> np.
         ``u = x/255`` and ``m`` the per-channel mean of ``u`` over rows and columns.
     """
     u = x / 255.0
-    means = np.mean(u, axis=(0, 1), keepdims=True)
-    u -= means
-    u *= factor
-    u += means
-    return clip_to_255(u)
+    _scale_deviations(u, np.mean(u, axis=(0, 1)), float(factor))
+    return u
+
+
+@numba.njit(cache=True)
+def _scale_deviations(u, means, factor):
+    """In place, per value: ``clip((u - m) * factor + m, 0, 1) * 255``, ``m`` its channel's mean (float64)."""
+    for i in range(u.shape[0]):
+        for j in range(u.shape[1]):
+            for k in range(u.shape[2]):
+                m = means[k]
+                u[i, j, k] = min(max((u[i, j, k] - m) * factor + m, 0.0), 1.0) * 255
 
 
 def _elastic_anchor_points(height: int, width: int) -> np.ndarray:
@@ -109,9 +117,9 @@ def elastic_transform(x: np.ndarray, rng: np.random.RandomState, *, alpha: float
 
     Notes
     -----
-    The table's values are the reference's, scaled by 244 rather than 224 (spec 0.8). Sampling
+    The table's values are the reference's, which scales by 244 rather than 224. Sampling
     is bilinear with ``mode='reflect'`` as in today's scipy (>= 1.6), which differs from the
-    scipy 1.0 of the original benchmark at the border only (spec 4.13). The reference samples
+    scipy 1.0 of the original benchmark at the border only (algorithms.md, "Digital"). The reference samples
     the (H, W, 3) volume with integer channel coordinates; sampling each channel in 2-D gives the
     same values (the channel weights are exactly 1 and 0), which
     :func:`transforms.geometry.displace_reflect` does bit for bit, for all channels at once.

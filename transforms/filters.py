@@ -95,6 +95,102 @@ def _correlate_symmetric(padded, half, step, out):
                 j -= 4
 
 
+@numba.njit(cache=True)
+def _correlate_symmetric_4rows(padded, half, step, out):
+    """:func:`_correlate_symmetric` for the first ``4 * (rows // 4)`` positions along the axis.
+
+    The same operations on every output, in the same order (``x[i] * w[0]``, then the taps from
+    ``radius`` down: ``radius % 8`` single ones, then eight per pass), but four positions along
+    the axis (four "rows" of ``step`` elements) at a time: a pass of eight taps over four rows
+    reads 11 + 11 input rows instead of 4 x 16, so the loads that bound the one-row loop (long
+    kernels: elastic_transform's 513 taps) drop by two thirds. Returns the number of rows done;
+    the caller filters the rest with :func:`_correlate_symmetric`.
+    """
+    radius = half.shape[0] - 1
+    rows = out.shape[1] // step
+    done = rows - rows % 4
+    for line in range(out.shape[0]):
+        src = padded[line]
+        for g in range(0, done, 4):
+            d = out[line, g * step:(g + 4) * step]
+            for q in range(4):
+                centre = src[(g + q + radius) * step:(g + q + radius + 1) * step]
+                for c in range(step):
+                    d[q * step + c] = centre[c] * half[0]
+            j = radius
+            while j % 8:
+                weight = half[j]
+                for q in range(4):
+                    before = src[(g + q + radius - j) * step:(g + q + radius - j + 1) * step]
+                    after = src[(g + q + radius + j) * step:(g + q + radius + j + 1) * step]
+                    for c in range(step):
+                        d[q * step + c] += (before[c] + after[c]) * weight
+                j -= 1
+            while j:
+                w0, w1, w2, w3, w4, w5, w6, w7 = (half[j], half[j - 1], half[j - 2], half[j - 3], half[j - 4],
+                                                  half[j - 5], half[j - 6], half[j - 7])
+                # rows g+q-j+t (t = 0..10) before the centre, g+q+j-7+t after it
+                lo = src[(g + radius - j) * step:(g + radius - j + 11) * step]
+                hi = src[(g + radius + j - 7) * step:(g + radius + j + 4) * step]
+                for c in range(step):
+                    l0, l1, l2, l3 = lo[c], lo[1 * step + c], lo[2 * step + c], lo[3 * step + c]
+                    l4, l5, l6, l7 = lo[4 * step + c], lo[5 * step + c], lo[6 * step + c], lo[7 * step + c]
+                    l8, l9, l10 = lo[8 * step + c], lo[9 * step + c], lo[10 * step + c]
+                    h0, h1, h2, h3 = hi[c], hi[1 * step + c], hi[2 * step + c], hi[3 * step + c]
+                    h4, h5, h6, h7 = hi[4 * step + c], hi[5 * step + c], hi[6 * step + c], hi[7 * step + c]
+                    h8, h9, h10 = hi[8 * step + c], hi[9 * step + c], hi[10 * step + c]
+                    # row q, tap j - t: before = l[q + t], after = h[q + 7 - t]
+                    total = d[c]
+                    total += (l0 + h7) * w0
+                    total += (l1 + h6) * w1
+                    total += (l2 + h5) * w2
+                    total += (l3 + h4) * w3
+                    total += (l4 + h3) * w4
+                    total += (l5 + h2) * w5
+                    total += (l6 + h1) * w6
+                    total += (l7 + h0) * w7
+                    d[c] = total
+                    total = d[1 * step + c]
+                    total += (l1 + h8) * w0
+                    total += (l2 + h7) * w1
+                    total += (l3 + h6) * w2
+                    total += (l4 + h5) * w3
+                    total += (l5 + h4) * w4
+                    total += (l6 + h3) * w5
+                    total += (l7 + h2) * w6
+                    total += (l8 + h1) * w7
+                    d[1 * step + c] = total
+                    total = d[2 * step + c]
+                    total += (l2 + h9) * w0
+                    total += (l3 + h8) * w1
+                    total += (l4 + h7) * w2
+                    total += (l5 + h6) * w3
+                    total += (l6 + h5) * w4
+                    total += (l7 + h4) * w5
+                    total += (l8 + h3) * w6
+                    total += (l9 + h2) * w7
+                    d[2 * step + c] = total
+                    total = d[3 * step + c]
+                    total += (l3 + h10) * w0
+                    total += (l4 + h9) * w1
+                    total += (l5 + h8) * w2
+                    total += (l6 + h7) * w3
+                    total += (l7 + h6) * w4
+                    total += (l8 + h5) * w5
+                    total += (l9 + h4) * w6
+                    total += (l10 + h3) * w7
+                    d[3 * step + c] = total
+                j -= 8
+    return done
+
+
+#: :func:`gaussian_filter1d` runs :func:`_correlate_symmetric_4rows` for kernels of at least
+#: ``_ROWS_MIN_RADIUS`` taps a side on axes whose neighbours are at least ``_ROWS_MIN_STEP`` elements
+#: apart, and moves a closer-spaced axis first (a copy) to get there; short kernels gain nothing.
+_ROWS_MIN_RADIUS = 32
+_ROWS_MIN_STEP = 64
+
+
 def gaussian_filter1d(image: np.ndarray, sigma: float, axis: int, mode: str, truncate: float) -> np.ndarray:
     """``scipy.ndimage.gaussian_filter1d(image, sigma, axis, mode=mode, truncate=truncate)``, float64.
 
@@ -121,14 +217,20 @@ def gaussian_filter1d(image: np.ndarray, sigma: float, axis: int, mode: str, tru
     half = gaussian_half_kernel(float(sigma), float(truncate))
     radius = half.shape[0] - 1
     image = np.asarray(image, dtype=np.float64)
+    step = math.prod(image.shape[axis + 1:])
+    if radius >= _ROWS_MIN_RADIUS and step < _ROWS_MIN_STEP and image.ndim > 1 and image.shape[axis] >= 4:
+        # The same lines, filtered in the same order, as the slowest axis of a moved copy.
+        moved = np.ascontiguousarray(np.moveaxis(image, axis, 0))
+        if math.prod(moved.shape[1:]) >= _ROWS_MIN_STEP:
+            return np.ascontiguousarray(np.moveaxis(gaussian_filter1d(moved, sigma, 0, mode, truncate), 0, axis))
     widths = [(0, 0)] * image.ndim
     widths[axis] = (radius, radius)
-    padded = np.pad(image, widths, mode=PAD_MODES[mode])
-    lines = math.prod(image.shape[:axis])
-    out = np.empty(image.shape)
-    _correlate_symmetric(padded.reshape(lines, -1), half, math.prod(image.shape[axis + 1:]),
-                         out.reshape(lines, -1))
-    return out
+    padded = np.pad(image, widths, mode=PAD_MODES[mode]).reshape(math.prod(image.shape[:axis]), -1)
+    out = np.empty(image.shape).reshape(padded.shape[0], -1)
+    done = _correlate_symmetric_4rows(padded, half, step, out) if radius >= _ROWS_MIN_RADIUS and step >= \
+        _ROWS_MIN_STEP else 0
+    _correlate_symmetric(padded[:, done * step:], half, step, out[:, done * step:])
+    return out.reshape(image.shape)
 
 
 def gaussian_filter(image: np.ndarray, sigma, mode: str, truncate: float) -> np.ndarray:

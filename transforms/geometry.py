@@ -66,12 +66,115 @@ def _bilinear_resample(image, rows, row_weights, cols, col_weights, out):
                 out[i, j, k] = t
 
 
+def _zoom_window(side: int, zoom_factor: float) -> tuple[int, int, np.ndarray, np.ndarray]:
+    """Where one ``clipped_zoom`` by ``zoom_factor`` of an H x H image (H = ``side``) reads.
+
+    Returns the top (= left) offset and side of the central crop, and the taps and weights
+    (:func:`linear_zoom_taps`) of the ``side`` kept output positions, the same on both axes.
+    """
+    crop = int(math.ceil(side / zoom_factor))
+    top = (side - crop) // 2
+    zoomed_side = int(round(crop * zoom_factor))  # scipy's output length
+    trim = (zoomed_side - side) // 2
+    taps, weights = linear_zoom_taps(crop, zoomed_side, trim, side)
+    return top, crop, taps, weights
+
+
+@numba.njit(cache=True)
+def _accumulate_zooms(image, tops, crops, taps, weights, identity, total):
+    """``total += clipped_zoom(image, f)`` for every factor f in order, without the zoomed arrays.
+
+    Factor ``f`` reads the crop ``image[tops[f]:, tops[f]:]`` of side ``crops[f]`` with the taps
+    ``taps[f]`` and weights ``weights[f]`` on both axes. Each value is :func:`_bilinear_resample`'s
+    (the four products ``(v * w_row) * w_col`` summed from 0 in float64), rounded to float32 and
+    added to the float32 ``total``, factor after factor, as the reference's
+    ``out += clipped_zoom(x, f)`` does. The products ``v * w_row`` of an output row's two input
+    rows are formed once per row and factor (the same products, so the same bits). A factor
+    flagged in ``identity`` (zoom 1: every tap on a sample, weights 1 and 0) adds
+    ``float32(0.0 + v)``, which is what its four products sum to for finite values.
+    """
+    side = total.shape[1]
+    upper = np.empty((side, 3))  # three channels: a constant count, so the channel loops unroll
+    lower = np.empty((side, 3))
+    for i in range(total.shape[0]):
+        for f in range(tops.shape[0]):
+            if identity[f]:
+                for j in range(side):
+                    for k in range(3):
+                        total[i, j, k] += np.float32(0.0 + image[i, j, k])
+                continue
+            top, crop = tops[f], crops[f]
+            r0 = taps[f, i]
+            r1 = min(r0 + 1, crop - 1)
+            wr0, wr1 = weights[f, i, 0], weights[f, i, 1]
+            row0, row1 = image[top + r0, top:top + crop], image[top + r1, top:top + crop]
+            for c in range(crop):
+                for k in range(3):
+                    upper[c, k] = row0[c, k] * wr0
+                    lower[c, k] = row1[c, k] * wr1
+            for j in range(side):
+                c0 = taps[f, j]
+                c1 = min(c0 + 1, crop - 1)
+                wc0, wc1 = weights[f, j, 0], weights[f, j, 1]
+                for k in range(3):
+                    t = 0.0
+                    t += upper[c0, k] * wc0
+                    t += upper[c1, k] * wc1
+                    t += lower[c0, k] * wc0
+                    t += lower[c1, k] * wc1
+                    total[i, j, k] += np.float32(t)
+
+
+def zoom_sum(image: np.ndarray, zoom_factors) -> np.ndarray:
+    """``sum(clipped_zoom(image, f) for f in zoom_factors)``, accumulated in order in float32.
+
+    Bit for bit ``total = zeros_like(image); for f in zoom_factors: total += clipped_zoom(image, f)``
+    (the reference's zoom blur), in one pass that keeps no zoomed image.
+
+    Parameters
+    ----------
+    image : numpy.ndarray
+        float32, shape (H, H, 3), finite values.
+    zoom_factors : sequence of float
+        Each >= 1.
+
+    Returns
+    -------
+    numpy.ndarray
+        float32, shape of ``image``.
+    """
+    _check_square_float(image)
+    if image.ndim != 3 or image.shape[2] != 3 or image.dtype != np.float32:
+        raise ValueError(f"image must be a float32 (H, H, 3) array, got {image.dtype} {image.shape}")
+    factors = [float(f) for f in zoom_factors]
+    if not all(f >= 1 for f in factors):
+        raise ValueError(f"zoom factors must be >= 1, got {list(zoom_factors)!r}")
+    total = np.zeros_like(image)
+    if factors:
+        windows = [_zoom_window(image.shape[0], f) for f in factors]
+        tops, crops, taps, weights = (np.stack([w[n] for w in windows]) for n in range(4))
+        side = image.shape[0]
+        identity = (crops == side) & (taps == np.arange(side)).all(axis=1) & (weights[..., 0] == 1).all(axis=1) \
+            & (weights[..., 1] == 0).all(axis=1)
+        _accumulate_zooms(image, tops, crops, taps, weights, identity, total)
+    return total
+
+
+def _check_square_float(image) -> None:
+    """Raise ``ValueError`` unless ``image`` is a float32/float64 array of shape (H, H) or (H, H, C)."""
+    if not isinstance(image, np.ndarray) or image.ndim not in (2, 3) or image.shape[0] != image.shape[1]:
+        raise ValueError("image must be a square array of shape (H, H) or (H, H, C), got "
+                         f"{getattr(image, 'shape', type(image))}")
+    if image.dtype not in (np.float32, np.float64):
+        raise ValueError(f"image must be float32 or float64, got {image.dtype}")
+
+
 def clipped_zoom(image: np.ndarray, zoom_factor: float) -> np.ndarray:
     """Zoom into the centre of a square image, keeping its size (the reference ``clipped_zoom``).
 
     The central ``ceil(H / zoom_factor)`` square is enlarged as ``scipy.ndimage.zoom``
     (bilinear, ``order=1``, corners aligned) enlarges it, then the result is trimmed back to
-    H x H by the same centred offset on both axes (spec ``imagenet_c.md`` section 3.3). Only
+    H x H by the same centred offset on both axes (``docs/reference/algorithms.md``, "Clipped zoom"). Only
     the kept window is computed; the values are bit for bit those of scipy.
 
     Parameters
@@ -86,22 +189,14 @@ def clipped_zoom(image: np.ndarray, zoom_factor: float) -> np.ndarray:
     numpy.ndarray
         Same shape and dtype as ``image``.
     """
-    if not isinstance(image, np.ndarray) or image.ndim not in (2, 3) or image.shape[0] != image.shape[1]:
-        raise ValueError("image must be a square array of shape (H, H) or (H, H, C), got "
-                         f"{getattr(image, 'shape', type(image))}")
-    if image.dtype not in (np.float32, np.float64):
-        raise ValueError(f"image must be float32 or float64, got {image.dtype}")
+    _check_square_float(image)
     if not zoom_factor >= 1:
         raise ValueError(f"zoom_factor must be >= 1, got {zoom_factor!r}")
     side = image.shape[0]
-    crop = int(math.ceil(side / zoom_factor))
-    top = (side - crop) // 2
+    top, crop, taps, weights = _zoom_window(side, zoom_factor)
     centre = image[top:top + crop, top:top + crop]
     if image.ndim == 2:
         centre = centre[..., np.newaxis]
-    zoomed_side = int(round(crop * zoom_factor))  # scipy's output length
-    trim = (zoomed_side - side) // 2
-    taps, weights = linear_zoom_taps(crop, zoomed_side, trim, side)
     out = np.empty((side, side, centre.shape[2]), dtype=image.dtype)
     _bilinear_resample(centre, taps, weights, taps, weights, out)
     return out[..., 0] if image.ndim == 2 else out

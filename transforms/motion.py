@@ -1,8 +1,8 @@
 """ImageMagick 6 motion blur (``MagickMotionBlurImage``) re-implemented in NumPy.
 
 The reference (``hendrycks/robustness``) blurs through Wand/ImageMagick. This module
-reproduces ImageMagick 6.9 Q16 (non-HDRI) bit for bit on 8-bit images (spec
-``imagenet_c.md`` section 3.4): a one-sided half-Gaussian kernel laid along the
+reproduces ImageMagick 6.9 Q16 (non-HDRI) bit for bit on 8-bit images (``docs/reference/algorithms.md``,
+"Motion blur (ImageMagick)"): a one-sided half-Gaussian kernel laid along the
 direction ``angle``, edge-replicated borders, double accumulation on 16-bit
 quantum values, then the Q16 -> 8-bit conversion of the PNG writer.
 """

@@ -2,7 +2,7 @@
 
 Each function takes the NxNx3 uint8 (N the edition's side) image and a ``numpy.random.RandomState`` and returns
 float64 values in [0, 255], which :func:`transforms.corrupt` truncates to uint8. The draws are
-those of the reference (``../shared/spec/imagenet_c.md`` sections 4.1-4.4 and 5): same methods,
+those of the reference (``docs/reference/algorithms.md``, "Noise" and "Random streams"): same methods,
 shapes and order.
 """
 from __future__ import annotations

@@ -1,16 +1,19 @@
-"""ImageNet-P perturbation sequences (224 edition) and ``perturb_sequence``.
+"""ImageNet-P perturbation sequences of every edition, and ``perturb_sequence``.
 
-Every sequence function takes the RGB image after ``Resize(256)`` and before any crop (the
-output of :func:`transforms.preprocess_uncropped`), a ``numpy.random.RandomState`` and the
-keyword parameters of one row of :data:`schemas.imagenet_p.PERTURBATIONS`, and returns the
-frames the reference saves as lossless PNGs before its H.264 encode: uint8, shape
-(T, 224, 224, 3). Geometric perturbations act on the whole image and crop afterwards; the others
-crop first (spec ``imagenet_p.md`` sections 1-3).
+Every sequence function takes the RGB image its edition prepares (at 224: the image after
+``Resize(256)`` and before any crop, the output of :func:`transforms.preprocess_uncropped`), a
+``numpy.random.RandomState``, the keyword parameters of one row of the edition's schedule
+(:data:`schemas.imagenet_p.PERTURBATIONS` at 224) and a ``view``, and returns the frames the
+reference saves as lossless PNGs before its H.264 encode: uint8, shape (T, S, S, 3), S the side
+of the view (224 by default, the 224 edition's ``CenterCrop(224)``). Geometric perturbations act
+on the whole image and crop afterwards; the others
+crop first (``docs/reference/algorithms.md``, "ImageNet-P").
 
-Random draws follow the reference's ledger (spec section 4), with one deliberate deviation:
+Random draws follow the reference's ledger (algorithms.md), with one deliberate deviation:
 Gaussian-noise frames draw from the given ``RandomState`` instead of torch's generator.
 
-The other editions (inception 299, tinyimagenet 64, imagenet64 64, cifar 32; spec ``editions_p.md``)
+The other editions (inception 299, tinyimagenet 64, imagenet64 64, cifar 32; algorithms.md,
+"Editions of ImageNet-P")
 run the same functions with the ``view`` argument set where 224 applies ``CenterCrop(224)``, on the
 image their table's :class:`schemas.imagenet_p_editions.Arrangement` prepares, with their own
 schedules (``perturb_sequence(..., edition=NAME)``).
@@ -37,12 +40,12 @@ from .weather import add_water, liquid_layer, snow_layer, water_mask
 
 
 def _crop(image: np.ndarray) -> np.ndarray:
-    """torchvision ``CenterCrop(224)`` of the resized image."""
+    """torchvision ``CenterCrop(224)`` of the resized image: the 224 edition's default ``view``."""
     return center_crop(image, IMAGE_SIZE)
 
 
 def _sequence(frames) -> np.ndarray:
-    """Stack 224x224x3 frames into one contiguous uint8 (T, 224, 224, 3) array."""
+    """Stack S x S x 3 frames into one contiguous uint8 (T, S, S, 3) array."""
     return np.ascontiguousarray(np.stack(list(frames)).astype(np.uint8, copy=False))
 
 
@@ -59,15 +62,15 @@ def gaussian_noise(image: np.ndarray, rng: np.random.RandomState, *, sigma: floa
 
     Frame 0 is the crop; frame i >= 1 is ``trunc(255 * clip(t + sigma * n_i, 0, 1))`` with
     ``t = crop / 255`` as a CHW float32 tensor (torchvision ``ToTensor``) and ``n_i`` a
-    standard-normal (3, 224, 224) draw cast to float32. The reference used torch's
+    standard-normal (3, S, S) draw cast to float32. The reference used torch's
     ``randn_like``; this draws ``rng.standard_normal`` instead (the one deliberate deviation).
 
     Parameters
     ----------
     image : numpy.ndarray
-        uint8, shape (H, W, 3), short side 256.
+        uint8, shape (H, W, 3): the image the edition prepares (at 224, short side 256).
     rng : numpy.random.RandomState
-        Draws ``standard_normal((3, 224, 224))`` once per frame 1..frames-1.
+        Draws ``standard_normal((3, S, S))`` once per frame 1..frames-1.
     sigma : float
         Noise standard deviation in units of the full range (1 = 255 levels), >= 0.
     frames : int
@@ -76,7 +79,7 @@ def gaussian_noise(image: np.ndarray, rng: np.random.RandomState, *, sigma: floa
     Returns
     -------
     numpy.ndarray
-        uint8, shape (frames, 224, 224, 3).
+        uint8, shape (frames, S, S, 3), S the side of ``view``.
     """
     x = view(image)
     tensor = x.transpose(2, 0, 1).astype(np.float32) / np.float32(255)
@@ -99,9 +102,9 @@ def shot_noise(image: np.ndarray, rng: np.random.RandomState, *, photons: float,
     Parameters
     ----------
     image : numpy.ndarray
-        uint8, shape (H, W, 3), short side 256.
+        uint8, shape (H, W, 3): the image the edition prepares (at 224, short side 256).
     rng : numpy.random.RandomState
-        Draws ``poisson(u * photons)`` over (224, 224, 3) once per frame 1..frames-1.
+        Draws ``poisson(u * photons)`` over (S, S, 3) once per frame 1..frames-1.
     photons : float
         Photons at full intensity, > 0; fewer is noisier.
     frames : int
@@ -110,7 +113,7 @@ def shot_noise(image: np.ndarray, rng: np.random.RandomState, *, photons: float,
     Returns
     -------
     numpy.ndarray
-        uint8, shape (frames, 224, 224, 3).
+        uint8, shape (frames, S, S, 3), S the side of ``view``.
     """
     x = view(image)
     lam = x / 255. * photons
@@ -127,9 +130,9 @@ def speckle_noise(image: np.ndarray, rng: np.random.RandomState, *, sigma: float
     Parameters
     ----------
     image : numpy.ndarray
-        uint8, shape (H, W, 3), short side 256.
+        uint8, shape (H, W, 3): the image the edition prepares (at 224, short side 256).
     rng : numpy.random.RandomState
-        Draws ``normal(0, sigma, (224, 224, 3))`` once per frame 1..frames-1.
+        Draws ``normal(0, sigma, (S, S, 3))`` once per frame 1..frames-1.
     sigma : float
         Standard deviation of the relative noise, >= 0.
     frames : int
@@ -138,7 +141,7 @@ def speckle_noise(image: np.ndarray, rng: np.random.RandomState, *, sigma: float
     Returns
     -------
     numpy.ndarray
-        uint8, shape (frames, 224, 224, 3).
+        uint8, shape (frames, S, S, 3), S the side of ``view``.
     """
     x = view(image)
     u = x / 255.
@@ -155,7 +158,7 @@ def motion_blur(image: np.ndarray, rng: np.random.RandomState, *, radius: float,
     Parameters
     ----------
     image : numpy.ndarray
-        uint8, shape (H, W, 3), short side 256.
+        uint8, shape (H, W, 3): the image the edition prepares (at 224, short side 256).
     rng : numpy.random.RandomState
         Unused.
     radius, sigma : float
@@ -166,7 +169,7 @@ def motion_blur(image: np.ndarray, rng: np.random.RandomState, *, radius: float,
     Returns
     -------
     numpy.ndarray
-        uint8, shape (len(angles), 224, 224, 3).
+        uint8, shape (len(angles), S, S, 3), S the side of ``view``.
     """
     x = view(image)
     return _sequence(magick_motion_blur(x, radius, sigma, angle) for angle in angles)
@@ -182,7 +185,7 @@ def zoom_blur(image: np.ndarray, rng: np.random.RandomState, *, scales, view=_cr
     Parameters
     ----------
     image : numpy.ndarray
-        uint8, shape (H, W, 3), short side 256.
+        uint8, shape (H, W, 3): the image the edition prepares (at 224, short side 256).
     rng : numpy.random.RandomState
         Unused.
     scales : sequence of float
@@ -191,7 +194,7 @@ def zoom_blur(image: np.ndarray, rng: np.random.RandomState, *, scales, view=_cr
     Returns
     -------
     numpy.ndarray
-        uint8, shape (len(scales), 224, 224, 3).
+        uint8, shape (len(scales), S, S, 3), S the side of ``view``.
     """
     total = None
     frames = []
@@ -214,7 +217,7 @@ def gaussian_blur(image: np.ndarray, rng: np.random.RandomState, *, sigmas, trun
     Parameters
     ----------
     image : numpy.ndarray
-        uint8, shape (H, W, 3), short side 256.
+        uint8, shape (H, W, 3): the image the edition prepares (at 224, short side 256).
     rng : numpy.random.RandomState
         Unused.
     sigmas : sequence of float
@@ -225,7 +228,7 @@ def gaussian_blur(image: np.ndarray, rng: np.random.RandomState, *, sigmas, trun
     Returns
     -------
     numpy.ndarray
-        uint8, shape (len(sigmas), 224, 224, 3).
+        uint8, shape (len(sigmas), S, S, 3), S the side of ``view``.
     """
     u = view(image) / 255.
     return _sequence(_to_frame(gaussian(u, sigma=sigma, channel_axis=-1, truncate=truncate))
@@ -241,14 +244,14 @@ def snow(image: np.ndarray, rng: np.random.RandomState, *, loc: float, scale: fl
     The flakes are drawn once (:func:`transforms.weather.snow_layer`); frame i blurs them with
     ImageMagick at ``angles[i]`` and adds them, and their 180-degree rotation, to
     ``blend * u + (1 - blend) * max(u, 1.5 * grey + 0.5)`` (u = crop / 255 in float64, grey in
-    float32 as OpenCV computes it), spec section 2.1.
+    float32 as OpenCV computes it), as the reference's snow frames.
 
     Parameters
     ----------
     image : numpy.ndarray
-        uint8, shape (H, W, 3), short side 256.
+        uint8, shape (H, W, 3): the image the edition prepares (at 224, short side 256).
     rng : numpy.random.RandomState
-        Draws ``normal(loc, scale, (224, 224))`` once.
+        Draws ``normal(loc, scale, (S, S))`` once.
     loc, scale, zoom, threshold : float
         The flakes, see :func:`transforms.weather.snow_layer`.
     blur_radius, blur_sigma : float
@@ -261,7 +264,7 @@ def snow(image: np.ndarray, rng: np.random.RandomState, *, loc: float, scale: fl
     Returns
     -------
     numpy.ndarray
-        uint8, shape (len(angles), 224, 224, 3).
+        uint8, shape (len(angles), S, S, 3), S the side of ``view``.
     """
     u = view(image) / 255.
     flakes = snow_layer(rng, u.shape[0], loc=loc, scale=scale, zoom=zoom, threshold=threshold)
@@ -311,15 +314,15 @@ def spatter(image: np.ndarray, rng: np.random.RandomState, *, loc: float, scale:
     """Water drops that run down the crop: one liquid layer, dripped after every frame.
 
     Frame i tints the crop with the water mask of the layer (ImageNet-C spatter, water mode;
-    :func:`transforms.weather.water_mask`), then the layer drips (:func:`drip`), spec section
-    2.3. Frame 0 already shows spatter.
+    :func:`transforms.weather.water_mask`), then the layer drips (:func:`drip`), as the
+    reference's spatter frames. Frame 0 already shows spatter.
 
     Parameters
     ----------
     image : numpy.ndarray
-        uint8, shape (H, W, 3), short side 256.
+        uint8, shape (H, W, 3): the image the edition prepares (at 224, short side 256).
     rng : numpy.random.RandomState
-        Draws ``normal(loc, scale, (224, 224))`` once (:func:`transforms.weather.liquid_layer`).
+        Draws ``normal(loc, scale, (S, S))`` once (:func:`transforms.weather.liquid_layer`).
     loc, scale, blur_sigma, threshold : float
         The liquid layer, see :func:`transforms.weather.liquid_layer`.
     intensity : float
@@ -332,7 +335,7 @@ def spatter(image: np.ndarray, rng: np.random.RandomState, *, loc: float, scale:
     Returns
     -------
     numpy.ndarray
-        uint8, shape (frames, 224, 224, 3).
+        uint8, shape (frames, S, S, 3), S the side of ``view``.
     """
     x = view(image)
     u = x.astype(np.float32) / np.float32(255)
@@ -354,7 +357,7 @@ def brightness(image: np.ndarray, rng: np.random.RandomState, *, deltas, view=_c
     Parameters
     ----------
     image : numpy.ndarray
-        uint8, shape (H, W, 3), short side 256.
+        uint8, shape (H, W, 3): the image the edition prepares (at 224, short side 256).
     rng : numpy.random.RandomState
         Unused.
     deltas : sequence of float
@@ -363,7 +366,7 @@ def brightness(image: np.ndarray, rng: np.random.RandomState, *, deltas, view=_c
     Returns
     -------
     numpy.ndarray
-        uint8, shape (len(deltas), 224, 224, 3).
+        uint8, shape (len(deltas), S, S, 3), S the side of ``view``.
     """
     hsv = rgb2hsv(view(image) / 255.)
 
@@ -383,7 +386,7 @@ def translate(image: np.ndarray, rng: np.random.RandomState, *, shifts, resample
     Parameters
     ----------
     image : numpy.ndarray
-        uint8, shape (H, W, 3), short side 256.
+        uint8, shape (H, W, 3): the image the edition prepares (at 224, short side 256).
     rng : numpy.random.RandomState
         Unused.
     shifts : sequence of float
@@ -394,7 +397,7 @@ def translate(image: np.ndarray, rng: np.random.RandomState, *, shifts, resample
     Returns
     -------
     numpy.ndarray
-        uint8, shape (len(shifts), 224, 224, 3).
+        uint8, shape (len(shifts), S, S, 3), S the side of ``view``.
     """
     return _sequence(view(affine(image, translate=(shift, 0), resample=resample)) for shift in shifts)
 
@@ -405,7 +408,7 @@ def rotate(image: np.ndarray, rng: np.random.RandomState, *, angles, resample: s
     Parameters
     ----------
     image : numpy.ndarray
-        uint8, shape (H, W, 3), short side 256.
+        uint8, shape (H, W, 3): the image the edition prepares (at 224, short side 256).
     rng : numpy.random.RandomState
         Unused.
     angles : sequence of float
@@ -416,7 +419,7 @@ def rotate(image: np.ndarray, rng: np.random.RandomState, *, angles, resample: s
     Returns
     -------
     numpy.ndarray
-        uint8, shape (len(angles), 224, 224, 3).
+        uint8, shape (len(angles), S, S, 3), S the side of ``view``.
     """
     return _sequence(view(affine(image, angle=angle, resample=resample)) for angle in angles)
 
@@ -427,7 +430,7 @@ def scale(image: np.ndarray, rng: np.random.RandomState, *, scales, resample: st
     Parameters
     ----------
     image : numpy.ndarray
-        uint8, shape (H, W, 3), short side 256.
+        uint8, shape (H, W, 3): the image the edition prepares (at 224, short side 256).
     rng : numpy.random.RandomState
         Unused.
     scales : sequence of float
@@ -438,7 +441,7 @@ def scale(image: np.ndarray, rng: np.random.RandomState, *, scales, resample: st
     Returns
     -------
     numpy.ndarray
-        uint8, shape (len(scales), 224, 224, 3).
+        uint8, shape (len(scales), S, S, 3), S the side of ``view``.
     """
     return _sequence(view(affine(image, scale=factor, resample=resample)) for factor in scales)
 
@@ -449,7 +452,7 @@ def shear(image: np.ndarray, rng: np.random.RandomState, *, shears, resample: st
     Parameters
     ----------
     image : numpy.ndarray
-        uint8, shape (H, W, 3), short side 256.
+        uint8, shape (H, W, 3): the image the edition prepares (at 224, short side 256).
     rng : numpy.random.RandomState
         Unused.
     shears : sequence of float
@@ -460,7 +463,7 @@ def shear(image: np.ndarray, rng: np.random.RandomState, *, shears, resample: st
     Returns
     -------
     numpy.ndarray
-        uint8, shape (len(shears), 224, 224, 3).
+        uint8, shape (len(shears), S, S, 3), S the side of ``view``.
     """
     return _sequence(view(affine(image, shear=angle, resample=resample)) for angle in shears)
 
@@ -471,7 +474,7 @@ def tilt(image: np.ndarray, rng: np.random.RandomState, *, angles, view=_crop) -
     Parameters
     ----------
     image : numpy.ndarray
-        uint8, shape (H, W, 3), short side 256.
+        uint8, shape (H, W, 3): the image the edition prepares (at 224, short side 256).
     rng : numpy.random.RandomState
         Unused.
     angles : sequence of float
@@ -480,7 +483,7 @@ def tilt(image: np.ndarray, rng: np.random.RandomState, *, angles, view=_crop) -
     Returns
     -------
     numpy.ndarray
-        uint8, shape (len(angles), 224, 224, 3).
+        uint8, shape (len(angles), S, S, 3), S the side of ``view``.
     """
     return _sequence(view(tilt_image(image, angle)) for angle in angles)
 
@@ -558,6 +561,17 @@ def perturb_sequence(image: np.ndarray, name: str, rng: np.random.RandomState,
         H.264 encode (or into CIFAR-10-P's ``.npy``). S = 224, 299, 64 or 32; T = 31 except
         translate (41 at 224/299, 16 for cifar) and cifar's motion_blur (21). The 64 editions'
         motion_blur frames keep the image's aspect (64 x int(64 * long / short)).
+
+    Examples
+    --------
+    >>> import numpy as np, transforms
+    >>> x = np.arange(32 * 32 * 3, dtype=np.uint8).reshape(32, 32, 3)  # a 32x32 test image
+    >>> frames = transforms.perturb_sequence(x, 'translate', np.random.RandomState(0), edition='cifar')
+    >>> frames.shape, frames.dtype
+    ((16, 32, 32, 3), dtype('uint8'))
+    >>> noisy = transforms.perturb_sequence(x, 'shot_noise', np.random.RandomState(0), 2, edition='cifar')
+    >>> noisy.shape, bool((noisy[0] == x).all())  # frame 0 of a noise sequence is the clean image
+    ((31, 32, 32, 3), True)
     """
     if name not in PERTURBATIONS:
         raise ValueError(f"unknown perturbation {name!r}; valid names: {perturbation_names_text()}")

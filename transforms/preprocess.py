@@ -1,8 +1,8 @@
 """Decoding, each edition's preprocessing recipe (224: torchvision-0.2-style Resize(256) +
 CenterCrop(224)), and the release JPEG encoder.
 
-See ``../shared/spec/imagenet_c.md`` section 1.2 (C), ``imagenet_p.md`` section 1.1 (P) and
-``editions_c.md`` section 1 (the other editions).
+The recipes of ImageNet-C, ImageNet-P and the other editions are described in
+``docs/reference/algorithms.md``, "Preprocessing".
 """
 from __future__ import annotations
 
@@ -210,6 +210,19 @@ def preprocess(image: ImageLike, edition: str = DEFAULT_EDITION) -> np.ndarray:
     -------
     numpy.ndarray
         uint8 array of shape (N, N, 3), N the edition's side, values 0..255.
+
+    Examples
+    --------
+    >>> import numpy as np, transforms
+    >>> photo = np.full((300, 400, 3), 128, dtype=np.uint8)  # any size, any mode Pillow reads
+    >>> transforms.preprocess(photo).shape
+    (224, 224, 3)
+    >>> transforms.preprocess(photo, edition='cifar').shape
+    (32, 32, 3)
+    >>> transforms.preprocess(photo, edition='inception').shape
+    (299, 299, 3)
+    >>> transforms.preprocess(photo)[0, 0].tolist()
+    [128, 128, 128]
     """
     recipe = get_edition(edition).preprocessing
     rgb = to_pil(image).convert("RGB")
@@ -217,12 +230,18 @@ def preprocess(image: ImageLike, edition: str = DEFAULT_EDITION) -> np.ndarray:
 
 
 def preprocess_uncropped(image: ImageLike) -> np.ndarray:
-    """ImageNet-P preprocessing: Resize(256) *then* RGB, no crop (spec P 0.3).
+    """ImageNet-P preprocessing: Resize(256) *then* RGB, no crop (the reverse of C's order).
 
     Returns
     -------
     numpy.ndarray
         uint8 array of shape (H, W, 3) with min(H, W) = 256.
+
+    Examples
+    --------
+    >>> import numpy as np, transforms
+    >>> transforms.preprocess_uncropped(np.zeros((300, 400, 3), dtype=np.uint8)).shape
+    (256, 341, 3)
     """
     return np.asarray(resize_short_side(to_pil(image)).convert("RGB"), dtype=np.uint8).copy()
 
@@ -231,6 +250,14 @@ def encode_jpeg(array: np.ndarray, quality: int = JPEG_QUALITY) -> bytes:
     """Encode a uint8 RGB array as the reference driver saves it: Pillow JPEG, q85, optimize.
 
     Pillow's defaults apply: baseline, 4:2:0 chroma subsampling.
+
+    Examples
+    --------
+    >>> import numpy as np, transforms
+    >>> x = np.arange(32 * 32 * 3, dtype=np.uint8).reshape(32, 32, 3)  # a 32x32 test image
+    >>> jpeg = transforms.encode_jpeg(x)
+    >>> jpeg[:2].hex(), jpeg == transforms.encode_jpeg(x)  # a JPEG, the same bytes every time
+    ('ffd8', True)
     """
     if not (isinstance(array, np.ndarray) and array.dtype == np.uint8 and array.ndim == 3
             and array.shape[2] == 3):

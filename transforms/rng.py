@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Union
 
 import numpy as np
+from numpy.random.bit_generator import ISeedSequence
 
 #: The two random modes, the reference mode first.
 RNG_MODES = ("reference", "fast")
@@ -71,6 +72,39 @@ class FastRandomState:
 CorruptionRng = Union[np.random.RandomState, FastRandomState]
 
 
+class _UnusedSeedSequence(ISeedSequence):
+    """A seed sequence that hands out zeros at once: the MT19937 it starts is re-seeded at once."""
+
+    def generate_state(self, n_words, dtype=np.uint32):
+        return np.zeros(n_words, dtype=dtype)
+
+
+_UNUSED_SEED_SEQUENCE = _UnusedSeedSequence()
+
+
+def legacy_random_state(seed: int) -> np.random.RandomState:
+    """``numpy.random.RandomState(seed)``, the same object in the same state, about 3x cheaper to make.
+
+    ``RandomState(seed)`` first seeds a fresh MT19937 from OS entropy through a ``SeedSequence``
+    (about 55 us, most of its cost), then overwrites that whole state with the legacy seeding of
+    ``seed``. Here the MT19937 starts from a trivial seed sequence instead, and
+    ``RandomState.seed(seed)`` applies the same legacy seeding (all 624 words, the position and
+    the cached Gaussian reset), so the stream is the one ``RandomState(seed)`` gives.
+
+    Parameters
+    ----------
+    seed : int
+        In [0, 2**32).
+
+    Returns
+    -------
+    numpy.random.RandomState
+    """
+    rng = np.random.RandomState(np.random.MT19937(_UNUSED_SEED_SEQUENCE))
+    rng.seed(seed)
+    return rng
+
+
 def make_rng(seed: int, mode: str = "reference") -> CorruptionRng:
     """A fresh random stream for one output.
 
@@ -85,9 +119,17 @@ def make_rng(seed: int, mode: str = "reference") -> CorruptionRng:
     Returns
     -------
     numpy.random.RandomState or FastRandomState
+
+    Examples
+    --------
+    >>> import transforms
+    >>> transforms.make_rng(0).randint(1000, size=3).tolist()
+    [684, 559, 629]
+    >>> type(transforms.make_rng(0, 'fast')).__name__
+    'FastRandomState'
     """
     if mode == "reference":
-        return np.random.RandomState(seed)
+        return legacy_random_state(seed)
     if mode == "fast":
         return FastRandomState(seed)
     raise ValueError(f"rng mode must be one of {', '.join(RNG_MODES)}; got {mode!r}")

@@ -4,7 +4,7 @@ An image is decoded, turned upright by its EXIF orientation, converted to RGB (a
 its short side resized to ``resize`` (long side truncated, PIL bilinear: torchvision ``Resize``),
 and cut into five ``crop`` x ``crop`` crops in torchvision's ``five_crop`` order (top-left,
 top-right, bottom-left, bottom-right, centre with round-half-even offsets), then the same five of
-the horizontally flipped resized image: crop indices 0..9. See ``imagenet_a_o.md`` section 1.4.
+the horizontally flipped resized image: crop indices 0..9. See ``docs/reference/algorithms.md``, "Ten crops".
 """
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ The steps are those of the editions' preprocessing recipes (:data:`transforms.pr
 applied through PIL to a uint8 (H, W, 3) array: ``resize_short_side`` (``Resize(s)``: PIL bilinear, short side ``s``, long side truncated,
 unchanged if already ``s``), ``center_crop`` (``CenterCrop(s)``), ``center_crop_fraction`` (the
 inception driver's central ``int(f*H) x int(f*W)`` crop, offsets rounded half to even) and
-``resize`` (PIL resize to ``s x s``, aspect not kept). Spec ``editions_p.md`` sections 2.1, 3.1, 4, 9.
+``resize`` (PIL resize to ``s x s``, aspect not kept). See ``docs/reference/algorithms.md``, "Editions of ImageNet-P".
 """
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Visual Information Fidelity as VCR measures it, and the visual change Delta v = 1 - VIF.
 
-The variant is the wavelet-domain VIF of Sheikh and Bovik that VCR uses (``../shared/spec/vcr.md``
-section 2.4): OpenCV ``COLOR_RGB2GRAY`` of the uint8 images on the 0-255 scale, a pyrtools
+The variant is the wavelet-domain VIF of Sheikh and Bovik that VCR uses (``docs/reference/algorithms.md``,
+"VIF"): OpenCV ``COLOR_RGB2GRAY`` of the uint8 images on the 0-255 scale, a pyrtools
 steerable pyramid (4 scales, 6 orientations, the sp5 filters, ``reflect1`` edges), orientations
 0 and 3 of every scale, Gaussian scale mixture on 3x3 blocks, sigma_n^2 = 0.1, per-band means and
 ``+1e-4`` pooling. Other "VIF"s (pixel-domain ``vifp``, sigma_n^2 = 0.4, inputs in [0, 1]) give
@@ -207,7 +207,7 @@ def vif_grey(reference: np.ndarray, distorted: np.ndarray, *, full: bool = False
     """VCR's VIF of two grey images on the 0-255 scale (2-D arrays of the same shape).
 
     With ``full=True`` also returns the per-band ``num_b + 1e-4`` and ``den_b + 1e-4`` lists, in
-    :data:`BANDS` order (for debugging against the spec's section 6.2).
+    :data:`BANDS` order (for debugging one band at a time).
     """
     reference, distorted = np.asarray(reference), np.asarray(distorted)
     if reference.ndim != 2 or reference.shape != distorted.shape:
@@ -237,6 +237,17 @@ def vif(reference: np.ndarray, distorted: np.ndarray) -> float:
     ------
     ValueError
         On a dtype, shape or size the measure does not take (the message says which).
+
+    Examples
+    --------
+    >>> import numpy as np, transforms
+    >>> rng = np.random.RandomState(0)
+    >>> reference = rng.randint(0, 256, size=(72, 72, 3)).astype(np.uint8)  # 72 is the smallest side
+    >>> round(transforms.vif(reference, reference), 6)
+    1.0
+    >>> noisy = np.clip(reference + rng.normal(0, 20, reference.shape), 0, 255).astype(np.uint8)
+    >>> 0 < transforms.vif(reference, noisy) < 1
+    True
     """
     _check_rgb(reference, "reference")
     _check_rgb(distorted, "distorted")
@@ -249,5 +260,15 @@ def delta_v(reference: np.ndarray, distorted: np.ndarray) -> float:
     """VCR's visual change ``1 - vif(reference, distorted)`` (0: nothing lost; < 1 always).
 
     Takes the same arguments as :func:`vif`.
+
+    Examples
+    --------
+    >>> import numpy as np, transforms
+    >>> x = np.random.RandomState(0).randint(0, 256, size=(72, 72, 3)).astype(np.uint8)
+    >>> abs(transforms.delta_v(x, x)) < 1e-12
+    True
+    >>> dark = (x // 2).astype(np.uint8)
+    >>> round(transforms.delta_v(x, dark), 4) == round(1 - transforms.vif(x, dark), 4)
+    True
     """
     return 1.0 - vif(reference, distorted)

@@ -3,7 +3,7 @@
 Each function takes the NxNx3 uint8 (N the edition's side) RGB image, a ``numpy.random.RandomState`` that it consumes
 exactly as the reference consumes NumPy's global stream, and the keyword parameters of one row of
 the edition's table (:mod:`schemas.editions`). It returns what the reference hands to ``np.uint8`` (values
-in [0, 255], not yet truncated). See ``../shared/spec/imagenet_c.md`` sections 3.2, 4.10-4.12, 4.19.
+in [0, 255], not yet truncated). See ``docs/reference/algorithms.md``, "Weather".
 
 Where the reference works in float32, scalars are cast to float32 explicitly, so the arithmetic
 does not depend on whether a table value arrives as a Python float or a NumPy float64.
@@ -11,6 +11,7 @@ does not depend on whether a table value arrives as a Python float or a NumPy fl
 from __future__ import annotations
 
 import cv2
+import numba
 import numpy as np
 from skimage.filters import gaussian
 
@@ -19,7 +20,7 @@ from .geometry import clipped_zoom
 from .motion import magick_motion_blur
 
 FROST_CHOICES = 5
-"""The reference draws ``randint(5)``: frost1..frost5; frost6.jpg is never used (spec 0.4)."""
+"""The reference draws ``randint(5)``: frost1..frost5; frost6.jpg is never used."""
 
 SNOW_ANGLE_RANGE = (-135.0, -45.0)
 """Range (degrees) of the uniform draw for the direction of snow's motion blur."""
@@ -41,7 +42,7 @@ _MUD_MIN = 0.8  # smoothed mud coverage below this is dropped
 # ----------------------------------------------------------------------------------------- fog
 
 def plasma_fractal(mapsize: int, wibble_decay: float, rng: np.random.RandomState) -> np.ndarray:
-    """Diamond-square plasma fractal with wrap-around neighbours (spec 3.2).
+    """Diamond-square plasma fractal with wrap-around neighbours (algorithms.md, "Plasma fractal").
 
     Parameters
     ----------
@@ -67,33 +68,53 @@ def plasma_fractal(mapsize: int, wibble_decay: float, rng: np.random.RandomState
     plasma = np.empty((mapsize, mapsize), dtype=np.float64)
     plasma[0, 0] = 0.0
     step, wibble = int(mapsize), _PLASMA_WIBBLE
-
-    def wibbled_mean(total):
-        return total / 4 + wibble * rng.uniform(-wibble, wibble, total.shape)
-
     while step >= 2:
-        half = step // 2
-        corners = plasma[0::step, 0::step]
-        squares = corners + np.roll(corners, -1, axis=0)
-        squares += np.roll(squares, -1, axis=1)
-        plasma[half::step, half::step] = wibbled_mean(squares)
-
-        centres = plasma[half::step, half::step]
-        corners = plasma[0::step, 0::step]
-        rows = (centres + np.roll(centres, 1, axis=0)) + (corners + np.roll(corners, -1, axis=1))
-        plasma[0::step, half::step] = wibbled_mean(rows)
-        cols = (centres + np.roll(centres, 1, axis=1)) + (corners + np.roll(corners, -1, axis=0))
-        plasma[half::step, 0::step] = wibbled_mean(cols)
-
+        # The reference draws the three arrays after computing each sum; the draws depend only on
+        # the shapes, so they can come first: same stream, same values.
+        shape = (mapsize // step,) * 2
+        jitter = [rng.uniform(-wibble, wibble, shape) for _ in range(3)]
+        _plasma_level(plasma, step, wibble, jitter[0], jitter[1], jitter[2])
         step //= 2
         wibble /= wibble_decay
     plasma -= plasma.min()
     return plasma / plasma.max()
 
 
+@numba.njit(cache=True)
+def _plasma_level(plasma, step, wibble, square_jitter, row_jitter, col_jitter):
+    """One diamond-square level in place: the reference's NumPy expressions, value by value.
+
+    With ``n = mapsize / step`` points a side and indices mod n (``np.roll``), corners
+    ``c[a, b] = plasma[a step, b step]`` and centres ``e[a, b] = plasma[a step + h, b step + h]``
+    (h = step / 2): ``e = ((c[a, b] + c[a+1, b]) + (c[a, b+1] + c[a+1, b+1])) / 4 + wibble * J1``,
+    then the edge midpoints ``plasma[a step, b step + h] = ((e[a, b] + e[a-1, b]) + (c[a, b] +
+    c[a, b+1])) / 4 + wibble * J2`` and ``plasma[a step + h, b step] = ((e[a, b] + e[a, b-1]) +
+    (c[a, b] + c[a+1, b])) / 4 + wibble * J3``.
+    """
+    n = plasma.shape[0] // step
+    half = step // 2
+    for a in range(n):
+        below = (a + 1) % n
+        for b in range(n):
+            right = (b + 1) % n
+            total = (plasma[a * step, b * step] + plasma[below * step, b * step]) + \
+                (plasma[a * step, right * step] + plasma[below * step, right * step])
+            plasma[a * step + half, b * step + half] = total / 4 + wibble * square_jitter[a, b]
+    for a in range(n):
+        above, below = (a - 1) % n, (a + 1) % n
+        for b in range(n):
+            left, right = (b - 1) % n, (b + 1) % n
+            centre = plasma[a * step + half, b * step + half]
+            corner = plasma[a * step, b * step]
+            rows = (centre + plasma[above * step + half, b * step + half]) + (corner + plasma[a * step, right * step])
+            plasma[a * step, b * step + half] = rows / 4 + wibble * row_jitter[a, b]
+            cols = (centre + plasma[a * step + half, left * step + half]) + (corner + plasma[below * step, b * step])
+            plasma[a * step + half, b * step] = cols / 4 + wibble * col_jitter[a, b]
+
+
 def fog(x: np.ndarray, rng: np.random.RandomState, *, strength: float, wibble_decay: float,
         mapsize: int) -> np.ndarray:
-    """ImageNet-C fog: a plasma fractal added to the image, then the contrast squeezed (spec 4.12).
+    """ImageNet-C fog: a plasma fractal added to the image, then the contrast squeezed (algorithms.md).
 
     Parameters
     ----------
@@ -119,15 +140,26 @@ def fog(x: np.ndarray, rng: np.random.RandomState, *, strength: float, wibble_de
     height, width = x.shape[:2]
     if height > mapsize or width > mapsize:
         raise ValueError(f"fog's plasma map ({mapsize}) is smaller than the image ({height}x{width})")
-    u += strength * plasma_fractal(mapsize, wibble_decay, rng)[:height, :width][..., np.newaxis]
-    return np.clip(u * peak / (peak + strength), 0, 1) * 255
+    fog_layer = plasma_fractal(mapsize, wibble_decay, rng)[:height, :width]
+    _add_fog(u, fog_layer, float(strength), peak, peak + strength)
+    return u
+
+
+@numba.njit(cache=True)
+def _add_fog(u, fog_layer, strength, peak, scale):
+    """In place, per value, the reference's float64 ``clip((u + strength * fog) * peak / scale, 0, 1) * 255``."""
+    for i in range(u.shape[0]):
+        for j in range(u.shape[1]):
+            layer = strength * fog_layer[i, j]
+            for k in range(u.shape[2]):
+                u[i, j, k] = min(max((u[i, j, k] + layer) * peak / scale, 0.0), 1.0) * 255
 
 
 # --------------------------------------------------------------------------------------- frost
 
 def frost(x: np.ndarray, rng: np.random.RandomState, *, image_weight: float,
           frost_weight: float, texture_scale=None) -> np.ndarray:
-    """ImageNet-C frost: a random crop of a frost photograph blended over the image (spec 4.11).
+    """ImageNet-C frost: a random crop of a frost photograph blended over the image (algorithms.md).
 
     Parameters
     ----------
@@ -190,7 +222,7 @@ def liquid_layer(rng: np.random.RandomState, shape: tuple, *, loc: float, scale:
 
 
 def water_mask(liquid: np.ndarray, intensity: float) -> np.ndarray:
-    """Spatter's water mask: embossed drop outlines from a thresholded liquid layer (spec 4.19 mode 0).
+    """Spatter's water mask: embossed drop outlines from a thresholded liquid layer (water mode).
 
     Canny edges of the layer, distance to them (capped at 20 px), box blur, histogram equalisation,
     an emboss kernel and another box blur give a relief; it is weighted by the layer itself,
@@ -242,7 +274,7 @@ def add_water(u: np.ndarray, mask: np.ndarray) -> np.ndarray:
 
 
 def add_mud(u: np.ndarray, liquid: np.ndarray, threshold: float, spread: float) -> np.ndarray:
-    """Spatter's mud (spec 4.19 mode 1): smoothed wet area painted :data:`MUD_COLOUR`.
+    """Spatter's mud (severities 4-5): smoothed wet area painted :data:`MUD_COLOUR`.
 
     Parameters
     ----------
@@ -270,7 +302,7 @@ def add_mud(u: np.ndarray, liquid: np.ndarray, threshold: float, spread: float) 
 
 def spatter(x: np.ndarray, rng: np.random.RandomState, *, loc: float, scale: float, blur_sigma: float,
             threshold: float, intensity: float, mud: bool) -> np.ndarray:
-    """ImageNet-C spatter (extra): water drops (``mud=False``) or mud splashes (spec 4.19).
+    """ImageNet-C spatter (extra): water drops (``mud=False``) or mud splashes (algorithms.md).
 
     Parameters
     ----------
@@ -345,16 +377,37 @@ def add_snow(u: np.ndarray, flakes: np.ndarray, blend: float) -> np.ndarray:
     numpy.ndarray
         float64, shape (H, W, 3), values in [0, 255].
     """
-    grey = cv2.cvtColor(u, cv2.COLOR_RGB2GRAY)[..., np.newaxis]
-    whitened = np.maximum(u, grey * np.float32(1.5) + np.float32(0.5))
-    u = np.float32(blend) * u + np.float32(1 - blend) * whitened
-    layer = (flakes / 255.0)[..., np.newaxis]
-    return np.clip(u + layer + np.rot90(layer, k=2), 0, 1) * 255
+    grey = cv2.cvtColor(u, cv2.COLOR_RGB2GRAY)
+    out = np.empty(u.shape)
+    _whiten_and_add_flakes(u, grey, flakes, np.float32(blend), np.float32(1 - blend), out)
+    return out
+
+
+@numba.njit(cache=True)
+def _whiten_and_add_flakes(u, grey, flakes, image_weight, white_weight, out):
+    """Per pixel, the reference's snow blend in its dtypes and order (float32, then float64):
+
+    ``w = max(u, grey * 1.5 + 0.5)``; ``v = image_weight * u + white_weight * w``;
+    ``out = clip(v + f / 255 + f_rot / 255, 0, 1) * 255``, with ``f`` the flakes at the pixel
+    and ``f_rot`` those of the image rotated by 180 degrees.
+    """
+    height, width = grey.shape
+    for i in range(height):
+        for j in range(width):
+            white = grey[i, j] * np.float32(1.5) + np.float32(0.5)
+            flake = flakes[i, j] / 255.0
+            turned = flakes[height - 1 - i, width - 1 - j] / 255.0
+            for k in range(3):
+                value = u[i, j, k]
+                whitened = value if value >= white else white
+                blended = image_weight * value + white_weight * whitened
+                total = (np.float64(blended) + flake) + turned
+                out[i, j, k] = min(max(total, 0.0), 1.0) * 255
 
 
 def snow(x: np.ndarray, rng: np.random.RandomState, *, loc: float, scale: float, zoom: float,
          threshold: float, blur_radius: float, blur_sigma: float, blend: float) -> np.ndarray:
-    """ImageNet-C snow: motion-blurred flakes over a whitened image (spec 4.10).
+    """ImageNet-C snow: motion-blurred flakes over a whitened image (algorithms.md).
 
     Parameters
     ----------

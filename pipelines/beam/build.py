@@ -29,6 +29,7 @@ from pipelines.release.output_folder import (FolderLock, OutputFolderError, chec
 from pipelines.formats.parts import PART_RECORDS, PART_SECONDS, completed_images, iter_lines, read_ledger
 from pipelines.beam.progress import COUNTERS, NAMESPACE, ProgressLine
 from pipelines.beam.write_release import WriteRelease, committed_names, seal_release
+from pipelines.formats.webdataset import FORMATS
 from pipelines.beam.shutdown import stopping_cleanly
 from pipelines.beam.runner import is_local, make_pipeline
 from pipelines.beam.sources import ReadImageNet
@@ -166,7 +167,7 @@ def run_build(output_dir: str, selection: SourceSelection, document: Mapping[str
               source: Optional[Input] = None,
               add_sinks: Optional[Callable[[Any, Any, str], None]] = None, force: bool = False,
               related: Optional[Callable] = None, part_records: int = PART_RECORDS,
-              part_seconds: float = PART_SECONDS) -> BuildResult:
+              part_seconds: float = PART_SECONDS, formats: Sequence[str] = ()) -> BuildResult:
     """Build a release of any edition.
 
     Parameters
@@ -209,6 +210,9 @@ def run_build(output_dir: str, selection: SourceSelection, document: Mapping[str
         :func:`pipelines.formats.parts.completed_images`).
     part_records, part_seconds : int, float
         When workers commit their work (see :class:`pipelines.formats.parts.PartWriter`).
+    formats : sequence of str
+        Output formats added to the release (:data:`pipelines.formats.webdataset.FORMATS`); recorded in
+        ``release.json``'s config when any is given.
 
     The same call into the same folder after an interruption builds only what is missing; on a
     finished release of the same config and input it does nothing.
@@ -222,10 +226,13 @@ def run_build(output_dir: str, selection: SourceSelection, document: Mapping[str
     """
     if examples_per_shard < 1:
         raise ValueError(f"examples_per_shard must be >= 1, got {examples_per_shard}")
+    unknown = sorted(set(formats) - set(FORMATS))
+    if unknown:
+        raise ValueError(f"unknown output format {unknown[0]!r}; valid: {', '.join(FORMATS)}")
     storage.configure(beam_args)  # object-store options (--s3_endpoint_url, ...) for the driver's own I/O
     ids = None
     config = dict(document["config"], examples_per_shard=examples_per_shard, limit=selection.limit,
-                  image_ids_sha256=None)
+                  image_ids_sha256=None, **({"formats": sorted(set(formats))} if formats else {}))
     if selection.image_ids is not None:
         raw = read_image_ids(selection.image_ids)
         config["image_ids_sha256"] = hashlib.sha256(raw).hexdigest()
@@ -297,7 +304,7 @@ def _locked_build(output_dir, selection, document, dataset, outputs_per_image, m
     _ = ({"records": outputs.records, "sources": outputs.sources, **failures,
           "environments": outputs.environments}
          | "WriteRelease" >> WriteRelease(output_dir, dataset, shard_count, progress_dir, committed_names(ledger),
-                                          part_records, part_seconds))
+                                          part_records, part_seconds, config.get("formats", ())))
     if add_sinks is not None:
         add_sinks(outputs, index, output_dir)
 

@@ -13,7 +13,8 @@ Tiny ImageNet's 200), or the ``labels.npy`` row of the ``.npy`` editions.
 Outputs, under ``OUT`` (default ``DIR-evaluations/<model file stem>`` beside ``DIR``, which leaves
 the release and its ``SHA256SUMS`` untouched)::
 
-    predictions/<tree>/<corruption>_<severity>.jsonl   {"key", "label", "top5"} per image
+    predictions/<tree>/<corruption>_<severity>.jsonl   {"key", "label", "top5"} per image (<tree>:
+                                                        imagenet-c for the 224 ImageNet-C/ tree)
     predictions/<tree>/clean.jsonl                      the same, on the clean config
     predictions/imagenet-p/<set>.jsonl                  {"key", "label", "top5": T x 5} per video
     imagenet-c-errors.json        errors per corruption and severity (``imagenet-cp metrics --errors``)
@@ -45,6 +46,10 @@ from pipelines.evaluation.release_inputs import (adversarial_tree, c_configs, c_
 from pipelines.evaluation.scores import (PREDICTIONS_DIR, default_output, model_name_of, output_path,
                                          write_evaluation)
 from pipelines.formats import storage
+
+PREDICTION_FOLDERS = {C_TREE: "imagenet-c", P_TREE: "imagenet-p"}
+"""Folders below ``predictions/`` of the 224 trees: the benchmarks' names, as before the trees became
+``ImageNet-C/`` and ``ImageNet-P/``; another edition's ImageNet-C predictions are named by its tree."""
 
 
 class PredictTop5(beam.PTransform):
@@ -151,7 +156,7 @@ class _WriteConfigPredictionsFn(beam.DoFn):
             return
         name, rows = element
         rows = sorted(rows)
-        write_jsonl(self._out_dir, f"{PREDICTIONS_DIR}/{self._tree}/{name}.jsonl", rows)
+        write_jsonl(self._out_dir, f"{PREDICTIONS_DIR}/{PREDICTION_FOLDERS.get(self._tree, self._tree)}/{name}.jsonl", rows)
         wrong = sum(top5[0] != label for _, label, top5 in rows)
         yield name, wrong / len(rows)
 
@@ -167,7 +172,7 @@ class _WriteSetPredictionsFn(beam.DoFn):
             return
         name, rows = element
         rows = sorted(rows)
-        write_jsonl(self._out_dir, f"{PREDICTIONS_DIR}/{P_TREE}/{name}.jsonl", rows)
+        write_jsonl(self._out_dir, f"{PREDICTIONS_DIR}/{PREDICTION_FOLDERS[P_TREE]}/{name}.jsonl", rows)
         lengths = {len(top5) for _, _, top5 in rows}
         if len(lengths) != 1:
             raise ValueError(f"{name}: videos differ in frame count {sorted(lengths)}")

@@ -9,13 +9,13 @@ Per image: decode and preprocess once (RGB, Resize(256), CenterCrop(224)), then 
 corruption, severity, mode)`` (``RandomState(example_seed(...))`` in the default reference mode,
 the faster PCG64 stream in mode ``'fast'``) and encode with ``transforms.encode_jpeg`` (Pillow q85,
 optimize). Each result is an :class:`OutputRecord` for ``WriteRelease``: the file
-``imagenet-c/<corruption>/<severity>/<wnid>/<file>``, the TFDS example of config
+``ImageNet-C/<corruption>/<severity>/<wnid>/<file>``, the TFDS example of config
 ``<corruption>_<severity>`` of ``imagenet2012_corrupted``, and its manifest metadata. Editions
 that save ``.npy`` (CIFAR) emit the raw uint8 array as a stacked row instead of a JPEG file
 (:mod:`pipelines.beam.npy_release` writes the stacks) and a PNG in the TFDS example.
 
 The fan-out is the table :func:`schemas.conditions.fan_out`: by default its first row is the
-clean config, the preprocessed crop itself encoded the same way (``imagenet-c/clean/<wnid>/<file>``,
+clean config, the preprocessed crop itself encoded the same way (``ImageNet-C/clean/<wnid>/<file>``,
 TFDS config ``clean``), so that a model's clean error is measured on exactly the images that were
 corrupted. A layout carries it when it has a ``clean_template`` (:class:`schemas.edition.Layout`).
 """

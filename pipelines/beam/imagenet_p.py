@@ -10,7 +10,7 @@ perturbation, difficulty))``, encodes them as the reference's MP4
 (:func:`pipelines.formats.video.encode_h264`: libx264, yuv444p, 1 fps, ``-tune grain`` for the noise
 types, ``-crf 20`` otherwise, one thread) and decodes that MP4 back as the official evaluator does
 (``--tfds-frames lossless``: keeps the frames before the encode) for the TFDS PNG frames. Each result is an
-:class:`OutputRecord` for ``WriteRelease``: the file ``imagenet-p/<dataset>/<wnid>/<stem>.mp4``
+:class:`OutputRecord` for ``WriteRelease``: the file ``ImageNet-P/<dataset>/<wnid>/<stem>.mp4``
 (``<dataset>`` = ``<perturbation>[_<difficulty>]``, ``<stem>`` = the source file name without its
 extension), the TFDS example of config ``<dataset>`` of ``imagenet_p`` (the PNG frames) and its
 manifest metadata.
@@ -51,6 +51,7 @@ from pipelines.beam.progress import ProgressCounter
 from pipelines.beam.write_release import OutputsFn
 from pipelines.inputs.families import Input, open_input
 from pipelines.inputs.listing import inspect_image, read_entry
+from pipelines.formats.webdataset import check_formats
 from pipelines.formats.video import (FRAME_RATE, PIXEL_FORMAT, PNG_COMPRESS_LEVEL, PRESETS, decode_video, encode_frames_lossless,
                     encode_h264, encoder_settings, encoder_versions,
                     x264_cpu_capabilities)
@@ -159,7 +160,7 @@ class ImageNetPConfig:
 
     @property
     def tree(self) -> str:
-        """Top folder of the release's official layout (``imagenet-p``, ``Tiny-ImageNet-P``, ``CIFAR-10-P``, ...)."""
+        """Top folder of the release's official layout (``ImageNet-P``, ``Tiny-ImageNet-P``, ``CIFAR-10-P``, ...)."""
         return self.table.trees[0]
 
     @property
@@ -442,6 +443,7 @@ def build_imagenet_p(output_dir: str, selection: SourceSelection = SourceSelecti
     pipelines.formats.video.VideoEncoderError
         Before any work, when ffmpeg or its libx264 cannot be used.
     """
+    check_formats(options.get("formats", ()), config.edition.name, config.table.output == NPY)
     encoder_versions()
     return run_build(output_dir, selection, outputs_per_image=len(config.pairs), examples_per_shard=examples_per_shard,
                      **p_build_options(config, open_input(config.edition, selection.input)), **options)

@@ -35,6 +35,8 @@ from schemas.release import (CHECKSUMS, FAILURES, PARTS_DIR, RELEASE_FORMAT, REL
 from schemas.tfds import TfdsDataset
 
 from pipelines.formats import storage
+from pipelines.formats.class_folders import label_names, make_class_folders
+from pipelines.formats.webdataset import WEBDATASET, write_config_webdataset
 from pipelines.release.output_folder import WorkerLock
 from pipelines.release.versions import library_versions
 from pipelines.formats.parts import (FAILURES_TABLE, PART_RECORDS, PART_SECONDS, SOURCES_TABLE, PartWriter, iter_file_chunks,
@@ -192,21 +194,26 @@ def _merged_checksums(records: Iterable[tuple], others: Iterable[FileInfo]) -> I
 def write_group(output_dir: str, dataset: TfdsDataset, shard_count: int, group: str, runs: Iterable[tuple]) -> None:
     """Merge the committed runs of one group into its files: ``manifest/<group>.jsonl``, the
     TFRecord shards (examples sorted by key; a shard that received none is written empty),
-    ``dataset_info.json``, ``features.json``, the label files, and the group's checksum part
-    ``.parts/sha256/<group>.txt``.
+    ``dataset_info.json``, ``features.json``, the label files, the group's checksum part
+    ``.parts/sha256/<group>.txt``, and every class folder of the group's folders of classes
+    (:mod:`pipelines.formats.class_folders`).
 
     Memory: one chunk per run being merged, and one ``(part, offset, length)`` per output of the
     group (the shards' references, about 100 bytes each).
     """
     runs = sorted(set(map(tuple, runs)))
     refs: list = [[] for _ in range(shard_count)]
+    folders = set()  # the folders holding the group's files
 
     def manifest_lines():
-        for _, shard, offset, length, _, _, line, part in merge_runs(output_dir, group, runs):
+        for _, shard, offset, length, _, path, line, part in merge_runs(output_dir, group, runs):
             refs[shard].append((part, offset, length))
+            if path is not None:
+                folders.add(path.rpartition("/")[0])
             yield line.encode("utf-8")
 
     infos = [storage.write_atomic(output_dir, manifest_path(group), manifest_lines(), group=group)]
+    make_class_folders(output_dir, folders, label_names(dataset))  # empty ones for the classes a subset misses
     folder = dataset.config_dir(group)
     lengths, num_bytes, reader = [0] * shard_count, [0], SpillReader(output_dir)
 
@@ -251,8 +258,9 @@ class _WriteTablesFn(beam.DoFn):
     """``(group, [(table, part, offset, length)])`` -> the merged files of a group (:func:`write_group`), or, for
     :data:`RELEASE_WIDE_GROUP`, ``sources.jsonl`` and ``failures.jsonl`` (:func:`write_lists`)."""
 
-    def __init__(self, output_dir: str, dataset: TfdsDataset, shard_count: int):
+    def __init__(self, output_dir: str, dataset: TfdsDataset, shard_count: int, formats: Sequence[str] = ()):
         self._output_dir, self._dataset, self._shard_count = output_dir, dataset, shard_count
+        self._formats = tuple(formats)
 
     def process(self, element):
         group, names = element
@@ -261,6 +269,9 @@ class _WriteTablesFn(beam.DoFn):
             write_lists(self._output_dir, names)
         elif names:
             write_group(self._output_dir, self._dataset, self._shard_count, group, [run[1:] for run in names])
+            if WEBDATASET in self._formats:  # the group's shards, from its manifest and tree files
+                write_checksum_part(self._output_dir, (f"{group}.{WEBDATASET}",
+                                                       write_config_webdataset(self._output_dir, group)))
         return []
 
 
@@ -301,16 +312,21 @@ class WriteRelease(beam.PTransform):
         :func:`committed_names` of parts an earlier, interrupted run of this build committed.
     part_records, part_seconds : int, float
         When workers commit a part (see :class:`pipelines.formats.parts.PartWriter`).
+    formats : sequence of str
+        Output formats beside the tree, TFDS and the manifests: ``'webdataset'`` adds each config's
+        WebDataset shards (:mod:`pipelines.formats.webdataset`).
     """
 
     def __init__(self, output_dir: str, dataset: TfdsDataset, shard_count: int, progress_dir: Optional[str] = None,
-                 committed: Sequence = (), part_records: int = PART_RECORDS, part_seconds: float = PART_SECONDS):
+                 committed: Sequence = (), part_records: int = PART_RECORDS, part_seconds: float = PART_SECONDS,
+                 formats: Sequence[str] = ()):
         super().__init__()
         if shard_count < 1:
             raise ValueError(f"shard_count must be >= 1, got {shard_count}")
         self._output_dir, self._dataset, self._shard_count = output_dir, dataset, shard_count
         self._progress_dir, self._committed = progress_dir, list(committed)
         self._part_limits = (part_records, part_seconds)
+        self._formats = tuple(formats)
 
     def expand(self, inputs):
         out, args = self._output_dir, (self._output_dir, self._dataset, self._shard_count)
@@ -330,7 +346,7 @@ class WriteRelease(beam.PTransform):
         environments = self._write_environments(inputs["environments"])
         return ((output_parts, *list_parts, earlier) | "AllParts" >> beam.Flatten()
                 | "GroupPartsByConfig" >> beam.GroupByKey()
-                | "WriteTables" >> beam.ParDo(_WriteTablesFn(*args)), environments)
+                | "WriteTables" >> beam.ParDo(_WriteTablesFn(*args, self._formats)), environments)
 
     def _write_environments(self, environments):
         relative = f"{ENVIRONMENTS_DIR}/{uuid.uuid4().hex}.json"

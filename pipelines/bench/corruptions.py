@@ -46,6 +46,10 @@ REFERENCE_ESTIMATE_MS = 9500.0
 corrupt, encode), 9.5 s, as quoted for the reference code on this class of 2-core machine. A quoted figure:
 the bench does not run the reference code."""
 
+#: ``--clock`` name -> seconds now: wall time, or the CPU time of this process (all its threads),
+#: which other processes' load on a shared machine does not stretch.
+CLOCKS = MappingProxyType({"wall": time.perf_counter, "cpu": time.process_time})
+
 #: Distributions whose versions are reported with the figures.
 REPORTED_PACKAGES = ("numpy", "scipy", "scikit-image", "opencv-python-headless", "pillow", "numba")
 
@@ -59,13 +63,14 @@ def source_jpeg(name: str) -> bytes:
     return buffer.getvalue()
 
 
-def median_ms(call: Callable[[], object], repeats: int) -> float:
-    """Median wall time of ``call()`` over ``repeats`` runs, in milliseconds."""
+def median_ms(call: Callable[[], object], repeats: int, clock: str = "wall") -> float:
+    """Median time of ``call()`` over ``repeats`` runs on ``clock`` (see :data:`CLOCKS`), in milliseconds."""
+    now = CLOCKS[clock]
     times = []
     for _ in range(repeats):
-        start = time.perf_counter()
+        start = now()
         call()
-        times.append(time.perf_counter() - start)
+        times.append(now() - start)
     return 1000.0 * statistics.median(times)
 
 
@@ -86,6 +91,14 @@ def machine_info() -> dict:
     usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     return {"cpu": cpu, "cores": os.cpu_count(), "usable_cores": usable, "python": platform.python_version(),
             "platform": platform.platform(), "libraries": libraries}
+
+
+def load_average() -> Optional[float]:
+    """The 1-minute load average (None where the OS does not give it): how shared the machine was."""
+    try:
+        return os.getloadavg()[0]
+    except (AttributeError, OSError):
+        return None
 
 
 def select_rng_modes(modes: Optional[Iterable[str]] = None) -> tuple[str, ...]:
@@ -111,7 +124,14 @@ def _corrupt_one(image: np.ndarray, key: str, name: str, severity: int, mode: st
     return corrupt(image, name, severity, example_rng(BENCH_RELEASE_SEED, key, name, severity, mode))
 
 
-def _time_corruption(name: str, images: dict, repeats: int, mode: str) -> dict:
+def check_clock(clock: str) -> str:
+    """Return ``clock`` if it names one of :data:`CLOCKS`, else raise ``ValueError`` listing them."""
+    if clock not in CLOCKS:
+        raise ValueError(f"unknown clock {clock!r}; valid clocks: {', '.join(CLOCKS)}")
+    return clock
+
+
+def _time_corruption(name: str, images: dict, repeats: int, mode: str, clock: str) -> dict:
     """Corrupt, draw and encode timings of one corruption in one random mode, per severity,
     averaged over ``images``."""
     corrupt_ms, draws_ms, encode_ms = [], [], []
@@ -121,10 +141,10 @@ def _time_corruption(name: str, images: dict, repeats: int, mode: str) -> dict:
             one = partial(_corrupt_one, image, key, name, severity, mode)
             output = one()  # warm-up: numba compilation, texture caches
             encode_jpeg(output)
-            per_image_corrupt.append(median_ms(one, repeats))
+            per_image_corrupt.append(median_ms(one, repeats, clock))
             seed = example_seed(BENCH_RELEASE_SEED, key, name, severity)
-            per_image_draws.append(draw_ms(image, name, severity, seed, repeats, mode))
-            per_image_encode.append(median_ms(partial(encode_jpeg, output), repeats))
+            per_image_draws.append(draw_ms(image, name, severity, seed, repeats, mode, CLOCKS[clock]))
+            per_image_encode.append(median_ms(partial(encode_jpeg, output), repeats, clock))
         corrupt_ms.append(statistics.fmean(per_image_corrupt))
         draws_ms.append(statistics.fmean(per_image_draws))
         encode_ms.append(statistics.fmean(per_image_encode))
@@ -147,7 +167,7 @@ def _totals(timings: dict, decode: float) -> dict:
 
 
 def run_bench(corruptions: Optional[Sequence[str]] = None, images: int = len(BENCH_IMAGES),
-              repeats: int = 3, rng_modes: Optional[Sequence[str]] = None) -> dict:
+              repeats: int = 3, rng_modes: Optional[Sequence[str]] = None, clock: str = "wall") -> dict:
     """Time every selected corruption at every severity and random mode, its random draws, decoding
     and JPEG encoding.
 
@@ -161,6 +181,8 @@ def run_bench(corruptions: Optional[Sequence[str]] = None, images: int = len(BEN
         Timed calls per measurement (>= 1); the median is kept.
     rng_modes : sequence of str, optional
         Random modes to time, from :data:`transforms.RNG_MODES` (default: both, in one run).
+    clock : str
+        ``'wall'`` (default) or ``'cpu'``: what a figure measures, see :data:`CLOCKS`.
 
     Returns
     -------
@@ -186,10 +208,13 @@ def run_bench(corruptions: Optional[Sequence[str]] = None, images: int = len(BEN
         - ``modes``: mode -> the figures above from ``encode_ms`` to ``ratios`` for that mode, and
           its ``corruptions`` as name -> ``{"ms", "draw_ms"}``;
         - ``reference_estimate``: ``{"ms": REFERENCE_ESTIMATE_MS, "source": ...}``, quoted;
-        - ``rng``, ``images``, ``repeats``, ``machine``.
+        - ``rng``, ``clock``, ``images``, ``repeats``, ``machine`` (with the 1-minute load average at
+          the start and at the end of the run).
     """
     names = select_corruptions(corruptions)
     modes = select_rng_modes(rng_modes)
+    check_clock(clock)
+    load_at_start = load_average()
     if isinstance(images, bool) or not isinstance(images, int) or not 1 <= images <= len(BENCH_IMAGES):
         raise ValueError(f"images must be an int in 1..{len(BENCH_IMAGES)}, got {images!r}")
     if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
@@ -198,10 +223,10 @@ def run_bench(corruptions: Optional[Sequence[str]] = None, images: int = len(BEN
     decode_ms = []
     for jpeg in jpegs.values():
         preprocess(jpeg)  # warm-up
-        decode_ms.append(median_ms(partial(preprocess, jpeg), repeats))
+        decode_ms.append(median_ms(partial(preprocess, jpeg), repeats, clock))
     inputs = {key: preprocess(jpeg) for key, jpeg in jpegs.items()}
     decode = statistics.fmean(decode_ms)
-    timings = {mode: {name: _time_corruption(name, inputs, repeats, mode) for name in names} for mode in modes}
+    timings = {mode: {name: _time_corruption(name, inputs, repeats, mode, clock) for name in names} for mode in modes}
     summaries = {mode: {**_totals(timings[mode], decode), "corruptions": {
         name: {"ms": t["ms"], "draw_ms": t["draw_ms"]} for name, t in timings[mode].items()}} for mode in modes}
     return {
@@ -209,12 +234,13 @@ def run_bench(corruptions: Optional[Sequence[str]] = None, images: int = len(BEN
         "decode_ms": decode,
         **_totals(timings[modes[0]], decode),
         "rng": modes[0],
+        "clock": clock,
         "modes": summaries,
         "reference_estimate": {"ms": REFERENCE_ESTIMATE_MS, "source": "quoted for the reference code on "
                                "this class of 2-core machine; not measured by this bench"},
         "images": list(BENCH_IMAGES)[:images],
         "repeats": repeats,
-        "machine": machine_info(),
+        "machine": {**machine_info(), "load_average": [load_at_start, load_average()]},
     }
 
 
@@ -245,8 +271,9 @@ def format_table(result: dict) -> str:
     width = max(len("corruption"), *(len(name) + 2 for name in result["corruptions"]))  # room for " *"
     severities = "".join(f"{f's{s}':>9}" for s in SEVERITIES)
     header = f"{'corruption':<{width}}{severities}{'mean':>9}{'draws':>9}{'encode':>9}"
-    lines = [f"ms per image, median of {result['repeats']} over {len(result['images'])} image(s), "
-             f"rng mode {result['rng']}: " + ", ".join(result["images"]), header, "-" * len(header)]
+    lines = [f"ms per image ({result['clock']} clock), median of {result['repeats']} over "
+             f"{len(result['images'])} image(s), rng mode {result['rng']}: " + ", ".join(result["images"]),
+             header, "-" * len(header)]
     for name, timing in result["corruptions"].items():
         marker = "" if timing["benchmark"] else " *"
         cells = "".join(f"{ms:9.2f}" for ms in timing["ms_by_severity"])
@@ -263,9 +290,12 @@ def format_table(result: dict) -> str:
     ]
     label_width = max(len(label) for label, _ in summary)
     lines += [f"{label:<{label_width}}  {ms:10.2f} ms" for label, ms in summary]
+    lines.append(f"{'total / exact floor':<{label_width}}  {result['ratios']['total_over_floor_exact']:10.2f} x")
     lines += ["", *_format_modes(result, width)]
     machine = result["machine"]
     libraries = ", ".join(f"{k} {v}" for k, v in machine["libraries"].items() if v)
+    load = ", ".join("-" if value is None else f"{value:.2f}" for value in machine["load_average"])
     lines += ["", f"machine: {machine['cpu']}, {machine['usable_cores']}/{machine['cores']} cores usable, "
-              f"Python {machine['python']}", f"libraries: {libraries}"]
+              f"Python {machine['python']}, 1-minute load average at start and end: {load}",
+              f"libraries: {libraries}"]
     return "\n".join(lines)

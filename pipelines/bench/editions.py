@@ -19,7 +19,7 @@ from schemas.editions import EDITIONS
 from schemas.imagenet_c import BENCHMARK_CORRUPTIONS, SEVERITIES, select_corruptions
 from transforms import corrupt, encode_jpeg, example_rng, preprocess
 
-from pipelines.bench.corruptions import BENCH_IMAGES, BENCH_RELEASE_SEED, median_ms, source_jpeg
+from pipelines.bench.corruptions import BENCH_IMAGES, BENCH_RELEASE_SEED, check_clock, median_ms, source_jpeg
 
 
 def select_editions(names: Optional[Sequence[str]] = None) -> tuple[str, ...]:
@@ -38,9 +38,10 @@ def select_editions(names: Optional[Sequence[str]] = None) -> tuple[str, ...]:
     return tuple(e for e in EDITIONS if e in set(names))
 
 
-def _time_edition(edition: str, names, jpegs: dict, repeats: int) -> dict:
+def _time_edition(edition: str, names, jpegs: dict, repeats: int, clock: str) -> dict:
     save = encode_jpeg if EDITIONS[edition].c.encoding == JPEG else (lambda array: array.tobytes())
-    decode = statistics.fmean(median_ms(partial(preprocess, jpeg, edition), repeats) for jpeg in jpegs.values())
+    decode = statistics.fmean(median_ms(partial(preprocess, jpeg, edition), repeats, clock)
+                              for jpeg in jpegs.values())
     images = {key: preprocess(jpeg, edition) for key, jpeg in jpegs.items()}
     corruptions = {}
     for name in names:
@@ -52,8 +53,8 @@ def _time_edition(edition: str, names, jpegs: dict, repeats: int) -> dict:
                     rng = example_rng(BENCH_RELEASE_SEED, key, name, severity, "reference")
                     return corrupt(image, name, severity, rng, edition=edition)
                 output = one()  # warm-up
-                corrupt_ms.append(median_ms(one, repeats))
-                save_ms.append(median_ms(partial(save, output), repeats))
+                corrupt_ms.append(median_ms(one, repeats, clock))
+                save_ms.append(median_ms(partial(save, output), repeats, clock))
             by_severity.append(statistics.fmean(corrupt_ms))
             save_by_severity.append(statistics.fmean(save_ms))
         corruptions[name] = {"ms": statistics.fmean(by_severity), "ms_by_severity": by_severity,
@@ -67,7 +68,7 @@ def _time_edition(edition: str, names, jpegs: dict, repeats: int) -> dict:
 
 
 def run_editions_bench(corruptions: Optional[Sequence[str]] = None, editions: Optional[Sequence[str]] = None,
-                       images: int = 1, repeats: int = 3) -> dict:
+                       images: int = 1, repeats: int = 3, clock: str = "wall") -> dict:
     """Time the selected corruptions in every selected edition (see the module docstring).
 
     Returns
@@ -75,17 +76,23 @@ def run_editions_bench(corruptions: Optional[Sequence[str]] = None, editions: Op
     dict
         edition -> ``{"image_size", "encoding", "decode_ms", "total_ms", "benchmark_conditions",
         "corruptions": name -> {"ms", "ms_by_severity", "save_ms", "benchmark"}}``, plus
-        ``"total_over_imagenet"`` when the 224 edition is timed; all times in ms per image.
+        ``"total_over_imagenet"`` and ``"per_pixel_over_imagenet"`` (that ratio divided by the
+        ratio of the pixel counts: 1.0 is the 224's cost per pixel) when the 224 edition is timed;
+        all times in ms per image on ``clock`` (see :data:`pipelines.bench.corruptions.CLOCKS`).
     """
     names = select_corruptions(corruptions)
     chosen = select_editions(editions)
     if isinstance(images, bool) or not isinstance(images, int) or not 1 <= images <= len(BENCH_IMAGES):
         raise ValueError(f"images must be an int in 1..{len(BENCH_IMAGES)}, got {images!r}")
+    check_clock(clock)
     jpegs = {f"bench/{name}": source_jpeg(name) for name in list(BENCH_IMAGES)[:images]}
-    result = {edition: _time_edition(edition, names, jpegs, repeats) for edition in chosen}
+    result = {edition: _time_edition(edition, names, jpegs, repeats, clock) for edition in chosen}
     if "imagenet" in result and result["imagenet"]["total_ms"]:
+        base = result["imagenet"]
         for timing in result.values():
-            timing["total_over_imagenet"] = timing["total_ms"] / result["imagenet"]["total_ms"]
+            timing["total_over_imagenet"] = timing["total_ms"] / base["total_ms"]
+            timing["per_pixel_over_imagenet"] = timing["total_over_imagenet"] / (
+                timing["image_size"] / base["image_size"]) ** 2
     return result
 
 
@@ -110,4 +117,6 @@ def format_editions_table(result: dict) -> str:
     if all("total_over_imagenet" in result[e] for e in editions):
         lines.append(f"{'total / imagenet':<{width}}" + "".join(f"{result[e]['total_over_imagenet']:18.3f}"
                                                                  for e in editions))
+        lines.append(f"{'per pixel / 224':<{width}}" + "".join(f"{result[e]['per_pixel_over_imagenet']:18.3f}"
+                                                                for e in editions))
     return "\n".join(lines)

@@ -38,7 +38,7 @@ BENCH_CONDITION = "contrast/1"
 
 
 def write_bench_release(folder: str, images: int) -> list[str]:
-    """A 224 ImageNet-C tree of ``images`` JPEGs under ``<folder>/imagenet-c/contrast/1/``; returns
+    """A 224 ImageNet-C tree of ``images`` JPEGs under ``<folder>/ImageNet-C/contrast/1/``; returns
     the files in key order."""
     wnids = imagenet_wnids()
     paths = []

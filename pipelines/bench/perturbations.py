@@ -132,7 +132,7 @@ def format_p_table(result: dict) -> str:
         lines.append(f"{name:<{width}}{t['frames']:8d}{t['generate_ms']:10.1f}{t['encode_ms']:10.1f}"
                      f"{t['encode_plain_c_ms']:10.1f}{t['encode_plain_c_ms'] / t['encode_ms']:9.2f}x"
                      f"{'yes' if t['identical_bytes'] else 'NO':>10}{t['lossless_ms']:10.1f}{t['mp4_bytes'] / 1024:10.1f}")
-    lines += ["-" * len(header), "encode: the MP4 of the imagenet-p/ tree; lossless: the PNG frames of TFDS", ""]
+    lines += ["-" * len(header), "encode: the MP4 of the ImageNet-P/ tree; lossless: the PNG frames of TFDS", ""]
     summary = [("decode + Resize(256)", result["decode_ms"]),
                (f"total per image, {result['datasets']} datasets", result["total_ms"]),
                (f"total per image, {result['datasets']} datasets, plain C", result["total_plain_c_ms"])]

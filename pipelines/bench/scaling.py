@@ -18,6 +18,7 @@ from __future__ import annotations
 import io
 import multiprocessing
 import os
+import resource
 import shutil
 import tempfile
 import threading
@@ -25,6 +26,7 @@ import time
 from typing import Optional, Sequence
 
 import numpy as np
+from apache_beam.internal import pickler
 from PIL import Image
 
 from schemas.imagenet_val import validation_wnids
@@ -177,33 +179,45 @@ class PeakMemory:
         self._thread.join()
 
 
-def _timed_build(connection, input_dir: str, output_dir: str, count: int, config: ImageNetCConfig,
+def _timed_build(connection, input_dir: str, output_dir: str, count: int, pickled_config: bytes,
                  workers: int) -> None:
-    """Driver process: build, then send ``(seconds, images, outputs, failures)`` through ``connection``."""
+    """Driver process: build, then send ``(seconds, images, outputs, failures, cpu_seconds)`` through
+    ``connection``; ``cpu_seconds`` is the CPU time of the driver and of its finished child processes
+    (the SDK workers, which the runner stops and reaps before the build returns), Python's start-up
+    and imports included. The config comes pickled by Beam's pickler (:func:`_pickled`)."""
+    config = pickler.loads(pickled_config)
     start = time.perf_counter()
     result = build_imagenet_c(output_dir, SourceSelection(input_dir, limit=count), config, workers=workers,
                               progress_interval=3600)
     seconds = time.perf_counter() - start
     counts = result.release["counts"]
-    connection.send((seconds, counts["images"], counts["outputs"], counts["failures"]))
+    cpu_seconds = sum(usage.ru_utime + usage.ru_stime for usage in (
+        resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)))
+    connection.send((seconds, counts["images"], counts["outputs"], counts["failures"], cpu_seconds))
     connection.close()
+
+
+def _pickled(config: ImageNetCConfig) -> bytes:
+    """``config`` as Beam pickles it for its workers: a spawned process's arguments go through the
+    standard pickle, which cannot pickle the edition's read-only tables (``MappingProxyType``)."""
+    return pickler.dumps(config)
 
 
 def _run_timed_build(input_dir: str, output_dir: str, count: int, config: ImageNetCConfig, workers: int) -> tuple:
     """:func:`_timed_build` in a fresh (spawned) driver process, its memory polled while it runs.
 
-    Returns ``(exit code, driver pid, PeakMemory, (seconds, images, outputs, failures))``; the
-    counts are None when the driver died before sending them."""
+    Returns ``(exit code, driver pid, PeakMemory, (seconds, images, outputs, failures, cpu_seconds))``;
+    the counts are None when the driver died before sending them."""
     context = multiprocessing.get_context("spawn")
     receiver, sender = context.Pipe(duplex=False)
-    driver = context.Process(target=_timed_build, args=(sender, input_dir, output_dir, count, config, workers))
+    driver = context.Process(target=_timed_build, args=(sender, input_dir, output_dir, count, _pickled(config), workers))
     driver.start()
     sender.close()  # the driver holds the only sending end: recv() ends if it dies
     with PeakMemory(driver.pid) as memory:
         try:
             result = receiver.recv()
         except EOFError:
-            result = (None, None, None, None)
+            result = (None, None, None, None, None)
         driver.join()
     return driver.exitcode, driver.pid, memory, result
 
@@ -215,13 +229,14 @@ def measure_build(input_dir: str, count: int, config: ImageNetCConfig, workers: 
     -------
     dict
         ``images``, ``workers``, ``outputs``, ``seconds`` (the build call, Beam start-up
-        included), ``images_per_s``, ``driver_peak_rss_mib``, ``worker_peak_rss_mib`` (one per
+        included), ``images_per_s``, ``cpu_seconds`` (driver and workers, see :func:`_timed_build`),
+        ``driver_peak_rss_mib``, ``worker_peak_rss_mib`` (one per
         worker process, in start order) and ``load_average`` (1, 5, 15 minutes, just before).
     """
     load = os.getloadavg()
     output_dir = tempfile.mkdtemp(prefix="imagenet-cp-scaling-")
     try:
-        exitcode, driver_pid, memory, (seconds, images, outputs, failures) = _run_timed_build(
+        exitcode, driver_pid, memory, (seconds, images, outputs, failures, cpu_seconds) = _run_timed_build(
             input_dir, output_dir, count, config, workers)
     finally:
         shutil.rmtree(output_dir, ignore_errors=True)
@@ -232,7 +247,7 @@ def measure_build(input_dir: str, count: int, config: ImageNetCConfig, workers: 
     if len(worker_peaks) != workers:
         raise RuntimeError(f"saw {len(worker_peaks)} worker processes running {WORKER_MODULE}, expected {workers}")
     return {"images": images, "workers": workers, "outputs": outputs, "seconds": seconds,
-            "images_per_s": images / seconds, "driver_peak_rss_mib": memory.peaks[driver_pid],
+            "images_per_s": images / seconds, "cpu_seconds": cpu_seconds, "driver_peak_rss_mib": memory.peaks[driver_pid],
             "worker_peak_rss_mib": worker_peaks, "load_average": list(load)}
 
 
@@ -256,6 +271,36 @@ def driver_memory_trend(runs: Sequence[dict], full_outputs: int = FULL_IMAGENET_
             "full_driver_peak_mib": high["driver_peak_rss_mib"] + slope * (full_outputs - high["outputs"])}
 
 
+def bench_ms_per_image(config: ImageNetCConfig, images: int = len(BENCH_IMAGES), repeats: int = 3) -> float:
+    """What ``imagenet-cp bench`` says one image of ``config`` costs, in CPU milliseconds.
+
+    Decode + preprocess, then corrupt + JPEG encode of every condition of ``config`` (its
+    corruptions x its severities, benchmark or not), on the bench photographs (:func:`run_bench`,
+    CPU clock, ``config``'s random mode).
+    """
+    from pipelines.bench.corruptions import run_bench
+
+    result = run_bench(config.corruptions, images=images, repeats=repeats, rng_modes=[config.rng], clock="cpu")
+    wanted = [severity - 1 for severity in config.severities]
+    return result["decode_ms"] + sum(timing["ms_by_severity"][s] + timing["encode_ms_by_severity"][s]
+                                     for timing in result["corruptions"].values() for s in wanted)
+
+
+def build_cost(runs: Sequence[dict], bench_ms: Optional[float]) -> Optional[dict]:
+    """The build's CPU cost per image at the margin (between the smallest and the largest size of the
+    largest worker count: Beam's fixed start-up cancels out) against the bench's per-image cost.
+    None with fewer than two sizes."""
+    most = max(run["workers"] for run in runs)
+    chosen = sorted((run for run in runs if run["workers"] == most), key=lambda run: run["images"])
+    if len(chosen) < 2 or chosen[-1]["images"] == chosen[0]["images"]:
+        return None
+    low, high = chosen[0], chosen[-1]
+    marginal = 1000.0 * (high["cpu_seconds"] - low["cpu_seconds"]) / (high["images"] - low["images"])
+    return {"workers": most, "from_images": low["images"], "to_images": high["images"],
+            "build_cpu_ms_per_image": marginal, "bench_cpu_ms_per_image": bench_ms,
+            "build_over_bench": marginal / bench_ms if bench_ms else None}
+
+
 def _killed_build(input_dir: str, output_dir: str, count: int, config: ImageNetCConfig, workers: int,
                   fraction: float) -> float:
     """Start a build in a fresh driver process and SIGKILL it and its workers once ``fraction`` of
@@ -265,7 +310,7 @@ def _killed_build(input_dir: str, output_dir: str, count: int, config: ImageNetC
 
     context = multiprocessing.get_context("spawn")
     receiver, sender = context.Pipe(duplex=False)
-    driver = context.Process(target=_timed_build, args=(sender, input_dir, output_dir, count, config, workers))
+    driver = context.Process(target=_timed_build, args=(sender, input_dir, output_dir, count, _pickled(config), workers))
     start = time.perf_counter()
     driver.start()
     sender.close()
@@ -293,8 +338,8 @@ def measure_resume(input_dir: str, count: int, config: ImageNetCConfig, workers:
     output_dir = tempfile.mkdtemp(prefix="imagenet-cp-resume-")
     try:
         killed_after = _killed_build(input_dir, output_dir, count, config, workers, fraction)
-        exitcode, _, _, (seconds, images, _, failures) = _run_timed_build(input_dir, output_dir, count, config,
-                                                                           workers)
+        exitcode, _, _, (seconds, images, _, failures, _) = _run_timed_build(input_dir, output_dir, count, config,
+                                                                              workers)
     finally:
         shutil.rmtree(output_dir, ignore_errors=True)
     if exitcode != 0 or failures or images != count:
@@ -304,7 +349,8 @@ def measure_resume(input_dir: str, count: int, config: ImageNetCConfig, workers:
 
 
 def run_scaling(sizes: Sequence[int] = SCALING_SIZES, workers: Sequence[int] = SCALING_WORKERS,
-                config: ImageNetCConfig = ImageNetCConfig(), seed: int = 0, resume: bool = False) -> dict:
+                config: ImageNetCConfig = ImageNetCConfig(), seed: int = 0, resume: bool = False,
+                compare_bench: bool = True) -> dict:
     """Build the synthetic set at every size with every worker count.
 
     Parameters
@@ -321,13 +367,17 @@ def run_scaling(sizes: Sequence[int] = SCALING_SIZES, workers: Sequence[int] = S
     resume : bool
         Also kill a build of the largest size (largest worker count) half way and time its
         rerun (:func:`measure_resume`).
+    compare_bench : bool
+        Also time the same conditions with the bench (:func:`bench_ms_per_image`), for
+        ``build_cost``.
 
     Returns
     -------
     dict
         JSON-ready: ``runs`` (one :func:`measure_build` dict per size and worker count, sizes
         outer, each with ``speedup``), ``driver_memory`` (:func:`driver_memory_trend`),
-        ``resume`` (when asked), ``conditions_per_image``, ``corruptions``, ``severities``,
+        ``resume`` (when asked), ``build_cost`` (:func:`build_cost`; None with one size),
+        ``conditions_per_image``, ``corruptions``, ``severities``,
         ``rng``, ``image_size``, ``memory`` (how it was measured), ``machine``.
     """
     sizes, workers = list(sizes), list(workers)
@@ -350,7 +400,9 @@ def run_scaling(sizes: Sequence[int] = SCALING_SIZES, workers: Sequence[int] = S
             resumed = measure_resume(input_dir, last["images"], config, last["workers"], last["seconds"])
     finally:
         shutil.rmtree(input_dir, ignore_errors=True)
-    return {"runs": runs, "driver_memory": driver_memory_trend(runs), "resume": resumed, "conditions_per_image": len(config.pairs), "corruptions": list(config.corruptions),
+    cost = build_cost(runs, bench_ms_per_image(config) if compare_bench and len(set(sizes)) > 1 else None)
+    return {"runs": runs, "driver_memory": driver_memory_trend(runs), "resume": resumed, "build_cost": cost,
+            "conditions_per_image": len(config.pairs), "corruptions": list(config.corruptions),
             "severities": list(config.severities), "rng": config.rng, "image_size": list(SYNTHETIC_SIZE),
             "memory": f"peak RSS (VmHWM) of each process, polled every {POLL_SECONDS} s",
             "machine": machine_info()}
@@ -358,7 +410,7 @@ def run_scaling(sizes: Sequence[int] = SCALING_SIZES, workers: Sequence[int] = S
 
 def format_scaling_table(result: dict) -> str:
     """The figures of :func:`run_scaling` as an aligned text table."""
-    header = (f"{'images':>7}{'workers':>8}{'seconds':>9}{'images/s':>10}{'speedup':>9}"
+    header = (f"{'images':>7}{'workers':>8}{'seconds':>9}{'images/s':>10}{'speedup':>9}{'CPU s':>9}"
               f"{'driver MiB':>12}{'worker MiB':>16}{'load 1 min':>12}")
     lines = [f"ImageNet-C build, {result['conditions_per_image']} conditions per image "
              f"({', '.join(result['corruptions'])} x severities {result['severities']}), rng {result['rng']}",
@@ -366,7 +418,7 @@ def format_scaling_table(result: dict) -> str:
     for run in result["runs"]:
         workers = "/".join(f"{mib:.0f}" for mib in run["worker_peak_rss_mib"])
         lines.append(f"{run['images']:>7}{run['workers']:>8}{run['seconds']:9.1f}{run['images_per_s']:10.2f}"
-                     f"{run['speedup']:9.2f}{run['driver_peak_rss_mib']:12.0f}{workers:>16}"
+                     f"{run['speedup']:9.2f}{run['cpu_seconds']:9.1f}{run['driver_peak_rss_mib']:12.0f}{workers:>16}"
                      f"{run['load_average'][0]:12.2f}")
     machine = result["machine"]
     lines.append("-" * len(header))
@@ -375,6 +427,13 @@ def format_scaling_table(result: dict) -> str:
         lines.append(f"driver peak {trend['from_outputs']} -> {trend['to_outputs']} outputs: x{trend['ratio']:.2f}, "
                      f"{trend['kib_per_output']:.3f} KiB per output; extrapolated to {trend['full_outputs']:,} "
                      f"outputs: {trend['full_driver_peak_mib']:.0f} MiB")
+    cost = result.get("build_cost")
+    if cost:
+        bench = cost["bench_cpu_ms_per_image"]
+        lines.append(f"build cost at the margin ({cost['from_images']} -> {cost['to_images']} images, "
+                     f"{cost['workers']} workers): {cost['build_cpu_ms_per_image']:.0f} CPU ms per image"
+                     + (f"; the bench: {bench:.0f} CPU ms per image; build / bench {cost['build_over_bench']:.2f}"
+                        if bench else ""))
     resumed = result.get("resume")
     if resumed:
         lines.append(f"resume: killed at {resumed['killed_at_fraction']:.0%} after {resumed['killed_after_seconds']:.1f} s;"

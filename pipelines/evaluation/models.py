@@ -33,7 +33,7 @@ def infer_framework(model_path: str) -> str:
                      f"--framework ({', '.join(FRAMEWORKS)})")
 
 
-P_TREE_CLASSES = {"imagenet-p": 1000, "ImageNet-P-299": 1000, "ImageNet-64x64-P": 1000, "Tiny-ImageNet-P": 200,
+P_TREE_CLASSES = {"ImageNet-P": 1000, "ImageNet-P-299": 1000, "ImageNet-64x64-P": 1000, "Tiny-ImageNet-P": 200,
                   "CIFAR-10-P": 10, "CIFAR-100-P": 100}
 """Logits per image a model needs on each ImageNet-P tree (the classes of its labels)."""
 IMAGENET_CLASSES = 1000

@@ -1,9 +1,9 @@
 """Where ``evaluate`` finds the ImageNet-P sequences of a release, for every P edition.
 
-A release's ``release.json`` names its tree (``imagenet-p``, ``ImageNet-P-299``, ``Tiny-ImageNet-P``,
+A release's ``release.json`` names its tree (``ImageNet-P``, ``ImageNet-P-299``, ``Tiny-ImageNet-P``,
 ``ImageNet-64x64-P``: folders ``<set>/<wnid>/<stem>.mp4``; ``CIFAR-10-P`` / ``CIFAR-100-P``: one
 ``<set>.npy`` of shape (N, T, 32, 32, 3), rows in the order of ``manifest/<set>.jsonl``) and its
-edition; a folder without one is read as the 224 ``imagenet-p/`` tree. Each sequence is listed as
+edition; a folder without one is read as the 224 ``ImageNet-P/`` tree. Each sequence is listed as
 ``((set, key, label), locator)``; :func:`sequence_frames` reads it on a worker, as the official
 evaluators do (``cv2.VideoCapture``, BGR -> RGB for the videos; the array rows for ``.npy``), and
 :func:`pipelines.evaluation.model_input.frame_model_input` feeds each frame to the model as the
@@ -36,8 +36,8 @@ class PSet(NamedTuple):
 
 def p_tree(release_dir: str) -> tuple[str, str]:
     """``(tree folder, edition)`` of a release's ImageNet-P data: the tree ``release.json`` names, else
-    the first P tree folder present (``imagenet-p``, ``ImageNet-P-299``, ..., ``CIFAR-10-P``), else
-    ``('imagenet-p', 'imagenet')``."""
+    the first P tree folder present (``ImageNet-P``, ``ImageNet-P-299``, ..., ``CIFAR-10-P``), else
+    ``('ImageNet-P', 'imagenet')``."""
     trees = {tree: name for name, e in EDITIONS.items() if e.p for tree in e.p.trees}
     try:
         document = json.loads(storage.read_bytes(storage.join(release_dir, RELEASE_JSON)))

@@ -1,7 +1,7 @@
 """Human reference data for VCR: read and validate a user's human file, fit its curves.
 
 VCR's human study data is not published anywhere reachable, so HMRI and MRSI can only be computed
-from a file the user supplies, in one of two forms (``../shared/spec/vcr.md`` section 4):
+from a file the user supplies, in one of two forms (docs/guides/vcr.md, "The human file"):
 
 - **per trial** (preferred): a CSV with a header, required columns ``corruption``, ``vd_score``
   (Delta v of the stimulus), ``label``, ``transf_pred`` (the participant's answer), optional

@@ -1,6 +1,6 @@
 """ImageNet-P video encoding: reproducible H.264 MP4s, the evaluator's decoder, lossless PNG frames.
 
-The reference wrote every sequence as RGB PNGs and ran (spec ``imagenet_p.md`` section 1.2)::
+The reference wrote every sequence as RGB PNGs and ran (``docs/reference/algorithms.md``, "The ImageNet-P encode")::
 
     ffmpeg -r 1 -framerate 1 -i img%01d.png -vcodec libx264 <RC> -preset veryslow -y out.mp4
 

@@ -31,7 +31,7 @@ from schemas.adversarial import A_TREE, O_TREE
 from schemas.editions import category_trees, release_trees
 from schemas.publication import PUBLISHED_NAMES
 from schemas.release import (CHECKSUMS, FAILURES, MANIFEST_DIR, PACKAGES_DIR, PARTS_DIR, RELEASE_JSON, SCRATCH_DIRS,
-                             SOURCES, TFDS_DIR, json_line)
+                             SOURCES, TFDS_DIR, WEBDATASET_DIR, json_line)
 
 from pipelines.formats import storage
 
@@ -41,8 +41,8 @@ BUILD_RECORD = f"{PARTS_DIR}/build.json"
 """What a build in progress is: edition, config and input listing checksum, written when it starts."""
 ORPHAN_WAIT_SECONDS = 30.0
 """How long a build waits for the worker processes of a killed build to exit."""
-RELEASE_FILES = (TFDS_DIR, MANIFEST_DIR, SOURCES, FAILURES, RELEASE_JSON, CHECKSUMS, PACKAGES_DIR, *SCRATCH_DIRS,
-                 *PUBLISHED_NAMES)
+RELEASE_FILES = (TFDS_DIR, MANIFEST_DIR, SOURCES, FAILURES, RELEASE_JSON, CHECKSUMS, PACKAGES_DIR, WEBDATASET_DIR,
+                 *SCRATCH_DIRS, *PUBLISHED_NAMES)
 """The top-level names every release has beside its tree (``imagenet-cp publish``'s included)."""
 
 

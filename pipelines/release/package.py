@@ -6,7 +6,8 @@ One plan per tree (:func:`package_plan`): an ImageNet-C tree of any edition is p
 release, then ``clean.tar``; ``CIFAR-10-C.tar`` with the tree folder as first member; ...); an
 ImageNet-P or VCR tree by its category table (:func:`schemas.editions.category_trees`). The tars are
 reproducible: members in sorted depth-first order, folders included, mtime 0, owner 0/0 without
-names, modes 0755/0644, GNU format. The release and the tars may lie on any file system
+names, modes 0755/0644, GNU format; every class folder is a member, the empty ones of a subset too
+(:mod:`pipelines.formats.class_folders`). The release and the tars may lie on any file system
 :mod:`pipelines.formats.storage` reaches; the members are the tree's files and the folders that hold them.
 
 A release is packed only once :func:`pipelines.release.verify.verify_release` finds it intact, so every
@@ -20,13 +21,14 @@ import errno
 import json
 import os
 import tarfile
-from typing import Iterator, Mapping, NamedTuple, Optional
+from typing import Iterable, Iterator, Mapping, NamedTuple, Optional
 
 from schemas.edition import Edition, Layout
 from schemas.editions import EDITIONS, category_trees
 from schemas.release import CHECKSUMS, PACKAGES_DIR, RELEASE_JSON, TMP_DIR, checksum_line
 
 from pipelines.formats import storage
+from pipelines.formats.class_folders import release_class_folders
 from pipelines.release.output_folder import FolderLock
 from pipelines.release.verify import verify_release
 
@@ -50,12 +52,14 @@ def _members(files: Mapping[str, int], relative: str) -> Iterator[tuple[str, Opt
             raise ValueError(f"{relative}/{name} is both a file and a folder")
 
 
-def tar_entries(base: str, relative: str) -> Iterator[tuple[str, Optional[int]]]:
+def tar_entries(base: str, relative: str, empty_folders: Iterable[str] = ()) -> Iterator[tuple[str, Optional[int]]]:
     """``(path, size)`` of ``relative`` (relative to ``base``): a file, or a folder (size None)
-    followed by everything below it in tar order (see :func:`_members`)."""
+    followed by everything below it in tar order (see :func:`_members`), the ``empty_folders``
+    below it (relative to ``base``) included."""
     path = storage.join(base, relative)
     if storage.is_folder(path):
-        yield from _members(storage.list_tree(path), relative)
+        below = {f[len(relative) + 1:] + "/": None for f in empty_folders if f.startswith(relative + "/")}
+        yield from _members({**storage.list_tree(path), **below}, relative)
     else:
         yield relative, storage.size(path)
 
@@ -81,15 +85,19 @@ def _open_member(path: str):
     return storage.open_stream(path)
 
 
-def write_tar(base: str, members: list, destination: str, folder_only: tuple = ()) -> str:
+def write_tar(base: str, members: list, destination: str, folder_only: tuple = (),
+              empty_folders: Iterable[str] = ()) -> str:
     """Write ``destination`` holding ``members`` (paths relative to ``base``, each with everything
-    below it; those in ``folder_only`` as a folder entry alone) reproducibly and atomically, on any
-    file system; return its SHA-256."""
+    below it; those in ``folder_only`` as a folder entry alone) and the ``empty_folders`` below
+    them (relative to ``base``: the class folders a subset misses) reproducibly and atomically, on
+    any file system; return its SHA-256."""
+    empty_folders = tuple(empty_folders)
     output_dir, name = storage.parent(destination), storage.basename(destination)
     with storage.open_atomic(output_dir, name) as stream:
         with tarfile.open(fileobj=stream, mode="w", format=tarfile.GNU_FORMAT) as archive:
             for member in members:
-                for relative, size in [(member, None)] if member in folder_only else tar_entries(base, member):
+                for relative, size in ([(member, None)] if member in folder_only
+                                       else tar_entries(base, member, empty_folders)):
                     info = _tar_info(relative, size)
                     if info.isdir():
                         archive.addfile(info)
@@ -227,10 +235,13 @@ def _package(release_dir: str, output_dir: Optional[str]) -> list[str]:
             raise PackageError(f"{output_dir} is a link: give a real folder for the tars")
         if os.path.lexists(output_dir) and not os.path.isdir(output_dir):
             raise NotADirectoryError(errno.ENOTDIR, "Not a directory", output_dir)
+    empty = sorted(release_class_folders(release_dir, tree_name))  # verified: exactly the expected ones
     tars = {}
     for tar in plan:
         destination = storage.join(output_dir, tar.name)
-        tars[destination] = write_tar(tar.base, tar.members, destination, tar.folder_only)
+        below = "" if tar.base == release_dir else f"{tree_name}/"  # the tar's base, relative to the release
+        tars[destination] = write_tar(tar.base, tar.members, destination, tar.folder_only,
+                                      empty_folders=[f[len(below):] for f in empty if f.startswith(below)])
     lines = "".join(checksum_line(sha256, storage.basename(path)) for path, sha256 in tars.items())
     storage.write_atomic(output_dir, CHECKSUMS, lines.encode("utf-8"))
     storage.delete_tree(storage.join(output_dir, TMP_DIR))

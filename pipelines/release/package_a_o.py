@@ -98,7 +98,7 @@ def file_name(task: str, row: dict) -> tuple[str, str, dict]:
 
 
 def readme_text(task: str, count: int, class_wnids) -> str:
-    """README.txt in the structure of the official ImageNet-O README (section 1.9 of the spec)."""
+    """README.txt in the structure of the official ImageNet-O README (algorithms.md, "Review and packaging")."""
     title = TASKS[task].dataset_title
     lines = [f"The {title} dataset contains {count:,} natural adversarial examples.", "", BIBTEX, "",
              f"There are {len(class_wnids)} classes we consider. The WordNet ID and a description of each class "

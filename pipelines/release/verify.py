@@ -3,7 +3,8 @@
 Every file listed is hashed again (in parallel threads: ``hashlib`` releases the GIL); files on
 disk that are not listed are extra. The tree is walked without following links: a symlink, a
 device, socket or fifo, or a folder that holds no listed file (an empty one included) anywhere
-in the release is a problem. The three records are cross-checked:
+in the release is a problem, except the empty class folders of a subset's tree, which must be
+there (:mod:`pipelines.formats.class_folders`). The three records are cross-checked:
 
 - ``SHA256SUMS`` lists ``release.json``, ``sources.jsonl``, ``failures.jsonl``, exactly the
   manifest parts ``release.json`` names, exactly the files in the tree's folders that the
@@ -15,7 +16,9 @@ in the release is a problem. The three records are cross-checked:
 - what the loaders read is read as they read it (:mod:`pipelines.release.verify_records`): every
   TFDS record (CRCs, label, image bytes against the manifest's SHA-256), every ImageNet-P MP4
   (decoded with OpenCV to the manifest's frame count), the WebDataset shards when there are any, and
-  the Hugging Face index ``imagenet-cp publish`` writes (:func:`pipelines.release.hf_index.check_index`).
+  the Hugging Face index ``imagenet-cp publish`` writes (:func:`pipelines.release.hf_index.check_index`);
+- the WebDataset shards a build wrote hold exactly each manifest's samples, in order, with the tree
+  files' bytes and the labels (:func:`pipelines.formats.webdataset.check_release_shards`).
 
 ``SHA256SUMS`` is parsed as ``sha256sum --strict -c`` parses it (:func:`parse_checksums`): lines
 end in ``\n`` only, and a line holding any other line break (``\r``, ``\v``, ``\f``, ``\x1c``...,
@@ -33,11 +36,13 @@ import os
 import stat
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Callable, Optional
 
 from schemas.release import CHECKSUMS, FAILURES, MANIFEST_DIR, PACKAGES_DIR, RELEASE_JSON, SOURCES
 
 from pipelines.formats import storage
+from pipelines.formats.class_folders import expected_class_folders
+from pipelines.formats.webdataset import check_release_shards
 from pipelines.release.hf_index import check_index
 from pipelines.release.verify_records import check_loaded_data, open_file
 
@@ -185,8 +190,12 @@ class VerifyReport:
         return "\n".join(lines + [verdict])
 
 
-def verify_checksums(root: str, skip: tuple = (), threads: Optional[int] = None) -> VerifyReport:
-    """Compare the files below ``root`` with ``root/SHA256SUMS``."""
+def verify_checksums(root: str, skip: tuple = (), threads: Optional[int] = None,
+                     empty_folders: Optional[Callable[[dict], set]] = None) -> VerifyReport:
+    """Compare the files below ``root`` with ``root/SHA256SUMS``; ``empty_folders(listed)`` gives
+    the folders that must be there though they hold no listed file (the class folders a subset
+    misses, :func:`pipelines.formats.class_folders.expected_class_folders`): on a local disk, one
+    absent is missing; every other folder without a listed file is extra."""
     report = VerifyReport()
     listing = storage.join(root, CHECKSUMS)
     if not _is_file(listing):
@@ -204,9 +213,11 @@ def verify_checksums(root: str, skip: tuple = (), threads: Optional[int] = None)
     present, folders, problems = scan_tree(root, skip + (CHECKSUMS,))
     report.problems += problems
     needed = {parent for path in expected for parent in _parents(path)}
-    report.extra += sorted(f"{folder}/" for folder in folders - needed)
+    empty = empty_folders(expected) if empty_folders else set()
+    report.extra += sorted(f"{folder}/" for folder in folders - needed - empty)
+    report.missing += sorted(f"{folder}/" for folder in empty - folders) if storage.is_local(root) else []
     report.checked = len(expected)
-    report.missing = sorted(set(expected) - present)
+    report.missing = sorted(report.missing + sorted(set(expected) - present))
     report.extra = sorted(report.extra + sorted(present - set(expected)))
     common = sorted(set(expected) & present)
     with ThreadPoolExecutor(max_workers=threads or os.cpu_count()) as pool:
@@ -290,6 +301,7 @@ def _check_manifests(root: str, release: dict, listed: dict, report: VerifyRepor
     images = (release.get("input", {}).get("images"), counts.get("images"))
     if None not in images and images[0] != images[1]:
         problems.append(f"{RELEASE_JSON}: input.images is {images[0]}, counts.images {images[1]}")
+    problems += check_release_shards(root, parts, listed, release.get("config", {}).get("formats", ()))
     split = release.get("tfds", {}).get("split")
     for folder, rows in sorted(shard_rows.items()):
         info_path = f"{folder}/dataset_info.json"
@@ -340,7 +352,8 @@ def verify_release(root: str, threads: Optional[int] = None, include_packages: b
         return VerifyReport(problems=[f"{root} is not a release folder"])
     if local:
         root = os.path.realpath(root)  # the folder the user named; nothing inside it is followed
-    report = verify_checksums(root, (PACKAGES_DIR, LOCK_FILE), threads)
+    report = verify_checksums(root, (PACKAGES_DIR, LOCK_FILE), threads,
+                              empty_folders=lambda listed: expected_class_folders(root, listed))
     if _is_file(storage.join(root, CHECKSUMS)):
         try:
             listed = read_checksums(root)

@@ -33,11 +33,10 @@ from typing import Callable, Iterator, Mapping, Optional
 import numpy as np
 from PIL import Image
 
+from schemas.release import WEBDATASET_DIR
+
 from pipelines.formats import storage
 from pipelines.formats.tfrecord import TFRecordError, decode_example, iter_records
-
-WEBDATASET_DIR = "webdataset"
-"""Folder of a release's WebDataset shards (``<release>/webdataset/**.tar``), checked when present."""
 
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".webp")
 """Members of a WebDataset sample that hold its image."""

@@ -1,7 +1,7 @@
 """The ``cifar`` edition (32 x 32): CIFAR-10-C and CIFAR-100-C as ``make_cifar_c.py`` makes them.
 
 Values from ``hendrycks/robustness`` @ 8190fe3, ``ImageNet-C/create_c/make_cifar_c.py``
-(``../shared/spec/editions_c.md`` section 2). Outputs are not JPEG-encoded: the uint8 arrays of
+(``docs/reference/algorithms.md``, "Editions of ImageNet-C"). Outputs are not JPEG-encoded: the uint8 arrays of
 each corruption are stacked into ``<corruption>.npy`` (rows 5 x N, severity 1 first) beside
 ``labels.npy``. TFDS's ``cifar10_corrupted`` renames two corruptions (``frosted_glass_blur``,
 ``elastic``) and stores PNGs. The clean config (ours; the official archive has none) is

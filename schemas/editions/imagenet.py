@@ -23,7 +23,7 @@ P = PEdition(
         "imagenet_p", (IMAGE_SIZE, IMAGE_SIZE), imagenet_wnids(), "validation", "ImageNet-P",
         description=("ImageNet-P built by imagenet-cp: each ImageNet validation image, Resize(256), perturbed "
                      "into a sequence of 224x224 frames as hendrycks/robustness's make_imagenet_p.py does, with "
-                     "a per-example seed. `video` holds, as PNGs, the frames decoded from the imagenet-p/ tree's "
+                     "a per-example seed. `video` holds, as PNGs, the frames decoded from the ImageNet-P/ tree's "
                      "H.264 MP4s (or the frames before the encode, for a release built with --tfds-frames "
                      "lossless; release.json says which); `file_name` is the source image's file name."),
         release_note=("imagenet-cp: faithful to the reference schedules, per-example seeds, frames decoded from "

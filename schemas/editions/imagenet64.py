@@ -1,7 +1,7 @@
 """The ``imagenet64`` edition (64 x 64): ImageNet-C as ``make_imagenet_64_c.py`` makes it.
 
 Values from ``hendrycks/robustness`` @ 8190fe3, ``ImageNet-C/create_c/make_imagenet_64_c.py``
-(``../shared/spec/editions_c.md`` section 2); ``make_tinyimagenet_c.py`` has the same corruption
+(``docs/reference/algorithms.md``, "Editions of ImageNet-C"); ``make_tinyimagenet_c.py`` has the same corruption
 code, so :mod:`schemas.editions.tinyimagenet` reuses :data:`CORRUPTIONS`. Beyond the constants:
 a 64 plasma map, frost textures shrunk by ``cv2.resize(fx=fy=0.3)`` before the crop, elastic
 scaled by N = 64 with alpha = sigma = 0 at severity 1, zoom lists of 7..26 factors.

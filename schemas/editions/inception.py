@@ -1,7 +1,7 @@
 """The ``inception`` edition (299 x 299): ImageNet-C as ``make_imagenet_c_inception.py`` makes it.
 
 Values from ``hendrycks/robustness`` @ 8190fe3, ``ImageNet-C/create_c/make_imagenet_c_inception.py``
-(see ``../shared/spec/editions_c.md`` section 2). Differences from 224 beyond the constants: fog's
+(see ``docs/reference/algorithms.md``, "Editions of ImageNet-C"). Differences from 224 beyond the constants: fog's
 plasma map is 512 (top-left 299 crop), elastic scales by 360, the zoom lists are the 224 ones.
 """
 from schemas.edition import CLEAN_TEMPLATE, JPEG, CEdition, Edition, Layout, Preprocessing, TfdsNames
@@ -87,7 +87,7 @@ EDITION = Edition(
         corruptions=CORRUPTIONS,
         encoding=JPEG,
         layouts={"imagenet": Layout(
-            tree="imagenet-c-299", path_template="{corruption}/{severity}/{wnid}/{file_name}", num_classes=1000,
+            tree="ImageNet-C-299", path_template="{corruption}/{severity}/{wnid}/{file_name}", num_classes=1000,
             clean_template=CLEAN_TEMPLATE,
             tfds=TfdsNames("imagenet2012_corrupted_299", "1.0.0", "validation",
                            description="ImageNet-C at 299x299 (make_imagenet_c_inception.py), Pillow JPEG q85."))},

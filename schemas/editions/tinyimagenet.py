@@ -1,6 +1,6 @@
 """The ``tinyimagenet`` edition (64 x 64, 200 classes): Tiny-ImageNet-C as ``make_tinyimagenet_c.py`` makes it.
 
-Its corruption code is that of ``make_imagenet_64_c.py`` (``../shared/spec/editions_c.md`` 0.2), so
+Its corruption code is that of ``make_imagenet_64_c.py`` (the two reference files differ only in their inputs), so
 the tables are :data:`schemas.editions.imagenet64.CORRUPTIONS`; the edition differs in its input
 (Tiny ImageNet's validation images, already 64x64 crops of their object) and its release tree.
 """

@@ -1,4 +1,4 @@
-"""Derive the golden hash files of this folder from ``../shared/reference`` (run from the repo root):
+"""Derive the golden hash files of this folder from the maintainers' reference set (run from the repo root):
 
     python tests/golden/derive.py [SHARED_DIR]
 
@@ -6,7 +6,7 @@
 reference's raw output bytes (``np.ascontiguousarray(out).tobytes()``), of the JPEG the reference
 driver saves (ImageNet-C) or of every frame (ImageNet-P), plus each input's recipe and SHA-256; no
 image arrays. The fidelity tests recompute every output from the recipe and compare hashes, so a
-clone without ``../shared`` checks the whole contract; with ``../shared`` present they also show
+clone without the reference arrays checks the whole contract; with them present they also show
 the reference arrays' differences when a hash differs. An editions set
 (``reference_editions_<c|p>_dev.json``) uses the same format: ``inputs`` (name -> recipe, shape,
 sha256) and ``entries`` (each naming its ``input``).

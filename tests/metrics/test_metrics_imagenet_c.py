@@ -9,7 +9,7 @@ from schemas.imagenet_c import BENCHMARK_CORRUPTIONS, CORRUPTIONS, EXTRA_CORRUPT
 
 ALEX = dict(ALEXNET_IMAGENET_C.corruptions)
 
-# The README's Average column (spec 2.3), benchmark order then extras.
+# The Average column of the reference README's AlexNet table, benchmark order then extras.
 README_AVERAGES = [0.886428, 0.894468, 0.922640, 0.819880, 0.826268, 0.785948, 0.798360, 0.866816,
                    0.826572, 0.819324, 0.564592, 0.853204, 0.646056, 0.717840, 0.606500,
                    0.845388, 0.787108, 0.717512, 0.658248]

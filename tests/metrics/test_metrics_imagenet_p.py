@@ -24,7 +24,7 @@ def test_pairs_noise_against_frame_0_others_at_stride():
 
 @pytest.mark.parametrize("sigma, expected", [
     ((1, 2, 3, 4, 5), 0),
-    ((6, 6, 6, 1, 2), 18),          # the spec's maximum
+    ((6, 6, 6, 1, 2), 18),          # the largest possible distance
     ((2, 1, 3, 4, 5), 2),
     ((6, 6, 6, 6, 6), 15),
     ((999, 7, 6, 4, 5), 12),        # every rank beyond 5 weighs as 6: 5+4+3+0+0

@@ -1,4 +1,4 @@
-"""metrics.vcr against the spec's metric vectors M1-M3 (section 6.5; printed to 6 decimals)."""
+"""metrics.vcr against three metric test vectors M1-M3 (printed to 6 decimals)."""
 import numpy as np
 import pytest
 from scipy.interpolate import UnivariateSpline

@@ -6,7 +6,7 @@ from schemas.imagenet_c import CORRUPTIONS, SEVERITIES
 from schemas.tfds import IMAGENET2012_CORRUPTED
 from schemas.tfds_c import c_dataset
 
-#: TFDS 4.9.10 cifar10_corrupted's corruption names (editions_c.md 6.1), sorted as TFDS lists them.
+#: TFDS 4.9.10 cifar10_corrupted's corruption names (tensorflow_datasets 4.9.10 source), sorted as TFDS lists them.
 TFDS_CIFAR10_NAMES = ("brightness", "contrast", "defocus_blur", "elastic", "fog", "frost", "frosted_glass_blur",
                       "gaussian_blur", "gaussian_noise", "impulse_noise", "jpeg_compression", "motion_blur",
                       "pixelate", "saturate", "shot_noise", "snow", "spatter", "speckle_noise", "zoom_blur")

@@ -1,4 +1,4 @@
-"""The ImageNet-C table holds the reference's values (spec imagenet_c.md section 2)."""
+"""The ImageNet-C table holds the reference's values (hendrycks/robustness make_imagenet_c.py)."""
 from schemas.imagenet_c import BENCHMARK_CORRUPTIONS, CORRUPTIONS, EXTRA_CORRUPTIONS
 from schemas.wnids import imagenet_wnids, wnid_to_label
 

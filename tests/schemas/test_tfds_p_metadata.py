@@ -24,7 +24,7 @@ def test_twenty_configs_named_as_the_reference_folders():
 
 
 def test_package_categories_cover_every_dataset_folder():
-    categories = category_trees()["imagenet-p"]
+    categories = category_trees()["ImageNet-P"]
     assert set(categories) == set(IMAGENET_P.config_descriptions)
     assert set(categories.values()) == {"noise", "blur", "weather", "digital", "validation"}
     assert categories["shot_noise_3"] == "noise" and categories["tilt"] == "digital"

@@ -95,3 +95,9 @@ def test_same_seed_same_bytes_across_processes():
     runs = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
             for _ in range(2)}
     assert len(runs) == 1
+
+
+@pytest.mark.skipif(__import__("platform").libc_ver()[0] != "glibc", reason="mallopt is glibc's")
+def test_importing_transforms_fixed_the_heap_thresholds():
+    from transforms import heap
+    assert heap._applied and transforms.retain_freed_memory() is True  # applied at import, idempotent

@@ -5,7 +5,8 @@ from scipy import ndimage
 
 from schemas.imagenet_c import CORRUPTIONS, SEVERITIES
 from transforms import blur
-from transforms.geometry import clipped_zoom
+from transforms.filters import gaussian_filter1d
+from transforms.geometry import clipped_zoom, zoom_sum
 from transforms.motion import magick_motion_blur, motion_kernel
 
 
@@ -166,3 +167,32 @@ def test_zoom_blur_accumulates_in_float32():
     out = blur.zoom_blur(x, np.random.RandomState(0), factors=(1.0, 1.05))
     assert out.dtype == np.float32 and out.shape == x.shape
     assert out.min() >= 0 and out.max() <= 255
+
+
+@pytest.mark.parametrize("side, factors", [(224, (1.0, 1.01, 1.17, 1.3)), (31, (1.0, 1.5, 2.0)), (299, (1.12,))])
+def test_zoom_sum_is_the_running_float32_sum_of_clipped_zooms(side, factors):
+    image = np.random.RandomState(side).uniform(0, 1, size=(side, side, 3)).astype(np.float32)
+    expected = np.zeros_like(image)
+    for factor in factors:
+        expected += clipped_zoom(image, factor)
+    total = zoom_sum(image, factors)
+    assert total.dtype == np.float32 and total.tobytes() == expected.tobytes()
+
+
+def test_zoom_sum_rejects_what_it_cannot_sum():
+    with pytest.raises(ValueError, match="float32"):
+        zoom_sum(np.zeros((8, 8, 3)), (1.0,))
+    with pytest.raises(ValueError, match=">= 1"):
+        zoom_sum(np.zeros((8, 8, 3), dtype=np.float32), (0.5,))
+
+
+# --- gaussian_filter1d: scipy's bits on every path (one-row loop, four-row kernel, moved axis) ---
+
+@pytest.mark.parametrize("shape", [(224, 224), (67, 131), (5, 300), (300, 5), (40, 38, 3)])
+@pytest.mark.parametrize("sigma, truncate", [(170.8, 3.0), (19.52, 3.0), (12.0, 4.0), (0.7, 4.0)])
+@pytest.mark.parametrize("mode", ["reflect", "nearest", "mirror"])
+def test_gaussian_filter1d_equals_scipy_bit_for_bit(shape, sigma, truncate, mode):
+    image = np.random.RandomState(len(shape) + shape[0]).uniform(-1, 1, size=shape)
+    for axis in range(image.ndim):
+        expected = ndimage.gaussian_filter1d(image, sigma, axis, mode=mode, truncate=truncate)
+        assert gaussian_filter1d(image, sigma, axis, mode, truncate).tobytes() == expected.tobytes()

@@ -12,7 +12,7 @@ from transforms import assets
 
 SIDES = {"imagenet": 224, "inception": 299, "tinyimagenet": 64, "imagenet64": 64, "cifar": 32}
 
-#: SHA-256 of the shrunk BGR textures (editions_c.md 3.9), frost1..frost5.
+#: SHA-256 of the shrunk BGR textures (cv2.resize with fx=fy=s), frost1..frost5.
 SHRUNK_SHA256 = {
     0.3: ("2afdb560125fb5f1e292bbf966c18644b89de49ae29adbc9c8d5dddd62f1f596",
           "aab5843ffcef67601e426390728ecff2e0b34c74d5ea8c8970a917f560ef29c8",
@@ -53,7 +53,7 @@ def test_size_bound_constants_live_in_the_rows():
     assert [len(c["inception"]["zoom_blur"].params(s)["factors"]) for s in SEVERITIES] == [12, 16, 11, 13, 11]
     assert c["inception"]["elastic_transform"].params(1)["sigma"] == 251.99999999999997
     assert c["imagenet64"]["elastic_transform"].params(1) == {"alpha": 0, "sigma": 0, "affine_jitter": 5.12}
-    assert c["tinyimagenet"] == c["imagenet64"]  # the same corruption code (editions_c.md 0.2)
+    assert c["tinyimagenet"] == c["imagenet64"]  # the same corruption code (the two reference files differ only in their inputs)
 
 
 @pytest.mark.parametrize("scale", sorted(SHRUNK_SHA256))

@@ -2,9 +2,9 @@
 
 Checked against the committed golden hashes (``tests/golden/reference_c_dev.json``: the SHA-256 of
 every reference output and of its q85 JPEG, the seeds and the input recipe), so a fresh clone runs
-every check; ``../shared/reference/reference_c_dev.npz``, when present, adds the size of a
+every check; the reference arrays (``reference_c_dev.npz``), when present, adds the size of a
 difference to a failure. Every (corruption, severity) pair must be bit-exact unless it is listed
-in ``KNOWN_DIFFERENCES`` with its measured bound (and in the README's fidelity table).
+in ``KNOWN_DIFFERENCES`` with its measured bound (and in docs/reference/fidelity.md).
 """
 import hashlib
 
@@ -14,7 +14,7 @@ import pytest
 import transforms
 from schemas.imagenet_c import CORRUPTIONS, SEVERITIES
 
-#: (name, severity) -> (max abs difference, max share of differing values); must match the README.
+#: (name, severity) -> (max abs difference, max share of differing values); must match docs/reference/fidelity.md.
 KNOWN_DIFFERENCES = {}
 
 PAIRS = [(name, s) for name in CORRUPTIONS for s in SEVERITIES]
@@ -47,7 +47,7 @@ def test_preprocess_matches_reference_input(golden_c, chelsea_input):
 
 def _difference(got: np.ndarray, npz, key: str) -> str:
     if npz is None:
-        return "(../shared/reference/reference_c_dev.npz absent: no array to show the difference)"
+        return "(reference arrays absent: no array to show the difference)"
     diff = np.abs(got.astype(np.int16) - npz[key].astype(np.int16))
     return f"max |diff| {diff.max()}, {(diff > 0).mean():.4%} of values differ"
 
@@ -60,7 +60,7 @@ def test_corrupt_matches_reference(golden_c, chelsea_input, name, severity):
     assert got.dtype == np.uint8 and got.shape == chelsea_input.shape
     if (name, severity) in KNOWN_DIFFERENCES:
         if npz is None:
-            pytest.fail("a known difference needs ../shared/reference to be bounded")
+            pytest.fail("a known difference needs the reference arrays to be bounded")
         max_abs, max_share = KNOWN_DIFFERENCES[name, severity]
         diff = np.abs(got.astype(np.int16) - npz[entry["key"]].astype(np.int16))
         assert diff.max() <= max_abs and (diff > 0).mean() <= max_share

@@ -2,7 +2,7 @@
 with the reference, and so are the saved JPEG bytes where the edition saves JPEG.
 
 The hashes come from ``tests/golden/reference_editions_c.json`` (in every clone); where
-``../shared/reference`` is present, the golden file is also checked against it and a mismatch
+the maintainers' reference set is present, the golden file is also checked against it and a mismatch
 reports how far the arrays differ.
 """
 import hashlib

@@ -1,5 +1,5 @@
 """The committed golden hash files (tests/golden/) are what tests/golden/derive.py makes from
-../shared/reference: a check of the files themselves, run where ../shared is present."""
+the maintainers' reference set: a check of the files themselves, run where that set is present."""
 import importlib.util
 from pathlib import Path
 

@@ -30,7 +30,7 @@ def _same_state(a: np.random.RandomState, b: np.random.RandomState) -> bool:
     return np.array_equal(sa[1], sb[1]) and sa[2:] == sb[2:]
 
 
-# --- the draw ledger (spec section 5): which RandomState calls each function makes -------------
+# --- the draw ledger (algorithms.md, "Random streams"): which RandomState calls each function makes -------------
 
 DRAWS = {
     "gaussian_noise": lambda r, x, p: r.normal(size=SHAPE, scale=p["sigma"]),

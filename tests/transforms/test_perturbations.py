@@ -1,4 +1,4 @@
-"""ImageNet-P schedules and sequence behaviour (spec imagenet_p.md sections 2, 3 and 6)."""
+"""ImageNet-P schedules and sequence behaviour (docs/reference/algorithms.md, "ImageNet-P")."""
 import math
 
 import numpy as np
@@ -137,7 +137,7 @@ def test_rotation_coefficients_invert_the_rotation(angle):
 def test_shear_coefficients_invert_the_old_torchvision_shear(shear):
     a, b, c, d, e, f = inverse_affine_coefficients((384, 256), 0.0, (0, 0), 1.0, shear)
     s = math.radians(shear)
-    forward = np.array([[1, -math.sin(s)], [0, math.cos(s)]])  # spec P 0.7 with angle 0
+    forward = np.array([[1, -math.sin(s)], [0, math.cos(s)]])  # torchvision 0.2.x's shear matrix at angle 0
     np.testing.assert_allclose(np.array([[a, b], [d, e]]) @ forward, np.eye(2), atol=1e-12)
     centre = np.array([384 * 0.5 + 0.5, 256 * 0.5 + 0.5])
     np.testing.assert_allclose(np.array([[a, b], [d, e]]) @ centre + [c, f], centre, atol=1e-9)

@@ -3,7 +3,7 @@
 ``perturb_sequence(input, name, RandomState(seed), difficulty, edition=E)`` must give every frame
 hash of ``tests/golden/reference_editions_p.json`` (68 sequences: 17 per edition; gaussian_noise
 has no reference, its draws came from torch). The golden file carries the hashes, seeds and the
-recipe of each input, so a fresh clone checks them without ../shared; where ../shared is present,
+recipe of each input, so a fresh clone checks them without the reference arrays; where they are present,
 the golden file is checked to be its copy.
 """
 import hashlib

@@ -3,7 +3,7 @@
 ``perturb_sequence(input, name, RandomState(seed), difficulty)`` must reproduce the SHA-256 of
 each frame's raw bytes listed in the committed ``tests/golden/reference_p_dev.json`` (17
 sequences; gaussian_noise has no reference because the reference drew it from torch's
-generator). ``../shared/reference/reference_p_dev.npz``, when present, adds the size of a
+generator). The reference arrays (``reference_p_dev.npz``), when present, adds the size of a
 difference on its stored frames to a failure.
 """
 import hashlib

@@ -223,3 +223,18 @@ def test_draw_ms(image):
     assert draws.draw_ms(image, "impulse_noise", 1, 0, repeats=1, mode="fast") > 0
     with pytest.raises(ValueError, match="repeats"):
         draws.draw_ms(image, "gaussian_noise", 1, 0, repeats=0)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 42, 3141592653, 2 ** 32 - 1])
+def test_legacy_random_state_is_random_state_of_the_seed(seed):
+    from transforms.rng import legacy_random_state
+    made, expected = legacy_random_state(seed), np.random.RandomState(seed)
+    assert type(made) is np.random.RandomState and make_rng(seed) is not make_rng(seed)
+    state, expected_state = made.get_state(), expected.get_state()
+    assert np.array_equal(state[1], expected_state[1]) and state[2:] == expected_state[2:]
+    for rng in (made, expected):
+        rng.normal()  # leaves a cached Gaussian behind
+    assert made.normal(size=5).tobytes() == expected.normal(size=5).tobytes()
+    assert made.poisson(60, 9).tobytes() == expected.poisson(60, 9).tobytes()
+    with pytest.raises(ValueError, match="Seed must be between"):
+        legacy_random_state(2 ** 32)

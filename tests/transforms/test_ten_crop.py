@@ -1,4 +1,4 @@
-"""torchvision-style ten-crop geometry (spec imagenet_a_o.md section 1.4)."""
+"""torchvision-style ten-crop geometry (docs/reference/algorithms.md, "Ten crops")."""
 import io
 
 import numpy as np

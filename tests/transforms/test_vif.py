@@ -1,8 +1,8 @@
-"""transforms.vif / delta_v against the test vectors of the VCR spec (sections 6.1, 6.2, 6.4).
+"""transforms.vif / delta_v against VCR VIF test vectors (VIF table, per-band internals, Delta v of ImageNet-C).
 
-The spec prints its tables to 6 decimals, so those rows are checked to half a unit of the last
+The tables were first printed to 6 decimals, so those rows are checked to half a unit of the last
 printed digit, and to 1e-9 against the same rows at full precision (``REF_6_1``, ``REF_6_4``); the
-one value the spec prints to 10 digits (section 6.2) is checked to 1e-9 as well.
+one per-band value printed to 10 digits is checked to 1e-9 as well.
 """
 import hashlib
 
@@ -37,7 +37,7 @@ DISTORTIONS = {"blur1": lambda x: _blur(x, 1), "blur3": lambda x: _blur(x, 3), "
                "noise0.38": lambda x: _noise(x, .38), "contrast0.3": lambda x: _contrast(x, .3),
                "contrast1.5": lambda x: _contrast(x, 1.5)}
 
-# (input, distortion) -> (SHA-256 prefix of the distorted grey image, VIF), spec section 6.1.
+# (input, distortion) -> (SHA-256 prefix of the distorted grey image, VIF).
 TABLE_6_1 = {
     ("full", "blur1"): ("508ffb9150e5c05a", 0.812644), ("full", "blur3"): ("2ef6aac6d53fa0b4", 0.419256),
     ("full", "noise0.08"): ("5b51c8da2bfeedda", 0.472202), ("full", "noise0.38"): ("cab1819b6095e5e9", 0.185472),
@@ -50,7 +50,7 @@ TABLE_6_1 = {
 GREY_SHA256 = {"full": "cd822d0a5b86379f987b3120f75a6e7c7be64e292b25a23bd858af5c9db1fed6",
                "crop224": "9f7d8981d2b94d8cd98431205722b96240a7e5f94dd781debef6a0b16ebb8888"}
 
-# Delta v of the ImageNet-C outputs of chelsea's crop, severities 1..5 (spec section 6.4).
+# Delta v of the ImageNet-C outputs of chelsea's crop, severities 1..5 .
 TABLE_6_4 = {
     "brightness": (0.123820, 0.218005, 0.414497, 0.626257, 0.691872),
     "contrast": (0.303745, 0.388359, 0.500289, 0.666215, 0.789602),
@@ -76,7 +76,7 @@ TABLE_6_4 = {
 
 # The same rows at full precision, computed with the VIF code VCR uses (abhinaukumar/vif, MIT,
 # with the +1e-4 pooling of VCR's copy, pyrtools 1.1.1) on this project's pinned libraries: VIF for
-# section 6.1, Delta v for 6.4. These are checked to 1e-9 (the implementations agree to 4e-13).
+# the VIF table, Delta v for the ImageNet-C table. These are checked to 1e-9 (the implementations agree to 4e-13).
 REF_6_1 = {
     ("full", "blur1"): 0.8126441931746585,
     ("full", "blur3"): 0.41925642495013205,
@@ -159,7 +159,7 @@ def test_internals_6_2(inputs):
 @pytest.mark.parametrize("corruption", list(CORRUPTIONS))
 def test_table_6_4(inputs, corruption):
     """The reference outputs are ``corrupt(..., RandomState(1000 + 10 i + s))`` (bit-exact, see
-    test_fidelity_c.py), so the table can be checked without ../shared."""
+    test_fidelity_c.py), so the table can be checked without the reference arrays."""
     crop = inputs["crop224"]
     index = list(CORRUPTIONS).index(corruption)
     for severity, expected in enumerate(TABLE_6_4[corruption], start=1):

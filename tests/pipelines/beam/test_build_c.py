@@ -42,7 +42,7 @@ def test_sample_release_layout(sample_release):
         corruption, severity = config.rsplit("_", 1)
         for row in manifest(output, config):
             path = output / row["path"]
-            assert row["path"] == f"imagenet-c/{corruption}/{severity}/{row['wnid']}/{row['key'].rsplit('/', 1)[1]}"
+            assert row["path"] == f"ImageNet-C/{corruption}/{severity}/{row['wnid']}/{row['key'].rsplit('/', 1)[1]}"
             assert hashlib.sha256(path.read_bytes()).hexdigest() == row["sha256"] == \
                 hashlib.sha256(path.read_bytes()).hexdigest()
             assert row["bytes"] == path.stat().st_size and row["label"] == wnid_to_label()[row["wnid"]]
@@ -56,7 +56,7 @@ def test_torchvision_style_image_folder_layout(sample_release):
     output, _ = sample_release
     for config in CONFIGS:
         corruption, severity = config.rsplit("_", 1)
-        folder = output / "imagenet-c" / corruption / severity
+        folder = output / "ImageNet-C" / corruption / severity
         classes = sorted(os.listdir(folder))
         assert all(c in wnid_to_label() for c in classes)
         assert sum(len(os.listdir(folder / c)) for c in classes) == 8
@@ -159,7 +159,7 @@ def test_bad_inputs_are_listed_and_good_ones_built(bad_input_folder, bad_inputs,
     assert len(sources) == 8 + len(odd)
     for key, note in odd.items():
         assert sources[key]["note"] == note
-        assert (output / "imagenet-c" / "contrast" / "1" / key).is_file()
+        assert (output / "ImageNet-C" / "contrast" / "1" / key).is_file()
     assert verify_release(str(output)).ok
 
 

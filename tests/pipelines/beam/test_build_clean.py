@@ -31,7 +31,7 @@ def test_clean_config_holds_the_images_as_the_corruptions_received_them(sample_r
     for row in clean:
         crop = preprocess(sources[row["image_key"]])
         data = (output / row["path"]).read_bytes()
-        assert row["path"] == f"imagenet-c/clean/{row['image_key']}" and row["key"] == f"clean/{row['image_key']}"
+        assert row["path"] == f"ImageNet-C/clean/{row['image_key']}" and row["key"] == f"clean/{row['image_key']}"
         assert data == encode_jpeg(crop) and row["sha256"] == hashlib.sha256(data).hexdigest()
         assert row["array_sha256"] == hashlib.sha256(crop.tobytes()).hexdigest()
         assert (row["corruption"], row["severity"], row["seed"]) == (None, None, None)
@@ -82,7 +82,7 @@ def test_no_clean_leaves_the_clean_config_out_and_the_rest_unchanged(sample_rele
     assert release["counts"]["outputs_per_config"] == dict.fromkeys(sorted(configs), 8)
     for config in configs:  # the clean row changes nothing in the corrupted outputs
         assert rows(output, config) == rows(sample_release[0], config)
-    assert not (output / "imagenet-c" / "clean").exists()
+    assert not (output / "ImageNet-C" / "clean").exists()
     assert not (output / "tfds" / "imagenet2012_corrupted" / "clean").exists()
     assert verify_release(str(output)).ok
     assert ImageNetCConfig.select(["fog"]).groups[0] == "clean"

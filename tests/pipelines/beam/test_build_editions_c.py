@@ -185,7 +185,7 @@ def test_tinyimagenet_folder_gives_the_tiny_imagenet_c_tree(tmp_path):
 
 
 @pytest.mark.parametrize("edition,side,tree,dataset", [
-    ("inception", 299, "imagenet-c-299", "imagenet2012_corrupted_299"),
+    ("inception", 299, "ImageNet-C-299", "imagenet2012_corrupted_299"),
     ("imagenet64", 64, "ImageNet-64x64-C", "imagenet64x64_corrupted")])
 def test_imagenet_editions_give_jpeg_trees_and_tfds_datasets(tmp_path, edition, side, tree, dataset):
     output = tmp_path / "release"

@@ -74,7 +74,7 @@ def p_release(tmp_path_factory):
 def test_release_layout_manifest_and_release_json(p_release):
     output, result = p_release
     release = json.loads((output / "release.json").read_text())
-    assert release == result.release and (release["edition"], release["benchmark"], release["tree"]) == ("imagenet", "p", "imagenet-p")
+    assert release == result.release and (release["edition"], release["benchmark"], release["tree"]) == ("imagenet", "p", "ImageNet-P")
     assert release["counts"]["outputs_per_config"] == dict.fromkeys(CONFIGS, IMAGES)
     assert release["counts"]["failures"] == 0 and release["input"]["kind"] == "sample"
     assert result.counters == {"images_read": IMAGES, "outputs_written": 3 * IMAGES, "failures": 0}
@@ -89,7 +89,7 @@ def test_release_layout_manifest_and_release_json(p_release):
     for config in CONFIGS:
         for row in manifest(output, config):
             stem = os.path.splitext(row["image_key"].split("/")[1])[0]
-            assert row["path"] == f"imagenet-p/{config}/{row['wnid']}/{stem}.mp4" == f"imagenet-p/{row['key']}"
+            assert row["path"] == f"ImageNet-P/{config}/{row['wnid']}/{stem}.mp4" == f"ImageNet-P/{row['key']}"
             assert imagenet_p_config(row["perturbation"], row["difficulty"]) == config
             assert row["sha256"] == hashlib.sha256((output / row["path"]).read_bytes()).hexdigest()
             assert row["label"] == wnid_to_label()[row["wnid"]] and (output / row["shard"]).is_file()

@@ -53,7 +53,7 @@ def test_make_video_is_the_sequence_encoded_and_its_tfds_frames(tfds_frames):
     assert isinstance(record, OutputRecord)
     frames = perturb_sequence(image, "gaussian_noise", example_rng(3, source.key, "gaussian_noise", 2), 2)
     assert record.key == "gaussian_noise_2/n02123045/ILSVRC2012_val_00001341.mp4"
-    assert record.path == "imagenet-p/" + record.key and record.group == "gaussian_noise_2"
+    assert record.path == "ImageNet-P/" + record.key and record.group == "gaussian_noise_2"
     assert record.data[4:8] == b"ftyp"
     for option in (b"crf=23.0 qcomp=0.80", b"deadzone=6,6", b"threads=1 "):  # x264's SEI: -tune grain, 1 thread
         assert option in record.data, option
@@ -85,7 +85,7 @@ def test_images_sharing_a_video_name_keep_the_first_by_key():
 def test_document_records_the_encoder_settings_and_tfds_configs():
     document = imagenet_p_document(ImageNetPConfig.select(["shot_noise", "tilt"], preset="fast", simd=False,
                                                           tfds_frames="lossless"))
-    assert (document["edition"], document["benchmark"], document["tree"]) == ("imagenet", "p", "imagenet-p")
+    assert (document["edition"], document["benchmark"], document["tree"]) == ("imagenet", "p", "ImageNet-P")
     assert document["config"]["preset"] == "fast" and document["config"]["simd"] is False
     assert document["video"]["encoder"]["x264_params"] == "asm=0"
     assert document["video"]["encoder"]["cpu_capabilities"] == "none!"

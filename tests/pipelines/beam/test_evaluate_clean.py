@@ -106,7 +106,7 @@ def evaluated(tmp_path_factory):
     release, model, out = root / "sample", root / "centroids.onnx", root / "eval"
     assert cli(["build-c", "--output", str(release), "--workers", "1",
                 "--corruptions", ",".join(BENCHMARK_CORRUPTIONS)]) == 0
-    weights, bias = nearest_centroid(release / "imagenet-c" / "clean")
+    weights, bias = nearest_centroid(release / "ImageNet-C" / "clean")
     write_model(model, weights, bias)
     return release, model, out, weights, bias
 
@@ -125,7 +125,7 @@ def test_evaluate_prints_clean_error_mce_and_relative_mce_equal_to_a_hand_comput
     # the predictions are the model's: its NumPy twin on a few clean and corrupted images
     for config, folder in (("clean", "clean"), ("fog_5", "fog/5")):
         for row in map(json.loads, (out / "predictions" / "imagenet-c" / f"{config}.jsonl").read_text().splitlines()):
-            image = (release / "imagenet-c" / folder / row["key"]).read_bytes()
+            image = (release / "ImageNet-C" / folder / row["key"]).read_bytes()
             assert row["top5"][0] == int(np.argmax(features(image) @ weights + bias))
 
     summary = check_printed_and_saved(out, printed, clean, mce, rel_mce)

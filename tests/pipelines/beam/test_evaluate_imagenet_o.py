@@ -12,6 +12,7 @@ from PIL import Image
 
 from metrics.detection import fpr_at_recall_closest
 from pipelines.evaluation.release_inputs import in_distribution
+from schemas.release import C_TREE
 from schemas.wnids import imagenet_wnids
 from scripts.cli import main
 
@@ -115,7 +116,7 @@ def test_imagenet_o_scored_against_val_images_of_its_classes(imagenet_o, val_fol
 
 
 def test_in_distribution_takes_a_release_clean_config(tmp_path):
-    clean = tmp_path / "release" / "imagenet-c" / "clean"
+    clean = tmp_path / "release" / C_TREE / "clean"
     for wnid in (O_WNIDS[3], TENCH):
         save(clean / wnid / "ILSVRC2012_val_00000010.JPEG", photographs()["coffee"], (224, 224))
     found = in_distribution(str(tmp_path / "release"))

@@ -58,7 +58,7 @@ def release(tmp_path_factory):
     for c_index, corruption in enumerate(("fog", "saturate")):
         for severity in range(1, 6):
             for w_index, wnid in enumerate(WNIDS):
-                folder = root / "imagenet-c" / corruption / str(severity) / wnid
+                folder = root / "ImageNet-C" / corruption / str(severity) / wnid
                 folder.mkdir(parents=True)
                 for i in range(2):
                     seed = 100 * c_index + 10 * severity + 2 * w_index + i
@@ -67,7 +67,7 @@ def release(tmp_path_factory):
 
     for name in ("rotate", "gaussian_noise"):
         for w_index, wnid in enumerate(WNIDS):
-            folder = root / "imagenet-p" / name / wnid
+            folder = root / "ImageNet-P" / name / wnid
             folder.mkdir(parents=True)
             writer = imageio_ffmpeg.write_frames(str(folder / "vid.mp4"), (224, 224), fps=1,
                                                  codec="libx264", output_params=["-crf", "20"])
@@ -104,7 +104,7 @@ def test_imagenet_c_predictions_and_errors_match_the_model(release):
             assert [r["key"] for r in rows] == sorted(r["key"] for r in rows) and len(rows) == 4
             wrong = 0
             for row in rows:
-                path = root / "imagenet-c" / corruption / str(severity) / row["key"]
+                path = root / "ImageNet-C" / corruption / str(severity) / row["key"]
                 assert row["top5"][0] == reference_top1(path.read_bytes())
                 assert row["label"] == labels[row["key"].split("/")[0]]
                 wrong += row["top5"][0] != row["label"]
@@ -125,7 +125,7 @@ def test_imagenet_p_predictions_match_the_model_and_the_metrics(release):
     assert sorted(flips) == ["gaussian_noise", "rotate"] and flips["rotate"].shape == (2, 6, 5)
     import cv2
 
-    capture = cv2.VideoCapture(str(root / "imagenet-p" / "rotate" / WNIDS[1] / "vid.mp4"))
+    capture = cv2.VideoCapture(str(root / "ImageNet-P" / "rotate" / WNIDS[1] / "vid.mp4"))
     frames = []
     ok, frame = capture.read()
     while ok:
@@ -150,7 +150,7 @@ def test_outputs_are_byte_identical_on_a_second_run(release, tmp_path):
 
 
 def test_an_empty_release_is_a_clear_error(tmp_path):
-    with pytest.raises(ValueError, match="holds no imagenet-c"):
+    with pytest.raises(ValueError, match="holds no ImageNet-C"):
         evaluate_release(str(tmp_path), str(tmp_path / "m.onnx"))
 
 

@@ -59,7 +59,7 @@ def bad_models(tmp_path_factory):
 def release(tmp_path_factory):
     """A 224 ImageNet-C tree of four images: the first two (in key order) bright, the last two dark."""
     root = tmp_path_factory.mktemp("release")
-    folder = root / "imagenet-c" / "fog" / "1" / WNID
+    folder = root / "ImageNet-C" / "fog" / "1" / WNID
     folder.mkdir(parents=True)
     for i, level in enumerate((220, 200, 20, 10)):
         Image.fromarray(np.full((224, 224, 3), level, np.uint8)).save(folder / f"img_{i}.JPEG", quality=85)

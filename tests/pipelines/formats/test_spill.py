@@ -21,7 +21,7 @@ SHARDS = 2
 def record(index: int) -> OutputRecord:
     key = f"fog/3/n01440764/ILSVRC2012_val_{index:08d}.JPEG"
     jpeg = bytes([index % 256]) * (1000 + index)
-    return OutputRecord(key=key, group=GROUP, path=f"imagenet-c/{key}", data=jpeg,
+    return OutputRecord(key=key, group=GROUP, path=f"ImageNet-C/{key}", data=jpeg,
                         example={"image": jpeg, "label": 0, "file_name": key.rsplit("/", 1)[1]},
                         metadata={"image_key": key})
 

@@ -138,7 +138,7 @@ def test_noise_and_other_types_use_the_reference_rate_control(noisy):
     crf20 = encode_h264(noisy, noise=False, preset="medium")
     assert grain != crf20
     grain_options, crf20_options = x264_options(grain), x264_options(crf20)
-    # -tune grain: CRF 23, deblock -2:-2, psy_rd 1.00:0.25, aq strength 0.5, qcomp 0.8 (spec P 1.2)
+    # -tune grain: CRF 23, deblock -2:-2, psy_rd 1.00:0.25, aq strength 0.5, qcomp 0.8 (x264's grain tune)
     for option in ("crf=23.0", "deblock=1:-2:-2", "psy_rd=1.00:0.25", "aq=1:0.50", "qcomp=0.80"):
         assert option in grain_options
     for option in ("crf=20.0", "deblock=1:0:0", "qcomp=0.60"):

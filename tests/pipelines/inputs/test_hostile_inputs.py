@@ -176,7 +176,7 @@ def test_hostile_folder_builds_to_the_end(hostile_folder, tmp_path, capsys):
     assert len(sources) == 4
     assert "I;16 image scaled to 8 bits" in sources["n01440764/ILSVRC2012_val_00000008.JPEG"]["note"]
     for key in ("n01440764/ILSVRC2012_val_00000008.JPEG", "n01440764/ILSVRC2012_val_00000009.JPEG"):
-        out = np.asarray(Image.open(output / "imagenet-c" / "contrast" / "1" / key))
+        out = np.asarray(Image.open(output / "ImageNet-C" / "contrast" / "1" / key))
         assert out.std() > 5, key  # a picture, not a flat clip
     assert verify_release(str(output)).ok
 

@@ -20,7 +20,7 @@ P = ["build-p", "--perturbations", "rotate", "--difficulties", "1", "--preset", 
 
 #: (command, edition, benchmark, tree) of each build, in the order they replace each other in one folder:
 #: CIFAR -> 224, 224 -> Tiny-ImageNet, Tiny-ImageNet -> CIFAR-10-P, CIFAR-10-P -> 64x64, 64x64 -> CIFAR.
-CHAIN = [(C, "cifar", "c", "CIFAR-10-C"), (C, "imagenet", "c", "imagenet-c"), (C, "tinyimagenet", "c", "Tiny-ImageNet-C"),
+CHAIN = [(C, "cifar", "c", "CIFAR-10-C"), (C, "imagenet", "c", "ImageNet-C"), (C, "tinyimagenet", "c", "Tiny-ImageNet-C"),
          (P, "cifar", "p", "CIFAR-10-P"), (C, "imagenet64", "c", "ImageNet-64x64-C"), (C, "cifar", "c", "CIFAR-10-C")]
 
 

@@ -39,7 +39,7 @@ def delete_file_and_its_line(release, outside):
 
 
 def plant_symlinked_folder(release, outside):
-    os.symlink(outside, release / "imagenet-c" / "contrast" / "certs")
+    os.symlink(outside, release / "ImageNet-C" / "contrast" / "certs")
 
 
 def plant_symlinked_file(release, outside):
@@ -49,7 +49,7 @@ def plant_symlinked_file(release, outside):
 
 
 def empty_extra_folder(release, outside):
-    (release / "imagenet-c" / "contrast" / "3").mkdir()
+    (release / "ImageNet-C" / "contrast" / "3").mkdir()
 
 
 def delete_checksums(release, outside):
@@ -58,12 +58,12 @@ def delete_checksums(release, outside):
 
 def outputs_of_a_previous_input(release, outside):
     row = _rows(release)[0]
-    stale = release / "imagenet-c" / "contrast" / "1" / row["wnid"] / "ILSVRC2012_val_00049999.JPEG"
+    stale = release / "ImageNet-C" / "contrast" / "1" / row["wnid"] / "ILSVRC2012_val_00049999.JPEG"
     stale.write_bytes((release / row["path"]).read_bytes())
 
 
 def fifo_in_the_tree(release, outside):
-    os.mkfifo(release / "imagenet-c" / "pipe")
+    os.mkfifo(release / "ImageNet-C" / "pipe")
 
 
 def counts_edited_consistently(release, outside):
@@ -96,12 +96,12 @@ def sources_line_dropped(release, outside):
 
 TAMPERINGS = {
     delete_file_and_its_line: "is not listed in SHA256SUMS",
-    plant_symlinked_folder: "symlink (a release holds no links): imagenet-c/contrast/certs",
+    plant_symlinked_folder: "symlink (a release holds no links): ImageNet-C/contrast/certs",
     plant_symlinked_file: "symlink (a release holds no links)",
-    empty_extra_folder: "extra: imagenet-c/contrast/3/",
+    empty_extra_folder: "extra: ImageNet-C/contrast/3/",
     delete_checksums: "SHA256SUMS not found",
-    outputs_of_a_previous_input: "extra: imagenet-c/contrast/1/",
-    fifo_in_the_tree: "not a regular file (device, socket or fifo): imagenet-c/pipe",
+    outputs_of_a_previous_input: "extra: ImageNet-C/contrast/1/",
+    fifo_in_the_tree: "not a regular file (device, socket or fifo): ImageNet-C/pipe",
     counts_edited_consistently: "release.json: input.images is 8, counts.images 9",
     manifest_row_deleted_with_its_file: "manifest digest differs",
     checksum_line_escaping_the_release: "lists a path outside the release",

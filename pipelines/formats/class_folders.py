@@ -1,0 +1,111 @@
+"""Every class folder in every folder of classes, so that folder-inferring loaders label right.
+
+RobustBench's ``CustomImageFolder``, torchvision's ``ImageFolder`` and Hugging Face's
+``imagefolder`` number classes by the sub-folders they find, sorted. A release built from a subset
+(``--limit``, ``--image-ids``, the bundled sample, RobustBench's 5,000 ids that miss three classes)
+holds only some classes, and those loaders would give 0..k-1 instead of the dataset's indices. So
+every folder that holds class folders (``ImageNet-C/fog/3/``, ``ImageNet-C/clean/``,
+``ImageNet-P/rotate/``, ``Tiny-ImageNet-C/frost/1/``, ...) holds one folder per class name of the
+release's ``label`` feature (the names of ``label.labels.txt``), empty for the classes the subset
+misses: sorted, the folders give each class its index.
+
+The write step makes them (:func:`make_class_folders`), ``verify`` accepts exactly these empty
+folders (:func:`expected_class_folders`) and ``package`` puts them in the tars as folder entries.
+An object store holds no empty folders: there the packages carry them.
+"""
+from __future__ import annotations
+
+import json
+import os
+from typing import Iterable, Mapping, Optional
+
+from schemas.release import CHECKSUMS, RELEASE_JSON, TFDS_DIR, parse_checksum_lines
+from schemas.tfds import TfdsDataset
+
+from pipelines.formats import storage
+
+LABELS_FILE = "label.labels.txt"
+"""The TFDS metadata file of the ``label`` feature: one class name a line, in index order."""
+
+
+def label_names(dataset: TfdsDataset) -> tuple:
+    """Class names of a dataset's ``label`` feature, in index order (empty without names)."""
+    return tuple(getattr(dataset.features.get("label"), "names", ()) or ())
+
+
+def class_folder_parents(folders: Iterable[str], names: Iterable[str]) -> set:
+    """Folders that hold class folders: the parent of each folder (holding files) named after a class.
+
+    Parameters
+    ----------
+    folders : iterable of str
+        ``/``-separated folders that hold output files, e.g. ``ImageNet-C/fog/3/n01440764``.
+    names : iterable of str
+        The class names.
+    """
+    names = set(names)
+    return {parent for parent, _, name in (f.rpartition("/") for f in folders) if parent and name in names}
+
+
+def class_folders(parents: Iterable[str], names: Iterable[str]) -> set:
+    """Every class folder ``<parent>/<name>`` of every parent."""
+    names = tuple(names)
+    return {f"{parent}/{name}" for parent in parents for name in names}
+
+
+def make_class_folders(output_dir: str, output_folders: Iterable[str], names: Iterable[str]) -> None:
+    """Make, below a local ``output_dir``, every class folder of the parents of ``output_folders``
+    (folders that hold outputs); nothing on an object store (it holds no empty folders)."""
+    if not storage.is_local(output_dir):
+        return
+    names = tuple(names)
+    for folder in sorted(class_folders(class_folder_parents(output_folders, names), names)):
+        os.makedirs(os.path.join(output_dir, *folder.split("/")), exist_ok=True)
+
+
+def release_label_names(root: str, listed: Iterable[str]) -> tuple:
+    """The class names of a release: the lines of its first listed ``tfds/.../label.labels.txt``
+    (empty when it lists none)."""
+    files = sorted(p for p in listed if p.startswith(f"{TFDS_DIR}/") and p.endswith(f"/{LABELS_FILE}"))
+    if not files:
+        return ()
+    return tuple(storage.read_bytes(storage.join(root, files[0])).decode("utf-8").split())
+
+
+def expected_class_folders(root: str, listed: Iterable[str], tree: Optional[str] = None) -> set:
+    """The class folders of a release's tree that hold no listed file (they must exist, empty).
+
+    Parameters
+    ----------
+    root : str
+        The release directory.
+    listed : iterable of str
+        The paths ``SHA256SUMS`` lists.
+    tree : str, optional
+        The tree folder (default: ``release.json``'s ``tree``; none: no class folders).
+    """
+    listed = list(listed)
+    if tree is None:
+        tree = _release_tree(root)
+    if not tree:
+        return set()
+    holding = {p.rpartition("/")[0] for p in listed if p.startswith(f"{tree}/")}
+    names = release_label_names(root, listed)
+    return class_folders(class_folder_parents(holding, names), names) - holding
+
+
+def _release_tree(root: str) -> Optional[str]:
+    try:
+        document: Mapping = json.loads(storage.read_bytes(storage.join(root, RELEASE_JSON)))
+        return document.get("tree")
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
+def release_class_folders(root: str, tree: Optional[str] = None) -> set:
+    """:func:`expected_class_folders` of a release, from its ``SHA256SUMS`` (empty when it has none)."""
+    try:
+        listed = storage.read_bytes(storage.join(root, CHECKSUMS)).decode("utf-8")
+    except OSError:
+        return set()
+    return expected_class_folders(root, parse_checksum_lines(listed.splitlines()), tree)

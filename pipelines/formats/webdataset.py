@@ -1,0 +1,342 @@
+"""WebDataset shards of a release's tree: ``webdataset/<config>/<config>-000000.tar``, ...
+
+The format PyTorch users read at scale (``webdataset``, timm, OpenCLIP): each shard is a plain tar
+of samples, a sample being the members that share a key. Here each output of a config is one
+sample, in manifest (key) order:
+
+- ``<key>.jpg`` (ImageNet-C editions) or ``<key>.mp4`` (ImageNet-P editions): the tree file's
+  bytes, unchanged; for CIFAR-10-C / CIFAR-100-C, whose outputs are rows of stacked ``.npy``
+  arrays, ``<key>.png``: the row as the lossless PNG of its TFDS example (read back from the
+  config's TFRecord shards);
+- ``<key>.cls``: the label (the index of the class in ``label.labels.txt``; ImageNet's for the
+  ImageNet editions, CIFAR's for CIFAR), as decimal text, as ``webdataset`` decodes ``.cls``.
+
+The key is ``<class folder>_<file name without extension>``, e.g.
+``n01440764_ILSVRC2012_val_00000293`` (CIFAR: ``<class name>_<image key>``, e.g. ``cat_00000``):
+WebDataset splits a member name at the first dot of its base name, so the key has none (a dot in
+a file stem becomes ``_``). A shard holds at most
+:data:`MAX_SHARD_BYTES` bytes (a sample larger than that alone). The bytes are reproducible:
+GNU tar headers with mtime 0, owner 0/0 without names, mode 0644, the end-of-archive blocks and
+the padding to tar's 10,240-byte records, so equal outputs give equal shards. The shards go into
+``SHA256SUMS`` through the checksum part of their config; ``verify`` checks every shard's samples
+against the manifest (:func:`check_shards`).
+"""
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import tarfile
+from typing import Callable, Iterable, Iterator, Mapping, Optional, Sequence
+
+from schemas.records import FileInfo
+from schemas.release import CHECKSUMS, WEBDATASET_DIR, manifest_path
+
+from pipelines.formats import storage
+
+WEBDATASET = WEBDATASET_DIR
+"""Name of the format (``--formats webdataset``) and of the folder of its shards in a release."""
+FORMATS = (WEBDATASET,)
+"""Output formats a build may add to the tree, TFDS and the manifests."""
+MAX_SHARD_BYTES = 1_000_000_000
+"""Largest shard (1 GB), unless one sample alone is larger."""
+EXTENSIONS: Mapping[str, str] = {".jpeg": "jpg", ".jpg": "jpg", ".png": "png", ".mp4": "mp4"}
+"""Tree file extension (lower case) -> the sample member's extension WebDataset decodes."""
+_BLOCK = 512
+_END = 2 * _BLOCK
+_RECORD = tarfile.RECORDSIZE
+
+
+def sample_key(path: str) -> str:
+    """The WebDataset key of a tree file: ``<class folder>_<stem>`` with no dot, e.g.
+    ``ImageNet-C/fog/3/n01440764/ILSVRC2012_val_00000293.JPEG`` -> ``n01440764_ILSVRC2012_val_00000293``."""
+    folder, name = path.rsplit("/", 2)[-2:]
+    stem = name.rsplit(".", 1)[0]
+    return f"{folder}_{stem}".replace(".", "_")
+
+
+def member_extension(path: str) -> str:
+    """The member extension of a tree file: ``jpg``, ``png`` or ``mp4``.
+
+    Raises
+    ------
+    ValueError
+        For a file type WebDataset users have no decoder for here.
+    """
+    dot = path.rfind(".")
+    extension = EXTENSIONS.get(path[dot:].lower()) if dot > path.rfind("/") else None
+    if extension is None:
+        raise ValueError(f"{path}: no WebDataset member type for this file (known: {', '.join(EXTENSIONS)})")
+    return extension
+
+
+def _padded(size: int) -> int:
+    return -(-size // _BLOCK) * _BLOCK
+
+
+def _header(name: str, size: int) -> bytes:
+    info = tarfile.TarInfo(name)
+    info.size, info.mode, info.mtime, info.uid, info.gid, info.uname, info.gname = size, 0o644, 0, 0, 0, "", ""
+    return info.tobuf(tarfile.GNU_FORMAT, "utf-8", "surrogateescape")
+
+
+def label_bytes(label: int) -> bytes:
+    """The ``.cls`` member of a label: its decimal text."""
+    return str(int(label)).encode("ascii")
+
+
+def sample_bytes(key: str, extension: str, data: bytes, label: int) -> bytes:
+    """The tar members of one sample: ``<key>.<extension>`` then ``<key>.cls``."""
+    out = io.BytesIO()
+    for name, value in ((f"{key}.{extension}", data), (f"{key}.cls", label_bytes(label))):
+        out.write(_header(name, len(value)))
+        out.write(value)
+        out.write(b"\0" * (_padded(len(value)) - len(value)))
+    return out.getvalue()
+
+
+def sample_size(key: str, extension: str, size: int, label: int) -> int:
+    """Bytes :func:`sample_bytes` takes for a file of ``size`` bytes (without reading it)."""
+    headers = len(_header(f"{key}.{extension}", size)) + len(_header(f"{key}.cls", 0))
+    return headers + _padded(size) + _padded(len(label_bytes(label)))
+
+
+def plan_shards(sizes: Sequence[int], max_bytes: int = MAX_SHARD_BYTES) -> list[tuple[int, int]]:
+    """Split samples of ``sizes`` bytes, in order, into ``[start, end)`` runs whose shards (with
+    the end blocks and record padding) stay within ``max_bytes``; a sample larger than that alone."""
+    runs, start, total = [], 0, 0
+    for index, size in enumerate(sizes):
+        if index > start and total + size + _END + _RECORD > max_bytes:
+            runs.append((start, index))
+            start, total = index, 0
+        total += size
+    if len(sizes) > start:
+        runs.append((start, len(sizes)))
+    return runs
+
+
+def _closing(length: int) -> bytes:
+    """The end-of-archive blocks and the zero padding to a whole tar record."""
+    total = length + _END
+    return b"\0" * (_END + (-total) % _RECORD)
+
+
+def shard_path(config: str, index: int) -> str:
+    """Relative path of shard ``index`` of ``config``: ``webdataset/<config>/<config>-000000.tar``."""
+    return f"{WEBDATASET}/{config}/{config}-{index:06d}.tar"
+
+
+def manifest_samples(lines: Iterable[str]) -> list[tuple[str, str, int, int]]:
+    """``(key, path, bytes, label)`` of each manifest line of a folder tree's config, in order."""
+    samples = []
+    for line in lines:
+        row = json.loads(line)
+        samples.append((sample_key(row["path"]), row["path"], int(row["bytes"]), int(row["label"])))
+    return samples
+
+
+def write_shards(output_dir: str, config: str, samples: Sequence[tuple[str, str, int, int]],
+                 read: Optional[Callable[[str], bytes]] = None, max_bytes: int = MAX_SHARD_BYTES,
+                 group: str = "", extension: Optional[str] = None) -> list[FileInfo]:
+    """Write the shards of one config from its samples ``(key, path, bytes, label)`` (manifest
+    order; ``read(path)`` gives a sample's bytes, read once each in that order); return what was
+    written. ``extension``: every sample's member type (default: from its path).
+
+    Raises
+    ------
+    ValueError
+        If two samples share a key, or a file's size differs from the manifest's.
+    """
+    keys = [key for key, *_ in samples]
+    if len(set(keys)) != len(keys):
+        raise ValueError(f"{config}: two outputs have the same WebDataset key")
+    read = read or (lambda path: storage.read_bytes(storage.join(output_dir, path)))
+    types = [extension or member_extension(path) for _, path, _, _ in samples]
+    sizes = [sample_size(key, kind, size, label) for (key, _, size, label), kind in zip(samples, types)]
+    infos = []
+    for index, (start, end) in enumerate(plan_shards(sizes, max_bytes)):
+        def chunks(start=start, end=end) -> Iterator[bytes]:
+            length = 0
+            for (key, path, size, label), kind in zip(samples[start:end], types[start:end]):
+                data = read(path)
+                if len(data) != size:
+                    raise ValueError(f"{path}: {len(data)} bytes, the manifest says {size}")
+                chunk = sample_bytes(key, kind, data, label)
+                length += len(chunk)
+                yield chunk
+            yield _closing(length)
+        infos.append(storage.write_atomic(output_dir, shard_path(config, index), chunks(), group=group))
+    return infos
+
+
+def read_shard(stream) -> Iterator[tuple[str, dict]]:
+    """``(key, {extension: bytes})`` of each sample of a shard read from a binary stream, in order
+    (grouped by key as WebDataset groups them)."""
+    key, members = None, {}
+    with tarfile.open(fileobj=stream, mode="r:") as archive:
+        for member in archive:
+            if not member.isfile():
+                continue
+            name, _, extension = member.name.rsplit("/", 1)[-1].partition(".")
+            if name != key and key is not None:
+                yield key, members
+                members = {}
+            key, members[extension] = name, archive.extractfile(member).read()
+    if key is not None:
+        yield key, members
+
+
+def check_shards(root: str, config: str, lines: Iterable[str], listed: Mapping[str, str]) -> list[str]:
+    """Problems of one config's shards against its manifest lines: the shards ``SHA256SUMS`` lists,
+    read in order, hold exactly the manifest's samples in order, with the tree files' SHA-256 and
+    labels (empty: they match)."""
+    prefix = f"{WEBDATASET}/{config}/"
+    shards = sorted(p for p in listed if p.startswith(prefix))
+    expected, stacked = manifest_sha256s(lines)
+    found = []
+    for shard in shards:
+        try:
+            with storage.open_stream(storage.join(root, shard)) as stream:
+                found += [(key, _digests(members, stacked)) for key, members in read_shard(stream)]
+        except (OSError, tarfile.TarError) as err:
+            return [f"{shard}: unreadable ({type(err).__name__}: {err})"]
+    if [key for key, _ in found] != [key for key, _, _ in expected]:
+        return [f"{prefix}: {len(found)} samples, the manifest {len(expected)} (or in another order)"]
+    problems = []
+    for (key, members), (_, sha256, label) in zip(found, expected):
+        data = [value for extension, value in members.items() if extension != "cls"]
+        if data != [sha256]:
+            problems.append(f"{prefix}{key}: the sample's bytes differ from the tree file's")
+        elif members.get("cls") != label_bytes(label):
+            problems.append(f"{prefix}{key}: label {members.get('cls')!r}, the manifest {label}")
+    return problems
+
+
+def _digests(members: dict, stacked: bool) -> dict:
+    """A sample's members with each data member (all but ``.cls``) replaced by its SHA-256: of the
+    bytes, or (``stacked``: a row of a stacked array) of the PNG's decoded uint8 pixels."""
+    return {extension: value if extension == "cls" else hashlib.sha256(_pixels(value) if stacked else value).hexdigest()
+            for extension, value in members.items()}
+
+
+def _pixels(png: bytes) -> bytes:
+    import numpy as np
+    from PIL import Image
+
+    with Image.open(io.BytesIO(png)) as image:
+        return np.asarray(image.convert("RGB"), dtype=np.uint8).tobytes()
+
+
+def manifest_sha256s(lines: Iterable[str]) -> tuple[list[tuple[str, str, int]], bool]:
+    """``(key, sha256, label)`` of each manifest line, and whether the rows are of stacked arrays:
+    the tree file's SHA-256, or for a row of a stacked array the SHA-256 of its uint8 pixels
+    (``array_sha256``)."""
+    rows = [json.loads(line) for line in lines]
+    if is_folder_tree([(None, row["path"], 0, 0) for row in rows]):
+        return [(sample_key(row["path"]), row["sha256"], int(row["label"])) for row in rows], False
+    return [(stacked_key(row), row["array_sha256"], int(row["label"])) for row in rows], True
+
+
+def is_folder_tree(samples: Sequence[tuple]) -> bool:
+    """True when every sample is a file of a class folder (``<tree>/.../<class>/<file>``), not a row of
+    a stacked array (``CIFAR-10-C/fog.npy``)."""
+    return bool(samples) and all(path.count("/") >= 2 for _, path, _, _ in samples)
+
+
+def write_config_webdataset(output_dir: str, config: str, max_bytes: int = MAX_SHARD_BYTES) -> list[FileInfo]:
+    """The shards of one config, from its manifest ``manifest/<config>.jsonl``: the tree files, or
+    for a config of stacked arrays each row's PNG from the TFRecord shards; return what was written."""
+    lines = storage.read_bytes(storage.join(output_dir, manifest_path(config))).decode("utf-8").splitlines()
+    samples = manifest_samples(lines)
+    if is_folder_tree(samples):
+        return write_shards(output_dir, config, samples, max_bytes=max_bytes, group=config)
+    rows = [json.loads(line) for line in lines]
+    if not rows:
+        return []
+    locators = [(row["shard"], number) for number, row in enumerate(rows)]
+    sizes = [len(data) for data in _stacked_images(output_dir, locators)]
+    read = _sequential(_stacked_images(output_dir, locators), locators)
+    stacked = [(stacked_key(row), locator, size, int(row["label"])) for row, locator, size in zip(rows, locators, sizes)]
+    return write_shards(output_dir, config, stacked, read, max_bytes, config, STACKED_EXTENSION)
+
+
+STACKED_EXTENSION = "png"
+"""Member type of a row of a stacked array: the lossless PNG of the TFDS example (CIFAR-10-C's)."""
+
+
+def stacked_key(row: Mapping) -> str:
+    """The key of a row of a stacked array: ``<class name>_<image key stem>``, e.g. ``cat_00000``."""
+    return f"{row['wnid']}_{str(row['image_key']).rsplit('.', 1)[0]}".replace(".", "_").replace("/", "_")
+
+
+def _stacked_images(output_dir: str, locators: Sequence[tuple[str, int]]) -> Iterator[bytes]:
+    """The ``image`` of each row's TFDS example, in row order. A shard holds its rows' examples in
+    key order, so each row takes the next example of its shard (each shard read once, in order)."""
+    from pipelines.formats.tfrecord import decode_example, iter_records
+
+    streams, readers = {}, {}
+    try:
+        for shard, _ in locators:
+            if shard not in readers:
+                streams[shard] = storage.open_stream(storage.join(output_dir, shard))
+                readers[shard] = iter_records(streams[shard])
+            _, data = next(readers[shard])
+            yield decode_example(data)["image"][0]
+    finally:
+        for stream in streams.values():
+            stream.close()
+
+
+def _sequential(values: Iterator[bytes], locators: Sequence) -> Callable:
+    """``read(locator)`` over values that come in ``locators``' order, each read once."""
+    expected = iter(locators)
+
+    def read(locator):
+        if next(expected) != locator:
+            raise ValueError(f"rows read out of order at {locator}")
+        return next(values)
+    return read
+
+
+def check_release_shards(root: str, manifest_parts: Sequence[str], listed: Mapping[str, str],
+                         formats: Iterable[str] = ()) -> list[str]:
+    """Problems of a release's shards (:func:`check_shards` per config that has any); shards of a
+    config without a manifest part are a problem too, and so is, when ``formats`` (``release.json``'s
+    ``config.formats``) names ``webdataset``, a config with outputs but no shard. Empty: they match."""
+    configs = sorted({p.split("/")[1] for p in listed if p.startswith(f"{WEBDATASET}/") and p.count("/") == 2})
+    parts = {part.rsplit("/", 1)[-1][:-len(".jsonl")]: part for part in manifest_parts}
+    problems = [f"{WEBDATASET}/{config}/: shards of a config without a manifest" for config in configs
+                if config not in parts]
+    if WEBDATASET in set(formats):
+        problems += [f"{WEBDATASET}/{config}/: no shard listed in {CHECKSUMS}" for config, part in sorted(parts.items())
+                     if config not in configs and part in listed and _has_rows(root, part)]
+    for config in configs:
+        if config in parts and parts[config] in listed:
+            try:
+                lines = storage.read_bytes(storage.join(root, parts[config])).decode("utf-8").splitlines()
+            except OSError:
+                continue  # reported as missing
+            problems += check_shards(root, config, lines, listed)
+    return problems
+
+
+def check_formats(formats: Iterable[str], edition: str, stacked: bool) -> None:
+    """Refuse a format an edition cannot have.
+
+    Raises
+    ------
+    ValueError
+        For ``webdataset`` on an ImageNet-P edition whose sequences are rows of stacked ``.npy``
+        arrays (CIFAR-10-P): a sequence has no one file, and those arrays are what its evaluator loads.
+    """
+    if WEBDATASET in set(formats) and stacked:
+        raise ValueError(f"--formats {WEBDATASET}: the {edition} edition's ImageNet-P writes stacked .npy sequences, "
+                         "not a tree of video files; its shards are not written (load the .npy arrays or the TFDS "
+                         "records)")
+
+
+def _has_rows(root: str, part: str) -> bool:
+    try:
+        return bool(storage.read_bytes(storage.join(root, part), 0, 1))
+    except OSError:
+        return False  # reported as missing
