@@ -14,7 +14,11 @@ def add_arguments(parser):
     parser.add_argument("--release", required=True,
                         help="release directory (holds ImageNet-C/, ImageNet-P/ or tfds/, or an edition's tree: "
                              "CIFAR-10-C/, CIFAR-100-C/, Tiny-ImageNet-C/, ImageNet-64x64-C/, ImageNet-C-299/), "
-                             "or a packaged ImageNet-A set (imagenet-a/, from package-a)")
+                             "or a packaged ImageNet-A or ImageNet-O set (imagenet-a/ or imagenet-o/, from package-a / "
+                             "package-o)")
+    parser.add_argument("--in-distribution",
+                        help="ImageNet-O only: an ImageNet val folder or tar, or a release with a clean config; its "
+                             "images of the 200 ImageNet-O classes are the negatives of AUPR, AUROC and FPR95")
     parser.add_argument("--model", required=True,
                         help=".onnx, TorchScript .pt/.pth, or Keras/SavedModel path")
     parser.add_argument("--framework", choices=("onnx", "pytorch", "tensorflow"),
@@ -40,7 +44,7 @@ def check(args) -> None:
     import os
 
     for option, path in (("--release", args.release), ("--model", args.model), ("--baseline", args.baseline),
-                         ("--flip-baseline", args.flip_baseline)):
+                         ("--flip-baseline", args.flip_baseline), ("--in-distribution", args.in_distribution)):
         if path is not None and "://" not in path and not os.path.exists(path):
             raise ValueError(f"{option} {path}: no such file or folder")
     for option, value in (("--batch-size", args.batch_size), ("--workers", args.workers)):
@@ -74,7 +78,7 @@ def run(args) -> int:
             args.release, args.model, args.output, args.framework, args.source, args.clean_error,
             load_error_baseline(args.baseline) if args.baseline else None,
             load_flip_baseline(args.flip_baseline) if args.flip_baseline else None,
-            args.batch_size, args.workers, [a for a in args.beam_args if a != "--"])
+            args.batch_size, args.workers, [a for a in args.beam_args if a != "--"], args.in_distribution)
     except (OSError, ValueError, ImportError) as err:
         print(f"imagenet-cp evaluate: {err}", file=sys.stderr)
         return 2

@@ -5,7 +5,7 @@ listed by :mod:`pipelines.evaluation.release_inputs` and :mod:`pipelines.evaluat
 (the JPEG or ``.npy`` tree, or the TFDS records, of the edition ``release.json`` names), each
 image or frame goes to the model as its edition's evaluator feeds it
 (:mod:`pipelines.evaluation.model_input`), and :mod:`pipelines.evaluation.scores` writes the
-files. A packaged ImageNet-A set goes to :mod:`pipelines.beam.evaluate_a_o`.
+files. A packaged ImageNet-A or ImageNet-O set goes to :mod:`pipelines.beam.evaluate_a_o`.
 
 Labels are the class folder's index among the edition's classes (the sorted 1000 ImageNet wnids,
 Tiny ImageNet's 200), or the ``labels.npy`` row of the ``.npy`` editions.
@@ -35,13 +35,13 @@ from schemas.edition import DEFAULT_EDITION
 from schemas.editions import get_edition
 from schemas.release import C_TREE, P_TREE, TFDS_DIR, json_line
 
-from pipelines.beam.evaluate_a_o import evaluate_imagenet_a
+from pipelines.beam.evaluate_a_o import evaluate_adversarial
 from pipelines.beam.inference import PredictLogits, count_refused, model_handler, run_checked, threads_per_worker
 from pipelines.beam.runner import make_pipeline
 from pipelines.evaluation.model_input import frame_model_input, image_model_input, model_input
 from pipelines.evaluation.models import A_CLASSES, P_TREE_CLASSES, check_model, key_text, read_item, trial_batch
 from pipelines.evaluation.p_sequences import npy_sequences, p_sets, p_tree, sequence_frames
-from pipelines.evaluation.release_inputs import (c_configs, c_examples, c_release, is_a_release,
+from pipelines.evaluation.release_inputs import (adversarial_tree, c_configs, c_examples, c_release,
                                                  labelled_paths, tree_labels)
 from pipelines.evaluation.scores import (PREDICTIONS_DIR, default_output, model_name_of, output_path,
                                          write_evaluation)
@@ -208,7 +208,7 @@ def _nothing_to_evaluate(release_dir: str, c, source: str) -> str:
 def evaluate_release(release_dir: str, model_path: str, out_dir: str | None = None,
                      framework: str | None = None, source: str = "auto", clean_error=None,
                      baseline=None, flip_baseline=None, batch_size: int = 32,
-                     workers: int | None = None, beam_args=()):
+                     workers: int | None = None, beam_args=(), in_distribution: str | None = None):
     """Run ``model_path`` over the release in ``release_dir`` and write predictions, metrics, report.
 
     Parameters
@@ -225,6 +225,9 @@ def evaluate_release(release_dir: str, model_path: str, out_dir: str | None = No
     workers, beam_args
         Local worker processes, and Beam options (a ``--runner`` runs elsewhere); see
         ``pipelines.beam.runner.make_pipeline``.
+    in_distribution : str, optional
+        ImageNet-O only (and required there): an ImageNet val folder or tar, or a release with a
+        clean config, whose images of the 200 ImageNet-O classes are the negatives.
 
     Returns
     -------
@@ -239,8 +242,12 @@ def evaluate_release(release_dir: str, model_path: str, out_dir: str | None = No
     from schemas.baselines import ALEXNET_IMAGENET_C
 
     storage.configure(beam_args)
-    if is_a_release(release_dir):  # a packaged ImageNet-A set (package-a)
-        return evaluate_imagenet_a(release_dir, model_path, out_dir, framework, batch_size, workers, beam_args)
+    tree = adversarial_tree(release_dir)
+    if tree is not None:  # a packaged ImageNet-A or -O set (package-a, package-o)
+        return evaluate_adversarial(release_dir, tree, model_path, out_dir, framework, batch_size, workers,
+                                    beam_args, in_distribution)
+    if in_distribution is not None:
+        raise ValueError("--in-distribution applies to ImageNet-O releases only (a package-o folder)")
     c = c_release(release_dir)
     configs = c_configs(release_dir, c, source)
     sets = p_sets(release_dir)

@@ -16,7 +16,8 @@ official download without one, from the tree folder it holds):
   ``<class of label>/<base name of file_name>`` as in the tree, or the example's index where the
   examples have no file name (CIFAR).
 
-ImageNet-A: ``imagenet-a/<wnid>/<file>`` (package-a). ImageNet-P: :mod:`pipelines.evaluation.p_sequences`.
+ImageNet-A / -O: ``imagenet-a/<wnid>/<file>`` (package-a), ``imagenet-o/<wnid>/<file>``
+(package-o), and ImageNet-O's in-distribution images (:func:`in_distribution`). ImageNet-P: :mod:`pipelines.evaluation.p_sequences`.
 """
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ from typing import NamedTuple, Optional
 
 import numpy as np
 
-from schemas.adversarial import A_TREE
+from schemas.adversarial import A_TREE, TASKS
 from schemas.class_subsets import subset_indices
 from schemas.edition import DEFAULT_EDITION, NPY, Edition, Layout
 from schemas.editions import EDITIONS
@@ -301,23 +302,27 @@ def c_examples(config: CConfig, release_dir: str, c: CRelease, labels: dict):
         yield from _tfds_records(config, c.layout.tfds.split)
 
 
-def a_tree_files(release_dir: str) -> list:
-    """``[(key '<wnid>/<file>', label, path)]`` of a packaged ImageNet-A tree, sorted by key.
+ADVERSARIAL_TASKS = {task.tree: task for task in TASKS.values()}
+"""Tree of a packaged set (package-a / package-o) -> its task (``name`` is its 200-class subset)."""
+
+
+def adversarial_files(release_dir: str, tree: str = A_TREE) -> list:
+    """``[(key '<wnid>/<file>', label, path)]`` of a packaged ImageNet-A or -O tree, sorted by key.
 
     Raises
     ------
     ValueError
-        On a class folder outside the 200 ImageNet-A classes, or an empty tree.
+        On a class folder outside the tree's 200 classes, or an empty tree.
     """
-    root = storage.join(release_dir, A_TREE)
-    allowed = set(subset_indices("imagenet_a").tolist())
+    root = storage.join(release_dir, tree)
+    allowed = set(subset_indices(ADVERSARIAL_TASKS[tree].name).tolist())
     files = []
     for relative in storage.list_tree(root):
         folder, _, name = relative.partition("/")
         if not name or "/" in name:
             continue
         if wnid_to_label().get(folder) not in allowed:
-            raise ValueError(f"{storage.join(root, folder)}: not one of the 200 ImageNet-A classes")
+            raise ValueError(f"{storage.join(root, folder)}: not one of the 200 {ADVERSARIAL_TASKS[tree].dataset_title} classes")
         if os.path.splitext(name)[1].lower() in IMAGE_EXTENSIONS:
             files.append((relative, wnid_to_label()[folder], storage.join(root, relative)))
     if not files:
@@ -325,11 +330,62 @@ def a_tree_files(release_dir: str) -> list:
     return files
 
 
-def is_a_release(release_dir: str) -> bool:
-    """True when the release holds a packaged ImageNet-A set (``imagenet-a/``)."""
-    return storage.is_folder(storage.join(release_dir, A_TREE))
+def adversarial_tree(release_dir: str) -> Optional[str]:
+    """The packaged set a release holds (``imagenet-a`` or ``imagenet-o``), None for another release."""
+    return next((tree for tree in ADVERSARIAL_TASKS if storage.is_folder(storage.join(release_dir, tree))), None)
 
 
-__all__ = ["CConfig", "CRelease", "SOURCES", "a_tree_files", "c_configs", "c_examples", "c_release",
-           "check_config", "is_a_release", "labelled_paths", "npy_header", "parse_config", "read_npy", "read_npy_rows",
+class InDistribution(NamedTuple):
+    """The in-distribution images of an ImageNet-O evaluation: ``items`` ``[(key, label, item)]``
+    sorted by key (``item`` a path, an encoded image or a :class:`schemas.records.SourceEntry`),
+    ``kind`` (``'clean_config'``, or the listing's ``'folder'`` / ``'tar'`` / ``'tfds'``),
+    ``listed`` (images of any class found) and ``unusable`` (files the listing refused)."""
+
+    items: list
+    kind: str
+    listed: int
+    unusable: int
+
+
+def _clean_config_items(path: str) -> Optional[tuple]:
+    """``[(key, label, item)]`` of a release's clean config; None when ``path`` holds no ImageNet-C release."""
+    c = c_release(path)
+    configs = c_configs(path, c)
+    if not configs:
+        return None
+    if c.edition.name != DEFAULT_EDITION:
+        raise ValueError(f"{path}: a {c.edition.name} release; ImageNet-O is scored against 224 ImageNet images")
+    clean = [config for config in configs if config.name == CLEAN]
+    if not clean:
+        raise ValueError(f"{path}: the release has no clean config to take in-distribution images from")
+    return [(key, label, item) for (_, key, label), item in c_examples(clean[0], path, c, tree_labels(path, c))]
+
+
+def in_distribution(path: str, subset: str = "imagenet_o") -> InDistribution:
+    """The images of ``subset``'s 200 classes in an ImageNet val input (a folder or tar, listed by
+    :func:`pipelines.inputs.listing.index_source`) or in a release's clean config.
+
+    Raises
+    ------
+    ValueError
+        When the input holds no image of the 200 classes, or cannot be listed (one line).
+    """
+    from pipelines.inputs.listing import index_source
+
+    items = _clean_config_items(path)
+    kind, unusable = "clean_config", 0
+    if items is None:
+        index = index_source(path)
+        kind, unusable = index.kind, len(index.failures)
+        items = [(entry.key, entry.label, entry) for entry in index.entries]
+    allowed = set(subset_indices(subset).tolist())
+    kept = sorted((item for item in items if item[1] in allowed), key=lambda item: item[0])
+    if not kept:
+        raise ValueError(f"--in-distribution {path}: no image of the 200 ImageNet-O classes among the "
+                         f"{len(items)} listed")
+    return InDistribution(kept, kind, len(items), unusable)
+
+
+__all__ = ["ADVERSARIAL_TASKS", "CConfig", "CRelease", "InDistribution", "SOURCES", "adversarial_files",
+           "adversarial_tree", "c_configs", "c_examples", "c_release", "check_config", "in_distribution", "labelled_paths", "npy_header", "parse_config", "read_npy", "read_npy_rows",
            "release_document", "tfds_configs", "tree_configs", "tree_labels"]

@@ -195,6 +195,11 @@ def summary_lines(document: dict) -> list[str]:
                          f"{_percent(summary['relative_mCE'])} % (normalised by {summary['baseline']}; "
                          + ", ".join(f"{r.model} {r.mCE:.1f} / {r.relative_mCE:.1f}" for r in REFERENCE_RESULTS)
                          + ")")
+    o = document.get("imagenet_o")
+    if o is not None:
+        lines.append(f"ImageNet-O AUPR: {o['AUPR']:.2f} % (chance {o['chance_AUPR']:.2f} %: {o['images']} ImageNet-O "
+                     f"images of {o['images'] + o['in_distribution_images']}), AUROC {o['AUROC']:.2f} %, "
+                     f"FPR95 {o['FPR95']:.2f} %")
     return lines
 
 
