@@ -82,6 +82,10 @@ NOT_RUN = {
     "[--cap 10]": _SYNOPSIS,
     "imagenet-cp package-a --filtered runs/a --accepted reviews.jsonl --output release/imagenet-a": _A_O,
     "imagenet-cp verify release/imagenet-a": _A_O,
+    "imagenet-cp evaluate --release release/imagenet-o --in-distribution ILSVRC2012_img_val.tar --model M.onnx "
+    "--output evaluations/imagenet-o": ("needs an ImageNet-O release made by filter-o and package-o; "
+                                        "tests/pipelines/beam/test_evaluate_imagenet_o.py builds one and runs "
+                                        "this evaluation"),
     "imagenet-cp evaluate --release out/vcr --model resnet50.onnx [--human humans.csv] [--bins 20 "
     "--smoothing 0.04 --empty-bin zero|drop --knots left|centre]": _SYNOPSIS,
 }
