@@ -16,7 +16,6 @@ from PIL import Image
 
 from .filters import gaussian_filter
 from .geometry import displace_reflect
-from .units import clip_to_255
 
 
 def contrast(x: np.ndarray, rng: np.random.RandomState, *, factor: float) -> np.ndarray:
@@ -128,7 +127,7 @@ def elastic_transform(x: np.ndarray, rng: np.random.RandomState, *, alpha: float
     image = _random_affine(np.asarray(x, dtype=np.float32) / 255.0, rng, affine_jitter)
     dx = _displacement(rng, (height, width), alpha, sigma)
     dy = _displacement(rng, (height, width), alpha, sigma)
-    return clip_to_255(displace_reflect(image, dy, dx))
+    return displace_reflect(image, dy, dx, to_255=True)
 
 
 def pixelate(x: np.ndarray, rng: np.random.RandomState, *, factor: float) -> np.ndarray:

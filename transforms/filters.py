@@ -96,95 +96,130 @@ def _correlate_symmetric(padded, half, step, out):
 
 
 @numba.njit(cache=True)
-def _correlate_symmetric_4rows(padded, half, step, out):
-    """:func:`_correlate_symmetric` for the first ``4 * (rows // 4)`` positions along the axis.
+def _correlate_folded(image, rows_of, half, out):
+    """scipy's symmetric ``NI_Correlate1D`` along axis 1 of ``image`` (lines, n, step), unpadded.
 
-    The same operations on every output, in the same order (``x[i] * w[0]``, then the taps from
-    ``radius`` down: ``radius % 8`` single ones, then eight per pass), but four positions along
-    the axis (four "rows" of ``step`` elements) at a time: a pass of eight taps over four rows
-    reads 11 + 11 input rows instead of 4 x 16, so the loads that bound the one-row loop (long
-    kernels: elastic_transform's 513 taps) drop by two thirds. Returns the number of rows done;
-    the caller filters the rest with :func:`_correlate_symmetric`.
+    ``rows_of[p]`` is the row of ``image`` that position ``p - radius`` of the extended line
+    holds (the boundary mode as an index table), so no padded copy is made: a kernel wider
+    than the line (elastic_transform's 1025 taps on 224 rows) reads the same few rows again
+    instead of a padded array several times their size. Every output starts as
+    ``x[i] * w[0]``, then ``+= (x[i - j] + x[i + j]) * w[j]`` for j = radius down to 1:
+    scipy's operations in scipy's order. Four positions along the axis are filtered at a time
+    (``radius % 8`` single taps, then eight per pass: 11 + 11 input rows per 32 output-taps,
+    the four sums interleaved so that their additions overlap); the last ``n % 4`` positions
+    one at a time.
     """
+    lines, n, step = image.shape
     radius = half.shape[0] - 1
-    rows = out.shape[1] // step
-    done = rows - rows % 4
-    for line in range(out.shape[0]):
-        src = padded[line]
+    done = n - n % 4
+    for line in range(lines):
+        src, dst = image[line], out[line]
         for g in range(0, done, 4):
-            d = out[line, g * step:(g + 4) * step]
-            for q in range(4):
-                centre = src[(g + q + radius) * step:(g + q + radius + 1) * step]
-                for c in range(step):
-                    d[q * step + c] = centre[c] * half[0]
+            d0, d1, d2, d3 = dst[g], dst[g + 1], dst[g + 2], dst[g + 3]
+            s0, s1, s2, s3 = (src[rows_of[g + radius]], src[rows_of[g + 1 + radius]], src[rows_of[g + 2 + radius]],
+                              src[rows_of[g + 3 + radius]])
+            w = half[0]
+            for c in range(step):
+                d0[c] = s0[c] * w
+                d1[c] = s1[c] * w
+                d2[c] = s2[c] * w
+                d3[c] = s3[c] * w
             j = radius
             while j % 8:
-                weight = half[j]
-                for q in range(4):
-                    before = src[(g + q + radius - j) * step:(g + q + radius - j + 1) * step]
-                    after = src[(g + q + radius + j) * step:(g + q + radius + j + 1) * step]
-                    for c in range(step):
-                        d[q * step + c] += (before[c] + after[c]) * weight
+                w = half[j]
+                b0, a0 = src[rows_of[g + radius - j]], src[rows_of[g + radius + j]]
+                b1, a1 = src[rows_of[g + 1 + radius - j]], src[rows_of[g + 1 + radius + j]]
+                b2, a2 = src[rows_of[g + 2 + radius - j]], src[rows_of[g + 2 + radius + j]]
+                b3, a3 = src[rows_of[g + 3 + radius - j]], src[rows_of[g + 3 + radius + j]]
+                for c in range(step):
+                    d0[c] += (b0[c] + a0[c]) * w
+                    d1[c] += (b1[c] + a1[c]) * w
+                    d2[c] += (b2[c] + a2[c]) * w
+                    d3[c] += (b3[c] + a3[c]) * w
                 j -= 1
             while j:
                 w0, w1, w2, w3, w4, w5, w6, w7 = (half[j], half[j - 1], half[j - 2], half[j - 3], half[j - 4],
                                                   half[j - 5], half[j - 6], half[j - 7])
                 # rows g+q-j+t (t = 0..10) before the centre, g+q+j-7+t after it
-                lo = src[(g + radius - j) * step:(g + radius - j + 11) * step]
-                hi = src[(g + radius + j - 7) * step:(g + radius + j + 4) * step]
+                lo, hi = g + radius - j, g + radius + j - 7
+                r0, r1, r2, r3 = src[rows_of[lo]], src[rows_of[lo + 1]], src[rows_of[lo + 2]], src[rows_of[lo + 3]]
+                r4, r5, r6, r7 = src[rows_of[lo + 4]], src[rows_of[lo + 5]], src[rows_of[lo + 6]], src[rows_of[lo + 7]]
+                r8, r9, r10 = src[rows_of[lo + 8]], src[rows_of[lo + 9]], src[rows_of[lo + 10]]
+                u0, u1, u2, u3 = src[rows_of[hi]], src[rows_of[hi + 1]], src[rows_of[hi + 2]], src[rows_of[hi + 3]]
+                u4, u5, u6, u7 = src[rows_of[hi + 4]], src[rows_of[hi + 5]], src[rows_of[hi + 6]], src[rows_of[hi + 7]]
+                u8, u9, u10 = src[rows_of[hi + 8]], src[rows_of[hi + 9]], src[rows_of[hi + 10]]
                 for c in range(step):
-                    l0, l1, l2, l3 = lo[c], lo[1 * step + c], lo[2 * step + c], lo[3 * step + c]
-                    l4, l5, l6, l7 = lo[4 * step + c], lo[5 * step + c], lo[6 * step + c], lo[7 * step + c]
-                    l8, l9, l10 = lo[8 * step + c], lo[9 * step + c], lo[10 * step + c]
-                    h0, h1, h2, h3 = hi[c], hi[1 * step + c], hi[2 * step + c], hi[3 * step + c]
-                    h4, h5, h6, h7 = hi[4 * step + c], hi[5 * step + c], hi[6 * step + c], hi[7 * step + c]
-                    h8, h9, h10 = hi[8 * step + c], hi[9 * step + c], hi[10 * step + c]
+                    l0, l1, l2, l3, l4, l5 = r0[c], r1[c], r2[c], r3[c], r4[c], r5[c]
+                    l6, l7, l8, l9, l10 = r6[c], r7[c], r8[c], r9[c], r10[c]
+                    h0, h1, h2, h3, h4, h5 = u0[c], u1[c], u2[c], u3[c], u4[c], u5[c]
+                    h6, h7, h8, h9, h10 = u6[c], u7[c], u8[c], u9[c], u10[c]
                     # row q, tap j - t: before = l[q + t], after = h[q + 7 - t]
-                    total = d[c]
-                    total += (l0 + h7) * w0
-                    total += (l1 + h6) * w1
-                    total += (l2 + h5) * w2
-                    total += (l3 + h4) * w3
-                    total += (l4 + h3) * w4
-                    total += (l5 + h2) * w5
-                    total += (l6 + h1) * w6
-                    total += (l7 + h0) * w7
-                    d[c] = total
-                    total = d[1 * step + c]
-                    total += (l1 + h8) * w0
-                    total += (l2 + h7) * w1
-                    total += (l3 + h6) * w2
-                    total += (l4 + h5) * w3
-                    total += (l5 + h4) * w4
-                    total += (l6 + h3) * w5
-                    total += (l7 + h2) * w6
-                    total += (l8 + h1) * w7
-                    d[1 * step + c] = total
-                    total = d[2 * step + c]
-                    total += (l2 + h9) * w0
-                    total += (l3 + h8) * w1
-                    total += (l4 + h7) * w2
-                    total += (l5 + h6) * w3
-                    total += (l6 + h5) * w4
-                    total += (l7 + h4) * w5
-                    total += (l8 + h3) * w6
-                    total += (l9 + h2) * w7
-                    d[2 * step + c] = total
-                    total = d[3 * step + c]
-                    total += (l3 + h10) * w0
-                    total += (l4 + h9) * w1
-                    total += (l5 + h8) * w2
-                    total += (l6 + h7) * w3
-                    total += (l7 + h6) * w4
-                    total += (l8 + h5) * w5
-                    total += (l9 + h4) * w6
-                    total += (l10 + h3) * w7
-                    d[3 * step + c] = total
+                    t0, t1, t2, t3 = d0[c], d1[c], d2[c], d3[c]
+                    t0 += (l0 + h7) * w0; t1 += (l1 + h8) * w0
+                    t2 += (l2 + h9) * w0; t3 += (l3 + h10) * w0
+                    t0 += (l1 + h6) * w1; t1 += (l2 + h7) * w1
+                    t2 += (l3 + h8) * w1; t3 += (l4 + h9) * w1
+                    t0 += (l2 + h5) * w2; t1 += (l3 + h6) * w2
+                    t2 += (l4 + h7) * w2; t3 += (l5 + h8) * w2
+                    t0 += (l3 + h4) * w3; t1 += (l4 + h5) * w3
+                    t2 += (l5 + h6) * w3; t3 += (l6 + h7) * w3
+                    t0 += (l4 + h3) * w4; t1 += (l5 + h4) * w4
+                    t2 += (l6 + h5) * w4; t3 += (l7 + h6) * w4
+                    t0 += (l5 + h2) * w5; t1 += (l6 + h3) * w5
+                    t2 += (l7 + h4) * w5; t3 += (l8 + h5) * w5
+                    t0 += (l6 + h1) * w6; t1 += (l7 + h2) * w6
+                    t2 += (l8 + h3) * w6; t3 += (l9 + h4) * w6
+                    t0 += (l7 + h0) * w7; t1 += (l8 + h1) * w7
+                    t2 += (l9 + h2) * w7; t3 += (l10 + h3) * w7
+                    d0[c], d1[c], d2[c], d3[c] = t0, t1, t2, t3
                 j -= 8
-    return done
+        for i in range(done, n):
+            d, centre, w = dst[i], src[rows_of[i + radius]], half[0]
+            for c in range(step):
+                d[c] = centre[c] * w
+            for j in range(radius, 0, -1):
+                w, before, after = half[j], src[rows_of[i + radius - j]], src[rows_of[i + radius + j]]
+                for c in range(step):
+                    d[c] += (before[c] + after[c]) * w
 
 
-#: :func:`gaussian_filter1d` runs :func:`_correlate_symmetric_4rows` for kernels of at least
+@functools.lru_cache(maxsize=64)
+def extended_rows(length: int, radius: int, mode: str) -> np.ndarray:
+    """The sample each position of a line extended by ``radius`` at both ends holds, under ``mode``.
+
+    Position ``p`` of the extended line (``p - radius`` in the line's own coordinates) holds
+    sample ``rows[p]``: ``numpy.pad`` of the indices with the mode that extends a line as scipy's
+    ``mode`` does (:data:`PAD_MODES`), at any radius (a kernel wider than the line folds back
+    and forth).
+
+    Parameters
+    ----------
+    length : int
+        Samples in the line, >= 1.
+    radius : int
+        Positions added at each end, >= 0.
+    mode : str
+        One of :data:`PAD_MODES`.
+
+    Returns
+    -------
+    numpy.ndarray
+        int64, shape (length + 2 * radius,), values in [0, length), read-only.
+
+    Examples
+    --------
+    >>> from transforms.filters import extended_rows
+    >>> extended_rows(3, 4, 'reflect').tolist()
+    [2, 1, 0, 0, 0, 1, 2, 2, 1, 0, 0]
+    >>> extended_rows(3, 2, 'mirror').tolist(), extended_rows(3, 2, 'nearest').tolist()
+    ([2, 1, 0, 1, 2, 1, 0], [0, 0, 0, 1, 2, 2, 2])
+    """
+    rows = np.pad(np.arange(length, dtype=np.int64), radius, mode=PAD_MODES[mode])
+    rows.flags.writeable = False
+    return rows
+
+
+#: :func:`gaussian_filter1d` runs :func:`_correlate_folded` for kernels of at least
 #: ``_ROWS_MIN_RADIUS`` taps a side on axes whose neighbours are at least ``_ROWS_MIN_STEP`` elements
 #: apart, and moves a closer-spaced axis first (a copy) to get there; short kernels gain nothing.
 _ROWS_MIN_RADIUS = 32
@@ -223,13 +258,18 @@ def gaussian_filter1d(image: np.ndarray, sigma: float, axis: int, mode: str, tru
         moved = np.ascontiguousarray(np.moveaxis(image, axis, 0))
         if math.prod(moved.shape[1:]) >= _ROWS_MIN_STEP:
             return np.ascontiguousarray(np.moveaxis(gaussian_filter1d(moved, sigma, 0, mode, truncate), 0, axis))
+    lines = math.prod(image.shape[:axis])
+    if radius >= _ROWS_MIN_RADIUS and step >= _ROWS_MIN_STEP:
+        out = np.empty(image.shape)
+        _correlate_folded(image.reshape(lines, image.shape[axis], step),
+                          extended_rows(image.shape[axis], radius, mode), half,
+                          out.reshape(lines, image.shape[axis], step))
+        return out
     widths = [(0, 0)] * image.ndim
     widths[axis] = (radius, radius)
-    padded = np.pad(image, widths, mode=PAD_MODES[mode]).reshape(math.prod(image.shape[:axis]), -1)
-    out = np.empty(image.shape).reshape(padded.shape[0], -1)
-    done = _correlate_symmetric_4rows(padded, half, step, out) if radius >= _ROWS_MIN_RADIUS and step >= \
-        _ROWS_MIN_STEP else 0
-    _correlate_symmetric(padded[:, done * step:], half, step, out[:, done * step:])
+    padded = np.pad(image, widths, mode=PAD_MODES[mode]).reshape(lines, -1)
+    out = np.empty(image.shape).reshape(lines, -1)
+    _correlate_symmetric(padded, half, step, out)
     return out.reshape(image.shape)
 
 

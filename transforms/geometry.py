@@ -241,34 +241,64 @@ def _linear_taps(c, n):
 
 
 @numba.njit(cache=True)
-def _sample_reflect(image, row_shift, col_shift, out):
+def _sample_reflect(image, row_shift, col_shift, to_255, out):
     """Bilinear samples of every channel at ``(i + row_shift[i, j], j + col_shift[i, j])``.
 
     The operations of scipy's ``NI_GeometricTransform`` for ``order=1, mode='reflect'``: each
     coordinate is folded by :func:`_reflect_coordinate` (a result not above -1 gives ``cval``
     0), the taps are reflected at the border, and the four products ``(v * w_row) * w_col``
-    are summed from 0 in row-major order, in float64.
+    are summed from 0 in row-major order, in float64. A position with both coordinates in
+    ``[0, n - 1)`` needs neither folding nor reflected taps (both are the identity there), so
+    it takes a direct path with the same arithmetic. With ``to_255`` each sample, once stored
+    in ``out``'s dtype, becomes ``min(max(v, 0), 1) * 255`` (:func:`transforms.units.clip_to_255`;
+    the product of a float32 and 255 is exact in float64, so rounding it once to float32 is
+    the float32 product).
     """
-    height, width = image.shape[0], image.shape[1]
+    height, width, channels = image.shape
+    last_row, last_col = height - 1, width - 1
     for i in range(out.shape[0]):
         for j in range(out.shape[1]):
-            row = _reflect_coordinate(float(i) + np.float64(row_shift[i, j]), height)
-            col = _reflect_coordinate(float(j) + np.float64(col_shift[i, j]), width)
-            if not (row > -1.0 and col > -1.0):
-                out[i, j, :] = 0.0
-                continue
-            r0, r1, wr0, wr1 = _linear_taps(row, height)
-            c0, c1, wc0, wc1 = _linear_taps(col, width)
-            for k in range(out.shape[2]):
-                t = 0.0
-                t += image[r0, c0, k] * wr0 * wc0
-                t += image[r0, c1, k] * wr0 * wc1
-                t += image[r1, c0, k] * wr1 * wc0
-                t += image[r1, c1, k] * wr1 * wc1
-                out[i, j, k] = t
+            row = float(i) + np.float64(row_shift[i, j])
+            col = float(j) + np.float64(col_shift[i, j])
+            if 0.0 <= row < last_row and 0.0 <= col < last_col:
+                r0, c0 = int(row), int(col)  # floor, as both are >= 0
+                r1, c1 = r0 + 1, c0 + 1
+                wr0 = 1.0 - (row - r0)
+                wc0 = 1.0 - (col - c0)
+                wr1, wc1 = 1.0 - wr0, 1.0 - wc0
+            else:
+                row = _reflect_coordinate(row, height)
+                col = _reflect_coordinate(col, width)
+                if not (row > -1.0 and col > -1.0):
+                    out[i, j, :] = 0.0
+                    continue
+                r0, r1, wr0, wr1 = _linear_taps(row, height)
+                c0, c1, wc0, wc1 = _linear_taps(col, width)
+            p00, p01, p10, p11, o = image[r0, c0], image[r0, c1], image[r1, c0], image[r1, c1], out[i, j]
+            if channels == 3:  # a constant count: the channel loop unrolls
+                for k in range(3):
+                    _store_sample(o, k, p00[k], p01[k], p10[k], p11[k], wr0, wr1, wc0, wc1, to_255)
+            else:
+                for k in range(channels):
+                    _store_sample(o, k, p00[k], p01[k], p10[k], p11[k], wr0, wr1, wc0, wc1, to_255)
 
 
-def displace_reflect(image: np.ndarray, row_shift: np.ndarray, col_shift: np.ndarray) -> np.ndarray:
+@numba.njit(cache=True, inline="always")
+def _store_sample(o, k, v00, v01, v10, v11, wr0, wr1, wc0, wc1, to_255):
+    """``o[k]`` = the four products ``(v * w_row) * w_col`` summed from 0 in float64, in ``o``'s dtype
+    (then ``min(max(., 0), 1) * 255`` with ``to_255``)."""
+    t = 0.0
+    t += v00 * wr0 * wc0
+    t += v01 * wr0 * wc1
+    t += v10 * wr1 * wc0
+    t += v11 * wr1 * wc1
+    o[k] = t
+    if to_255:
+        o[k] = min(max(o[k], 0.0), 1.0) * 255
+
+
+def displace_reflect(image: np.ndarray, row_shift: np.ndarray, col_shift: np.ndarray, *,
+                     to_255: bool = False) -> np.ndarray:
     """Resample an image at per-pixel shifted positions, bilinear, reflecting at the borders.
 
     Output pixel (i, j) is the image sampled at row ``i + row_shift[i, j]`` and column
@@ -281,15 +311,29 @@ def displace_reflect(image: np.ndarray, row_shift: np.ndarray, col_shift: np.nda
         float32 or float64, shape (H, W, C).
     row_shift, col_shift : numpy.ndarray
         float32 or float64, shape (H, W): displacements in pixels (rows down, columns right).
+    to_255 : bool
+        Return ``transforms.units.clip_to_255`` of the samples (``clip(v, 0, 1) * 255`` in the
+        image's dtype), computed in the same pass, bit for bit.
 
     Returns
     -------
     numpy.ndarray
         Shape and dtype of ``image``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from transforms.geometry import displace_reflect
+    >>> image = np.arange(12, dtype=np.float32).reshape(2, 3, 2)
+    >>> half = np.full((2, 3), 0.5, np.float32)
+    >>> displace_reflect(image, half * 0, half)[..., 0].tolist()   # half a pixel right; reflected at the edge
+    [[1.0, 3.0, 4.0], [7.0, 9.0, 10.0]]
+    >>> displace_reflect(image / 8, half * 0, half, to_255=True)[..., 0].tolist()
+    [[31.875, 95.625, 127.5], [223.125, 255.0, 255.0]]
     """
     if image.ndim != 3 or row_shift.shape != image.shape[:2] or col_shift.shape != image.shape[:2]:
         raise ValueError(f"need an (H, W, C) image and two (H, W) shift fields; got {image.shape}, "
                          f"{row_shift.shape}, {col_shift.shape}")
     out = np.empty_like(image)
-    _sample_reflect(image, row_shift, col_shift, out)
+    _sample_reflect(image, row_shift, col_shift, bool(to_255), out)
     return out

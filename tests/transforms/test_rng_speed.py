@@ -43,6 +43,14 @@ def test_gaussian_filter_equals_scipy_bit_for_bit(mode, sigma, truncate):
         assert _same_bits(filters.gaussian_filter(x, sigmas, mode, truncate), expected)
 
 
+@pytest.mark.parametrize("side,sigma", [(224, 170.8), (224, 19.52), (299, 209.3), (64, 44.8), (37, 40.0)])
+def test_gaussian_filter_of_elastic_fields_equals_scipy_bit_for_bit(side, sigma):
+    """Square fields as elastic_transform smooths them: kernels wider than the image fold back and forth."""
+    x = np.random.RandomState(side).uniform(-1, 1, (side, side))
+    expected = ndimage.gaussian_filter(x, sigma, mode="reflect", truncate=3)
+    assert _same_bits(filters.gaussian_filter(x, sigma, "reflect", 3), expected)
+
+
 def test_gaussian_half_kernel_is_scipys_kernel():
     half = filters.gaussian_half_kernel(2.0, 4.0)
     full = np.concatenate((half[:0:-1], half))
@@ -93,6 +101,16 @@ def test_displace_reflect_equals_map_coordinates_bit_for_bit(shape):
         for c in range(3):
             ndimage.map_coordinates(image[..., c], (rows, cols), order=1, mode="reflect", output=expected[..., c])
         assert _same_bits(geometry.displace_reflect(image, dy, dx), expected)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_displace_reflect_to_255_is_clip_to_255_of_the_samples(dtype):
+    rs = np.random.RandomState(7)
+    image = (rs.rand(40, 33, 3) * 1.4 - 0.2).astype(dtype)
+    for scale in (0.0, 2.0, 60.0):
+        dy, dx = (rs.uniform(-scale, scale, (40, 33)).astype(np.float32) for _ in range(2))
+        expected = transforms.units.clip_to_255(geometry.displace_reflect(image, dy, dx))
+        assert _same_bits(geometry.displace_reflect(image, dy, dx, to_255=True), expected)
 
 
 def test_displace_reflect_rejects_mismatched_fields():
