@@ -37,8 +37,51 @@ def contrast(x: np.ndarray, rng: np.random.RandomState, *, factor: float) -> np.
         ``u = x/255`` and ``m`` the per-channel mean of ``u`` over rows and columns.
     """
     u = x / 255.0
-    _scale_deviations(u, np.mean(u, axis=(0, 1)), float(factor))
+    means = channel_means(u) if u.flags.c_contiguous else np.mean(u, axis=(0, 1))
+    _scale_deviations(u, means, float(factor))
     return u
+
+
+def channel_means(u: np.ndarray) -> np.ndarray:
+    """``numpy.mean(u, axis=(0, 1))`` of a C-contiguous (H, W, C) float64 array, bit for bit, in one pass.
+
+    NumPy reduces over the outer axes of such an array by adding row after row, every channel's
+    sum running in pixel order from 0 (no pairwise summation: the kept channel axis is the inner
+    loop), then divides by ``H * W``; this does the same additions in the same order, without
+    NumPy's three-element inner loops.
+
+    Parameters
+    ----------
+    u : numpy.ndarray
+        float64, C-contiguous, shape (H, W, C).
+
+    Returns
+    -------
+    numpy.ndarray
+        float64, shape (C,).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from transforms.digital import channel_means
+    >>> u = np.random.RandomState(0).rand(5, 4, 3)
+    >>> channel_means(u).tobytes() == np.mean(u, axis=(0, 1)).tobytes()
+    True
+    """
+    if u.dtype != np.float64 or u.ndim != 3 or not u.flags.c_contiguous:
+        raise ValueError(f"need a C-contiguous float64 (H, W, C) array, got {u.dtype} {u.shape}")
+    return _channel_sums(u) / (u.shape[0] * u.shape[1])
+
+
+@numba.njit(cache=True)
+def _channel_sums(u):
+    """Per channel, ``0 + u[0, 0] + u[0, 1] + ...`` in row-major pixel order (float64)."""
+    sums = np.zeros(u.shape[2])
+    for i in range(u.shape[0]):
+        for j in range(u.shape[1]):
+            for k in range(u.shape[2]):
+                sums[k] += u[i, j, k]
+    return sums
 
 
 @numba.njit(cache=True)

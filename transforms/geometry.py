@@ -1,6 +1,7 @@
 """Geometric helpers shared by several corruptions and perturbations."""
 from __future__ import annotations
 
+import functools
 import math
 
 import numba
@@ -66,18 +67,34 @@ def _bilinear_resample(image, rows, row_weights, cols, col_weights, out):
                 out[i, j, k] = t
 
 
+@functools.lru_cache(maxsize=256)
 def _zoom_window(side: int, zoom_factor: float) -> tuple[int, int, np.ndarray, np.ndarray]:
     """Where one ``clipped_zoom`` by ``zoom_factor`` of an H x H image (H = ``side``) reads.
 
     Returns the top (= left) offset and side of the central crop, and the taps and weights
-    (:func:`linear_zoom_taps`) of the ``side`` kept output positions, the same on both axes.
+    (:func:`linear_zoom_taps`) of the ``side`` kept output positions, the same on both axes
+    (read-only: they are kept for the next call with the same side and factor).
     """
     crop = int(math.ceil(side / zoom_factor))
     top = (side - crop) // 2
     zoomed_side = int(round(crop * zoom_factor))  # scipy's output length
     trim = (zoomed_side - side) // 2
     taps, weights = linear_zoom_taps(crop, zoomed_side, trim, side)
+    taps.flags.writeable = weights.flags.writeable = False
     return top, crop, taps, weights
+
+
+@functools.lru_cache(maxsize=64)
+def _zoom_plan(side: int, factors: tuple) -> tuple[np.ndarray, ...]:
+    """The windows of :func:`_zoom_window` for every factor of a :func:`zoom_sum`, stacked, and the
+    factors that leave the image as it is (crop of the whole side, every tap on a sample, weights 1, 0)."""
+    windows = [_zoom_window(side, f) for f in factors]
+    tops, crops, taps, weights = (np.stack([w[n] for w in windows]) for n in range(4))
+    identity = (crops == side) & (taps == np.arange(side)).all(axis=1) & (weights[..., 0] == 1).all(axis=1) \
+        & (weights[..., 1] == 0).all(axis=1)
+    for array in (tops, crops, taps, weights, identity):
+        array.flags.writeable = False
+    return tops, crops, taps, weights, identity
 
 
 @numba.njit(cache=True)
@@ -146,17 +163,12 @@ def zoom_sum(image: np.ndarray, zoom_factors) -> np.ndarray:
     _check_square_float(image)
     if image.ndim != 3 or image.shape[2] != 3 or image.dtype != np.float32:
         raise ValueError(f"image must be a float32 (H, H, 3) array, got {image.dtype} {image.shape}")
-    factors = [float(f) for f in zoom_factors]
+    factors = tuple(float(f) for f in zoom_factors)
     if not all(f >= 1 for f in factors):
         raise ValueError(f"zoom factors must be >= 1, got {list(zoom_factors)!r}")
     total = np.zeros_like(image)
     if factors:
-        windows = [_zoom_window(image.shape[0], f) for f in factors]
-        tops, crops, taps, weights = (np.stack([w[n] for w in windows]) for n in range(4))
-        side = image.shape[0]
-        identity = (crops == side) & (taps == np.arange(side)).all(axis=1) & (weights[..., 0] == 1).all(axis=1) \
-            & (weights[..., 1] == 0).all(axis=1)
-        _accumulate_zooms(image, tops, crops, taps, weights, identity, total)
+        _accumulate_zooms(image, *_zoom_plan(image.shape[0], factors), total)
     return total
 
 

@@ -51,6 +51,19 @@ def test_gaussian_filter_of_elastic_fields_equals_scipy_bit_for_bit(side, sigma)
     assert _same_bits(filters.gaussian_filter(x, sigma, "reflect", 3), expected)
 
 
+@pytest.mark.parametrize("side", [32, 64, 224, 299, 17])
+def test_channel_means_equal_numpy_mean_bit_for_bit(side):
+    from transforms.digital import channel_means
+    rs = np.random.RandomState(side)
+    for _ in range(5):
+        u = rs.randint(0, 256, (side, side, 3)).astype(np.uint8) / 255.0
+        assert _same_bits(channel_means(u), np.mean(u, axis=(0, 1)))
+        wide = rs.standard_normal((side, side + 3, 3)) * 10.0 ** rs.randint(-3, 4, (side, side + 3, 3))
+        assert _same_bits(channel_means(wide), np.mean(wide, axis=(0, 1)))
+    with pytest.raises(ValueError, match="C-contiguous"):
+        channel_means(np.asfortranarray(u))
+
+
 def test_gaussian_half_kernel_is_scipys_kernel():
     half = filters.gaussian_half_kernel(2.0, 4.0)
     full = np.concatenate((half[:0:-1], half))
