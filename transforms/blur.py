@@ -7,6 +7,8 @@ that truncation. Keyword parameters come from the edition's table (:mod:`schemas
 """
 from __future__ import annotations
 
+import functools
+
 import cv2
 import numba
 import numpy as np
@@ -62,6 +64,14 @@ def disk_kernel(radius: int, alias_blur: float) -> np.ndarray:
     return cv2.GaussianBlur(disk, ksize=ksize, sigmaX=alias_blur)
 
 
+@functools.lru_cache(maxsize=64)
+def _table_disk_kernel(radius, alias_blur) -> np.ndarray:
+    """:func:`disk_kernel`, kept per (radius, alias_blur) (the tables' few values), read-only."""
+    kernel = disk_kernel(radius, alias_blur)
+    kernel.flags.writeable = False
+    return kernel
+
+
 def defocus_blur(x: np.ndarray, rng: np.random.RandomState, *, radius: int, alias_blur: float) -> np.ndarray:
     """Defocus: correlate each channel with an anti-aliased disk (algorithms.md, "Blur"). No draws.
 
@@ -82,7 +92,7 @@ def defocus_blur(x: np.ndarray, rng: np.random.RandomState, *, radius: int, alia
     # cv2.filter2D: correlation, centred anchor, BORDER_REFLECT_101. The reference filters each
     # channel on its own; OpenCV filters the channels of a 3-channel image independently with
     # the same arithmetic, so one call gives the same values.
-    return clip_to_255(cv2.filter2D(to_unit(x), -1, disk_kernel(radius, alias_blur)))
+    return clip_to_255(cv2.filter2D(to_unit(x), -1, _table_disk_kernel(radius, alias_blur)))
 
 
 @numba.njit(cache=True)
