@@ -41,6 +41,10 @@ class Benchmark:
     citations: tuple
     deviations: tuple
     """``(encoding, text)``: a deviation of releases of that ``release.json`` encoding ('' for all)."""
+    tag: str = "corruptions"
+    """The card's tag for what the benchmark does to images."""
+    resized: bool = True
+    """Its images have the edition's size (an A/O file keeps its candidate's size)."""
 
 
 BENCHMARKS: Mapping[str, Benchmark] = MappingProxyType({
@@ -60,7 +64,7 @@ BENCHMARKS: Mapping[str, Benchmark] = MappingProxyType({
         "perturbation", "difficulty", "video-classification", (BENCHMARK_CITATION,),
         (("", "The MP4 bytes depend on the libx264/ffmpeg recorded in release.json; the frames before encoding are "
               "pinned by each manifest row's `frames_sha256`."),
-         ("", "The TFDS `imagenet_p` dataset is ours (TFDS has none)."))),
+         ("", "The TFDS `imagenet_p` dataset is ours (TFDS has none).")), "perturbations"),
     "vcr": Benchmark(
         "VCR (visually-continuous corruption robustness)", "the {images} under continuous corruptions, "
         "each with its measured visual change delta_v = 1 - VIF, with the clean 224 crops", "corruption", "draw",
@@ -68,9 +72,10 @@ BENCHMARKS: Mapping[str, Benchmark] = MappingProxyType({
         (("", "VIF is our implementation (release.json `vif_variant`); `operators` and `dv_resolution` in "
               "release.json say where the corruptions and the measurement follow VCR's code."),)),
     "a": Benchmark("ImageNet-A", "natural adversarial examples of 200 ImageNet classes", "", "",
-                   "image-classification", (NATURAL_ADVERSARIAL_CITATION,), ()),
+                   "image-classification", (NATURAL_ADVERSARIAL_CITATION,), (), "natural-adversarial-examples",
+                   False),
     "o": Benchmark("ImageNet-O", "out-of-distribution examples that ImageNet models classify confidently", "", "",
-                   "image-classification", (NATURAL_ADVERSARIAL_CITATION,), ()),
+                   "image-classification", (NATURAL_ADVERSARIAL_CITATION,), (), "out-of-distribution", False),
 })
 
 IMAGENET_CITATION = """@article{russakovsky2015imagenet,

@@ -29,6 +29,7 @@ from pipelines.release.output_folder import (FolderLock, OutputFolderError, chec
 from pipelines.formats.parts import PART_RECORDS, PART_SECONDS, completed_images, iter_lines, read_ledger
 from pipelines.beam.progress import COUNTERS, NAMESPACE, ProgressLine
 from pipelines.beam.write_release import WriteRelease, committed_names, seal_release
+from pipelines.release.publish import write_publication
 from pipelines.formats.webdataset import FORMATS
 from pipelines.beam.shutdown import stopping_cleanly
 from pipelines.beam.runner import is_local, make_pipeline
@@ -325,6 +326,7 @@ def _locked_build(output_dir, selection, document, dataset, outputs_per_image, m
             result = pipeline.run()
             result.wait_until_finish()
             release = seal_release(output_dir, document)
+            write_publication(output_dir)
     finally:
         if progress:
             progress.stop()

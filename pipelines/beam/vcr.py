@@ -32,6 +32,7 @@ from schemas.release import VCR_BENCHMARK
 from schemas.tfds_vcr import VCR_DATASET, VCR_NATIVE_DATASET
 from schemas.vcr import (BINS, CLEAN, DV_RESOLUTION, DV_RESOLUTIONS, OPERATORS, PARAMETER_MODES, VCR_CORRUPTIONS,
                          VCR_TREE, VIF_VARIANT, clean_key, png_path, select_vcr_corruptions, vcr_key)
+from transforms.rng import legacy_random_state
 from transforms.vcr import encode_png, vcr_corrupt, vcr_image, vcr_seed
 from transforms.vif import VifReference
 
@@ -137,7 +138,7 @@ def measure_candidates(image_key: str, crop: np.ndarray, config: VcrConfig):
             key = vcr_key(corruption, draw, image_key)
             seed = vcr_seed(config.seed, image_key, corruption, draw)
             try:
-                array, parameters = vcr_corrupt(crop, corruption, np.random.RandomState(seed),
+                array, parameters = vcr_corrupt(crop, corruption, legacy_random_state(seed),
                                                 mode=config.parameters, operators=config.operators)
                 value = vif(array)
             except Exception as err:  # one bad output must not stop the build: it is reported
@@ -217,7 +218,7 @@ class _RenderFn(_VcrFn):
                        "parameters": {}, "seed": None,
                        "array_sha256": hashlib.sha256(crop.tobytes()).hexdigest()})
         for candidate in selected:
-            array, parameters = vcr_corrupt(crop, candidate["corruption"], np.random.RandomState(candidate["seed"]),
+            array, parameters = vcr_corrupt(crop, candidate["corruption"], legacy_random_state(candidate["seed"]),
                                             mode=self._config.parameters, operators=self._config.operators)
             digest = hashlib.sha256(array.tobytes()).hexdigest()
             if digest != candidate["array_sha256"] or parameters != candidate["parameters"]:

@@ -300,13 +300,16 @@ def _sequential(values: Iterator[bytes], locators: Sequence) -> Callable:
 
 def check_release_shards(root: str, manifest_parts: Sequence[str], listed: Mapping[str, str],
                          formats: Iterable[str] = ()) -> list[str]:
-    """Problems of a release's shards (:func:`check_shards` per config that has any); shards of a
-    config without a manifest part are a problem too, and so is, when ``formats`` (``release.json``'s
-    ``config.formats``) names ``webdataset``, a config with outputs but no shard. Empty: they match."""
+    """Problems of a release's shards (:func:`check_shards` per config that has any); a file outside
+    a config's folder and shards of a config without a manifest part are a problem too, and so is,
+    when ``formats`` (``release.json``'s ``config.formats``) names ``webdataset``, a config with
+    outputs but no shard. Empty: they match."""
     configs = sorted({p.split("/")[1] for p in listed if p.startswith(f"{WEBDATASET}/") and p.count("/") == 2})
     parts = {part.rsplit("/", 1)[-1][:-len(".jsonl")]: part for part in manifest_parts}
-    problems = [f"{WEBDATASET}/{config}/: shards of a config without a manifest" for config in configs
-                if config not in parts]
+    problems = [f"{path}: not in a config's folder ({WEBDATASET}/<config>/<config>-NNNNNN.tar)" for path in sorted(listed)
+                if path.startswith(f"{WEBDATASET}/") and path.count("/") != 2]
+    problems += [f"{WEBDATASET}/{config}/: shards of a config without a manifest" for config in configs
+                 if config not in parts]
     if WEBDATASET in set(formats):
         problems += [f"{WEBDATASET}/{config}/: no shard listed in {CHECKSUMS}" for config, part in sorted(parts.items())
                      if config not in configs and part in listed and _has_rows(root, part)]

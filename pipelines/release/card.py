@@ -54,7 +54,7 @@ def title(release: Mapping) -> str:
     tree = release.get("tree", "")
     if edition != "imagenet" and tree[:1].isupper():
         return tree
-    suffix = EDITIONS.get(edition, ("", ""))[0]
+    suffix = EDITIONS.get(edition, ("", ""))[0] if BENCHMARKS[benchmark].resized else ""
     return f"{BENCHMARKS[benchmark].title} ({suffix})" if suffix else BENCHMARKS[benchmark].title
 
 
@@ -82,7 +82,7 @@ def front_matter(release: Mapping, examples: int, hf_configs: Sequence[dict]) ->
         "license": source.license if source else "other",
         "task_categories": [BENCHMARKS[benchmark].task],
         "size_categories": [size_category(examples)],
-        "tags": ["robustness", "corruptions", "imagenet-cp", f"benchmark-{benchmark}", f"edition-{edition}"],
+        "tags": ["robustness", BENCHMARKS[benchmark].tag, "imagenet-cp", f"benchmark-{benchmark}", f"edition-{edition}"],
     }
     if matter["license"] == "other":
         matter.update(license_name="imagenet-terms-of-access", license_link="https://image-net.org/download.php")

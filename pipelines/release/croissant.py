@@ -42,8 +42,10 @@ CONTEXT = {
 
 #: File suffix -> encoding format of the distribution.
 ENCODINGS = {".jsonl": "application/jsonlines", ".json": "application/json", ".parquet": "application/x-parquet",
-             ".tar": "application/x-tar", ".JPEG": "image/jpeg", ".jpeg": "image/jpeg", ".png": "image/png",
-             ".mp4": "video/mp4"}
+             ".tar": "application/x-tar", ".jpeg": "image/jpeg", ".jpg": "image/jpeg", ".png": "image/png",
+             ".ppm": "image/x-portable-pixmap", ".pgm": "image/x-portable-graymap", ".bmp": "image/bmp",
+             ".webp": "image/webp", ".mp4": "video/mp4"}
+"""Encoding format by file suffix, lower case (an ImageNet-A file keeps its candidate's suffix)."""
 
 #: datasets type -> Croissant data type of a field.
 DATA_TYPES = {"string": "sc:Text", "int32": "sc:Integer", "float64": "sc:Float"}
@@ -52,7 +54,7 @@ LICENSES = {"other": "https://image-net.org/download.php", "unknown": "https://w
 
 
 def _encoding(path: str) -> str:
-    return next(kind for suffix, kind in ENCODINGS.items() if path.endswith(suffix))
+    return next(kind for suffix, kind in ENCODINGS.items() if path.lower().endswith(suffix))
 
 
 def _file_object(path: str, sha256: str) -> dict:

@@ -29,12 +29,14 @@ import numpy as np
 from schemas.adversarial import BIBTEX, DECISIONS, FILTER_JSON, KEPT, REVIEW_CODES, TASKS
 from schemas.class_names import class_name
 from schemas.edition import DEFAULT_EDITION
+from schemas.publication import PUBLISHED_NAMES
 from schemas.release import (LEGACY_EDITIONS, CHECKSUMS, MANIFEST_DIR, PACKAGES_DIR, RELEASE_FORMAT, RELEASE_JSON, SOURCES,
                              checksum_line, dumps, is_safe_name, json_line)
 from schemas.wnids import wnid_to_label
 from transforms.ten_crop import CENTRE_CROP
 
 from pipelines.release.package import write_tar
+from pipelines.release.publish import write_publication
 from pipelines.release.versions import library_versions
 from pipelines.release.verify import file_sha256, relative_files
 
@@ -116,7 +118,7 @@ def _prepare(output_dir: str, tree: str) -> None:
             existing = None
         if existing != tree:
             raise ValueError(f"{output_dir} is not empty and holds no {tree} package: use another --output")
-        for name in (tree, MANIFEST_DIR, PACKAGES_DIR, SOURCES, RELEASE_JSON, CHECKSUMS):
+        for name in (tree, MANIFEST_DIR, PACKAGES_DIR, SOURCES, RELEASE_JSON, CHECKSUMS, *PUBLISHED_NAMES):
             path = os.path.join(output_dir, name)
             shutil.rmtree(path) if os.path.isdir(path) else (os.remove(path) if os.path.exists(path) else None)
     os.makedirs(output_dir, exist_ok=True)
@@ -221,4 +223,5 @@ def package_set(task: str, filtered_dir: str, accepted_path: str, output_dir: st
     listed = sorted(relative_files(output_dir, (PACKAGES_DIR, CHECKSUMS)))
     _write(os.path.join(output_dir, CHECKSUMS), "".join(
         checksum_line(file_sha256(os.path.join(output_dir, p)), p) for p in listed).encode("utf-8"))
+    write_publication(output_dir)
     return release

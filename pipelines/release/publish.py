@@ -3,11 +3,14 @@
 - The **release digest** is the SHA-256 of the release's ``SHA256SUMS``: one value that pins every
   file (``sha256sum SHA256SUMS`` prints it). A maintainer posts it beside a download; the build,
   ``verify`` and ``package`` print it.
-- :func:`publish_release` writes ``README.md`` (the dataset card, :mod:`pipelines.release.card`)
+- :func:`write_publication` writes ``README.md`` (the dataset card, :mod:`pipelines.release.card`)
   and ``croissant.json`` (MLCommons Croissant, :mod:`pipelines.release.croissant`) from
   ``release.json`` and the manifests, plus the Hugging Face index ``metadata.parquet`` the card's
   configs load (:mod:`pipelines.release.hf_index`), and lists them in ``SHA256SUMS`` (appended; the build's lines
-  keep their order), so that an existing release stays verifiable. Publishing twice writes the same bytes.
+  keep their order), so that the release stays verifiable. Every build ends with it;
+  :func:`publish_release` (``imagenet-cp publish``) runs it again on an existing release: an older
+  one, or one packaged since, whose tars ``croissant.json`` then lists. Publishing twice writes the
+  same bytes.
 - :func:`check_package_output` refuses an ``--output`` of ``package`` inside the release (other
   than ``packages/``): the tars would become files of the release's tree and fail verify.
 """
@@ -83,35 +86,24 @@ def add_checksum_lines(release_dir: str, files: dict[str, str]) -> None:
     storage.write_atomic(release_dir, CHECKSUMS, text.encode("utf-8"))
 
 
-
-
-
-
 def publish_release(release_dir: str, check: bool = True) -> list[str]:
-    """Write the card, the Croissant file and the Hugging Face index of a built release and list
-    them in its ``SHA256SUMS`` (module doc); return the relative paths written.
+    """Verify a built release, then :func:`write_publication` under its lock; return the relative
+    paths written.
 
     Parameters
     ----------
     release_dir : str
         A built release, local or on an object store.
     check : bool
-        Verify the release first (default); a build that has just written it passes False.
+        Verify the release first (default).
 
     Raises
     ------
     ValueError
         If the release fails verification (it is published only intact) or has no ``release.json``.
     """
-    from schemas.publication import CARD, CROISSANT
-    from schemas.release import TMP_DIR, dumps
-
-    from pipelines.release.card import dataset_card
-    from pipelines.release.croissant import croissant_document
-    from pipelines.release.hf_index import config_facts, hf_configs, write_index
     from pipelines.release.output_folder import FolderLock
-    from pipelines.release.verify import read_checksums, verify_release
-    from pipelines.release.verify_records import part_config, part_rows
+    from pipelines.release.verify import verify_release
 
     try:
         lock = FolderLock(release_dir, "publish", create=False).acquire()
@@ -122,19 +114,37 @@ def publish_release(release_dir: str, check: bool = True) -> list[str]:
         if report is not None and not report.ok:
             raise ValueError(f"{release_dir} fails verification, not published: {report.text().splitlines()[-1]}; "
                              f"run imagenet-cp verify {release_dir} for the full list")
-        release = read_release(release_dir)
-        facts = {part_config(p): config_facts(part_rows(release_dir, p)) for p in release["manifest"]["parts"]}
-        written = write_index(release_dir, release, facts, lambda config: part_rows(release_dir, manifest_path(config)))
-        card = dataset_card(release, {c: f.examples for c, f in facts.items()}, hf_configs(release, facts))
-        written[CARD] = storage.write_atomic(release_dir, CARD, card.encode("utf-8")).sha256
-        digests = {**read_checksums(release_dir), **written}
-        packages_sums = storage.join(release_dir, f"{PACKAGES_DIR}/{CHECKSUMS}")
-        packed = read_checksums(storage.join(release_dir, PACKAGES_DIR)) if storage.exists(packages_sums) else {}
-        packages = {f"{PACKAGES_DIR}/{name}": digest for name, digest in packed.items()}
-        document = croissant_document(release, facts, digests, packages)
-        written[CROISSANT] = storage.write_atomic(release_dir, CROISSANT, dumps(document).encode("utf-8")).sha256
-        add_checksum_lines(release_dir, written)
-        storage.delete_tree(storage.join(release_dir, TMP_DIR))
-        return list(written)
+        return write_publication(release_dir)
     finally:
         lock.release()
+
+
+def write_publication(release_dir: str) -> list[str]:
+    """Write the card, the Croissant file and the Hugging Face index of a sealed release and list
+    them in its ``SHA256SUMS`` (module doc); return the relative paths written.
+
+    The caller holds the folder: a build writes them as its last step, :func:`publish_release`
+    for an existing release (after ``package``, so that ``croissant.json`` lists the tars)."""
+    from schemas.publication import CARD, CROISSANT
+    from schemas.release import TMP_DIR, dumps
+
+    from pipelines.release.card import dataset_card
+    from pipelines.release.croissant import croissant_document
+    from pipelines.release.hf_index import config_facts, hf_configs, write_index
+    from pipelines.release.verify import read_checksums
+    from pipelines.release.verify_records import part_config, part_rows
+
+    release = read_release(release_dir)
+    facts = {part_config(p): config_facts(part_rows(release_dir, p)) for p in release["manifest"]["parts"]}
+    written = write_index(release_dir, release, facts, lambda config: part_rows(release_dir, manifest_path(config)))
+    card = dataset_card(release, {c: f.examples for c, f in facts.items()}, hf_configs(release, facts))
+    written[CARD] = storage.write_atomic(release_dir, CARD, card.encode("utf-8")).sha256
+    digests = {**read_checksums(release_dir), **written}
+    packages_sums = storage.join(release_dir, f"{PACKAGES_DIR}/{CHECKSUMS}")
+    packed = read_checksums(storage.join(release_dir, PACKAGES_DIR)) if storage.exists(packages_sums) else {}
+    packages = {f"{PACKAGES_DIR}/{name}": digest for name, digest in packed.items()}
+    document = croissant_document(release, facts, digests, packages)
+    written[CROISSANT] = storage.write_atomic(release_dir, CROISSANT, dumps(document).encode("utf-8")).sha256
+    add_checksum_lines(release_dir, written)
+    storage.delete_tree(storage.join(release_dir, TMP_DIR))
+    return list(written)

@@ -1,4 +1,4 @@
-"""Check what the loaders read against the manifests: TFDS records, ImageNet-P videos, WebDataset shards.
+"""Check what the loaders read against the manifests: TFDS records and ImageNet-P videos.
 
 ``SHA256SUMS`` proves that a file is the one listed; it cannot prove that the listed file is right
 (a shard changed together with its line passes it). These checks read the data as the loaders do:
@@ -11,11 +11,10 @@
   ``frames`` frames: with ``--tfds-frames lossless`` their pixels have the row's
   ``frames_sha256``, otherwise they are the frames OpenCV decodes from the row's MP4;
 - every ImageNet-P MP4 decodes (``cv2.VideoCapture``, as the reference evaluator) to the row's
-  ``frames`` frames;
-- when the release has a ``webdataset/`` folder, every image member of its tars must have the
-  SHA-256 of the manifest row of its sample key (the member's path up to the first dot of its
-  name, the row's key without its extension), or of some manifest row when the key names none;
-  a ``.cls`` member must equal the row's label.
+  ``frames`` frames.
+
+The WebDataset shards are read once, by :func:`pipelines.formats.webdataset.check_release_shards`
+(every sample, in order, against its config's manifest).
 
 Each function returns a list of problems, one line each, naming the file and the record.
 """
@@ -26,20 +25,14 @@ import io
 import json
 import os
 import posixpath
-import tarfile
 from concurrent.futures import ThreadPoolExecutor
 from typing import Callable, Iterator, Mapping, Optional
 
 import numpy as np
 from PIL import Image
 
-from schemas.release import WEBDATASET_DIR
-
 from pipelines.formats import storage
 from pipelines.formats.tfrecord import TFRecordError, decode_example, iter_records
-
-IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".webp")
-"""Members of a WebDataset sample that hold its image."""
 
 
 def open_file(path: str):
@@ -170,43 +163,6 @@ def check_video(root: str, row: dict) -> tuple[list[str], Optional[str]]:
     return [], sha256(frames.tobytes())
 
 
-def _sample_key(path: str) -> str:
-    """WebDataset's sample key of a member or a manifest key: the path up to the first dot of its name."""
-    folder, name = posixpath.split(path)
-    return posixpath.join(folder, name.split(".", 1)[0])
-
-
-def check_webdataset_tar(root: str, tar_path: str, by_key: Mapping[str, dict], digests: frozenset,
-                         release: dict) -> list[str]:
-    """Every image member of one WebDataset tar against the manifest row of its sample key."""
-    digest, field = image_digest(release)
-    problems = []
-    try:
-        with open_file(storage.join(root, tar_path)) as stream, tarfile.open(fileobj=stream, mode="r|*") as archive:
-            for member in archive:
-                if not member.isfile():
-                    continue
-                data = archive.extractfile(member).read()
-                row = by_key.get(_sample_key(member.name))
-                suffix = posixpath.splitext(member.name)[1].lower()
-                where = f"{tar_path} member {member.name}"
-                if suffix in IMAGE_SUFFIXES:
-                    value = digest(data)
-                    if (value != row[field]) if row is not None else (value not in digests):
-                        problems.append(f"{where}: its image differs from the manifest's {field}")
-                elif suffix == ".cls" and row is not None and data.strip() != str(row.get("label")).encode():
-                    problems.append(f"{where}: label {data.strip().decode(errors='replace')}, the manifest "
-                                    f"{row.get('label')}")
-    except (tarfile.TarError, OSError) as err:
-        problems.append(f"{tar_path}: not a readable tar ({err})")
-    return problems
-
-
-def webdataset_tars(root: str, listed: Mapping[str, str]) -> list[str]:
-    """The listed ``.tar`` files below ``webdataset/``."""
-    return sorted(p for p in listed if p.startswith(f"{WEBDATASET_DIR}/") and p.endswith(".tar"))
-
-
 def check_loaded_data(root: str, release: dict, listed: Mapping[str, str], threads: Optional[int] = None) -> list[str]:
     """Every check of the module doc, for the files ``SHA256SUMS`` lists (the others are reported
     as missing by the checksum pass). Returns the problems, sorted by file."""
@@ -226,10 +182,4 @@ def check_loaded_data(root: str, release: dict, listed: Mapping[str, str], threa
         existing = sorted(s for s in shards if present(s))
         for found in pool.map(lambda s: check_shard(root, s, shards[s], release, decoded), existing):
             problems += found
-        tars = [t for t in webdataset_tars(root, listed) if present(t)]
-        if tars:
-            by_key = {_sample_key(r["key"]): r for r in rows}
-            digests = frozenset(r[image_digest(release)[1]] for r in rows if image_digest(release)[1] in r)
-            for found in pool.map(lambda t: check_webdataset_tar(root, t, by_key, digests, release), tars):
-                problems += found
     return problems

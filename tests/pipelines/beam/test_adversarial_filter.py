@@ -1,18 +1,20 @@
 """ImageNet-A/O construction end to end with the real EfficientNet-Lite0: filter-a, filter-o,
 package-a, verify and evaluate through the CLI."""
 import json
+import logging
 from pathlib import Path
 
 import numpy as np
 import pytest
 import skimage.data
+import yaml
 from PIL import Image
 
 from pipelines.beam.adversarial_filter import index_candidates
 from pipelines.evaluation.filtration import judge_candidate, rank_confusion
 from schemas.adversarial import FilterConfig
 from schemas.class_subsets import subset_wnids
-from schemas.wnids import imagenet_wnids
+from schemas.wnids import imagenet_wnids, wnid_to_label
 from scripts.cli import main
 
 pytestmark = pytest.mark.beam  # runs Beam builds: `pytest -m "not beam"` leaves it out
@@ -171,6 +173,17 @@ def test_package_a_verify_and_evaluate(filter_runs, lite0_onnx, tmp_path, capsys
     assert readme.startswith("The ImageNet-A dataset contains 1 natural adversarial examples.")
     assert "n02123394 Persian cat\n" in readme and readme.count("\n") == 211
     assert main(["verify", str(package)]) == 0
+    card = (package / "README.md").read_text(encoding="utf-8")
+    front = yaml.safe_load(card.split("---\n", 2)[1])
+    assert front["pretty_name"] == "ImageNet-A" and "natural-adversarial-examples" in front["tags"]
+    assert "@article{hendrycks2019nae" in front["citation_bibtex"] and "imagenet-cp package-a" in card
+    mlcroissant = pytest.importorskip("mlcroissant", reason="the test extra installs mlcroissant")
+    logging.getLogger("absl").setLevel(logging.ERROR)
+    croissant = mlcroissant.Dataset(str(package / "croissant.json"))
+    assert not croissant.metadata.ctx.issues.errors
+    (record,) = croissant.records("imagenet-a")
+    assert record["imagenet-a/label"] == wnid_to_label()[PERSIAN_CAT]
+    assert record["imagenet-a/path"].decode() == f"imagenet-a/{name}"
     capsys.readouterr()
     bad = tmp_path / "bad.txt"
     bad.write_text(f"{PERSIAN_CAT}/chelsea_flip.png\n")

@@ -13,7 +13,7 @@ import yaml
 from pipelines.release.publish import DIGEST_LABEL, publish_release
 from pipelines.release.verify import verify_release
 from schemas.class_names import class_name
-from schemas.publication import CIFAR10_LABELS, PUBLISHED_NAMES
+from schemas.publication import CIFAR10_LABELS, HF_DIR, PUBLISHED_NAMES
 from schemas.release import CHECKSUMS
 from scripts.cli import main as cli
 
@@ -32,18 +32,26 @@ SMALL = {
 
 @pytest.fixture(scope="module")
 def published(tmp_path_factory):
-    """``kind -> release folder``: the smallest build of each kind, then ``imagenet-cp publish`` on it."""
+    """``kind -> release folder``: the smallest build of each kind (which writes the card, the Croissant
+    file and the index), then ``imagenet-cp publish`` on it, which writes the same bytes again."""
     made = {}
 
     def get(kind):
         if kind not in made:
             output = tmp_path_factory.mktemp(kind) / "release"
             assert cli(SMALL[kind] + ["--output", str(output), "--workers", "1"]) == 0
+            built = _top_files(output)
+            assert {CHECKSUMS, "README.md", "croissant.json"} <= set(built)
             assert cli(["publish", str(output)]) == 0
+            assert _top_files(output) == built
             made[kind] = output
         return made[kind]
 
     return get
+
+
+def _top_files(release):
+    return {p.name: p.read_bytes() for p in release.iterdir() if p.is_file() and not p.name.startswith(".")}
 
 
 def _front_matter(release):
@@ -173,11 +181,15 @@ def test_verify_reads_the_hugging_face_index_against_the_manifests(published, tm
         assert f"{index}: the image of {rows[0]['key']} differs from the manifest's array_sha256" in text
 
 
-def test_a_forced_rebuild_removes_the_published_files(published, tmp_path):
-    """README.md, croissant.json and the index belong to the release: --force replaces them with it."""
+def test_a_forced_rebuild_replaces_the_published_files(published, tmp_path):
+    """README.md, croissant.json and the index belong to the release: --force replaces them with the new build's."""
     release = tmp_path / "rebuilt"
     shutil.copytree(published("c224"), release)
+    assert "contrast_1" in (release / "README.md").read_text()
     assert cli(["build-c", "--output", str(release), "--limit", "2", "--corruptions", "contrast", "--severities", "2",
                 "--workers", "1", "--force"]) == 0
-    assert not any((release / name).exists() for name in PUBLISHED_NAMES)
+    card = (release / "README.md").read_text()
+    assert "contrast_2" in card and "contrast_1" not in card
+    assert "contrast_1" not in (release / "croissant.json").read_text()
+    assert all((release / name).exists() for name in PUBLISHED_NAMES if name != HF_DIR)
     assert verify_release(str(release)).ok

@@ -11,6 +11,7 @@ import tarfile
 import pytest
 
 from pipelines.formats.tfrecord import decode_example, encode_example, frame_record, iter_records
+from pipelines.formats.webdataset import sample_key
 from pipelines.release.publish import DIGEST_LABEL
 from pipelines.release.verify import parse_checksums, verify_release
 from schemas.release import CHECKSUMS
@@ -179,14 +180,16 @@ def _write_webdataset(release, rows, tamper=False):
     with tarfile.open(fileobj=buffer, mode="w") as archive:
         for index, row in enumerate(rows):
             data = (release / row["path"]).read_bytes() + (b"\0" if tamper and index == 0 else b"")
-            stem = row["key"].rsplit(".", 1)[0]
+            stem = sample_key(row["path"])
             for name, payload in ((f"{stem}.jpg", data), (f"{stem}.cls", str(row["label"]).encode())):
                 info = tarfile.TarInfo(name)
                 info.size = len(payload)
                 archive.addfile(info, io.BytesIO(payload))
-    (release / "webdataset").mkdir(exist_ok=True)
-    (release / "webdataset" / "contrast_1-000000.tar").write_bytes(buffer.getvalue())
-    _relist(release, "webdataset/contrast_1-000000.tar")
+    shard = "webdataset/contrast_1/contrast_1-000000.tar"
+    (release / shard).parent.mkdir(parents=True, exist_ok=True)
+    (release / shard).write_bytes(buffer.getvalue())
+    _relist(release, shard)
+    return shard
 
 
 def test_webdataset_shards_are_checked_when_present(release):
@@ -195,7 +198,15 @@ def test_webdataset_shards_are_checked_when_present(release):
     assert verify_release(str(release)).ok
     _write_webdataset(release, rows, tamper=True)
     text = verify_release(str(release)).text()
-    assert "webdataset/contrast_1-000000.tar member" in text and "differs from the manifest's sha256" in text
+    assert f"webdataset/contrast_1/{sample_key(rows[0]['path'])}: the sample's bytes differ from the tree file's" in text
+    assert text.count("differ from the tree file's") == 1     # each shard is read once
+
+
+def test_a_webdataset_file_outside_a_config_folder_fails_verify(release):
+    shard = _write_webdataset(release, _rows(release, "manifest/contrast_1.jsonl"))
+    (release / shard).rename(release / "webdataset" / "contrast_1-000000.tar")
+    _relist(release, "webdataset/contrast_1-000000.tar")
+    assert "webdataset/contrast_1-000000.tar: not in a config's folder" in verify_release(str(release)).text()
 
 
 # --- package --output inside the release ---------------------------------------------------------
