@@ -36,7 +36,7 @@ from schemas.records import Failure, OutputRecord, SourceImage
 from schemas.release import C_BENCHMARK, CLEAN
 from schemas.tfds import TfdsDataset
 from schemas.tfds_c import c_dataset
-from transforms import RNG_MODES, corrupt, encode_jpeg, example_rng, example_seed, preprocess
+from transforms import RNG_MODES, corrupt, encode_jpeg, example_seed, make_rng, preprocess
 
 from pipelines.beam.write_release import OutputsFn
 from pipelines.inputs.listing import inspect_image, source_note
@@ -157,9 +157,8 @@ def condition_array(crop: np.ndarray, condition: Condition, key: str, config: Im
     if condition.is_clean:
         return crop, None
     name, severity = condition.corruption, condition.severity
-    rng = example_rng(config.seed, key, name, severity, config.rng)
-    return (corrupt(crop, name, severity, rng, edition=config.edition),
-            example_seed(config.seed, key, name, severity))
+    seed = example_seed(config.seed, key, name, severity)  # example_rng's own seed, derived once
+    return corrupt(crop, name, severity, make_rng(seed, config.rng), edition=config.edition), seed
 
 
 def corrupted_outputs(image: SourceImage, crop: np.ndarray, config: ImageNetCConfig,
@@ -204,8 +203,14 @@ def corrupted_outputs(image: SourceImage, crop: np.ndarray, config: ImageNetCCon
             data=data, example=example,
             metadata={"image_key": entry.key, "wnid": entry.wnid, "label": entry.label,
                       **condition.manifest_fields(), "seed": seed,
-                      "array_sha256": hashlib.sha256(array.tobytes()).hexdigest()},
+                      "array_sha256": array_sha256(array)},
             stacked=edition.c.encoding != JPEG)
+
+
+def array_sha256(array: np.ndarray) -> str:
+    """SHA-256 of an array's bytes in C order (``array.tobytes()``), hashed from its buffer
+    without copying it."""
+    return hashlib.sha256(memoryview(np.ascontiguousarray(array)).cast("B")).hexdigest()
 
 
 def source_record(image: SourceImage, info: dict) -> dict:

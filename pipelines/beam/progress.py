@@ -46,13 +46,15 @@ class ProgressCounter:
         self._interval = interval
         self._counts: Counter = Counter()
         self._written = -math.inf
+        self._metrics = {name: Metrics.counter(NAMESPACE, name) for name in COUNTERS}  # made once: 20 us each
 
     def add(self, **counts: int) -> None:
         """Add to named counters (a subset of :data:`COUNTERS`)."""
         for name, value in counts.items():
-            if name not in COUNTERS:
+            metric = self._metrics.get(name)
+            if metric is None:
                 raise ValueError(f"unknown counter {name!r}; valid counters: {', '.join(COUNTERS)}")
-            Metrics.counter(NAMESPACE, name).inc(value)
+            metric.inc(value)
             self._counts[name] += value
         if time.monotonic() - self._written >= self._interval:
             self.flush()

@@ -124,7 +124,7 @@ class _WriteOutputFilesFn(beam.DoFn):
         if record.stacked:  # a row of a stacked .npy, written by pipelines.beam.npy_release
             info = FileInfo(record.path, hashlib.sha256(record.data).hexdigest(), len(record.data), record.group)
         else:
-            info = storage.write_atomic(self._output_dir, record.path, record.data, group=record.group)
+            info = storage.write_new(self._output_dir, record.path, record.data, group=record.group)
         index = shard_index(record.key, self._shard_count)
         shard = f"{self._dataset.config_dir(record.group)}/{self._dataset.shard_name(index, self._shard_count)}"
         row = {**record.metadata, "key": record.key, "path": record.path, "sha256": info.sha256,
@@ -198,18 +198,22 @@ def write_group(output_dir: str, dataset: TfdsDataset, shard_count: int, group: 
     ``.parts/sha256/<group>.txt``, and every class folder of the group's folders of classes
     (:mod:`pipelines.formats.class_folders`).
 
-    Memory: one chunk per run being merged, and one ``(part, offset, length)`` per output of the
-    group (the shards' references, about 100 bytes each).
+    The runs are read and merged once: the manifest pass keeps each output's shard reference and
+    checksum line for the shards and the checksum part. Memory: one chunk per run being merged, and
+    per output of the group its ``(part, offset, length)`` and its ``sha256sum`` line (about 300
+    bytes together).
     """
     runs = sorted(set(map(tuple, runs)))
     refs: list = [[] for _ in range(shard_count)]
     folders = set()  # the folders holding the group's files
+    checksums: list = []  # (path, line) of the outputs' own files, in key order (= path order)
 
     def manifest_lines():
-        for _, shard, offset, length, _, path, line, part in merge_runs(output_dir, group, runs):
+        for _, shard, offset, length, sha256, path, line, part in merge_runs(output_dir, group, runs):
             refs[shard].append((part, offset, length))
-            if path is not None:
+            if path is not None:  # None: a row of a stacked array, checksummed by its own sink
                 folders.add(path.rpartition("/")[0])
+                checksums.append((path, checksum_line(sha256, path)))
             yield line.encode("utf-8")
 
     infos = [storage.write_atomic(output_dir, manifest_path(group), manifest_lines(), group=group)]
@@ -235,9 +239,7 @@ def write_group(output_dir: str, dataset: TfdsDataset, shard_count: int, group: 
              "features.json": dataset.features_json(), **dataset.metadata_files()}
     for name, text in sorted(files.items()):
         infos.append(storage.write_atomic(output_dir, f"{folder}/{name}", text.encode("utf-8"), group=group))
-    records = ((fields[5], checksum_line(fields[4], fields[5])) for fields in merge_runs(output_dir, group, runs)
-               if fields[5] is not None)  # None: a row of a stacked array, checksummed by its own sink
-    storage.write_atomic(output_dir, f"{CHECKSUM_PARTS}/{group}.txt", _merged_checksums(records, infos))
+    storage.write_atomic(output_dir, f"{CHECKSUM_PARTS}/{group}.txt", _merged_checksums(checksums, infos))
 
 
 def write_lists(output_dir: str, names: Iterable[tuple]) -> None:

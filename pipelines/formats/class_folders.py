@@ -59,8 +59,15 @@ def make_class_folders(output_dir: str, output_folders: Iterable[str], names: It
     if not storage.is_local(output_dir):
         return
     names = tuple(names)
-    for folder in sorted(class_folders(class_folder_parents(output_folders, names), names)):
-        os.makedirs(os.path.join(output_dir, *folder.split("/")), exist_ok=True)
+    for parent in sorted(class_folder_parents(output_folders, names)):
+        local = os.path.join(output_dir, *parent.split("/"))
+        os.makedirs(local, exist_ok=True)
+        present = {entry.name for entry in os.scandir(local)}  # one listing, not one mkdir per class
+        for name in sorted(set(names) - present):
+            try:
+                os.mkdir(os.path.join(local, name))
+            except FileExistsError:
+                pass
 
 
 def release_label_names(root: str, listed: Iterable[str]) -> tuple:

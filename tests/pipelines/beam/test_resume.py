@@ -119,6 +119,24 @@ def test_an_interrupted_build_resumes_to_the_same_bytes(how, tmp_path, fast_buil
     assert tree(output) == uninterrupted
 
 
+def test_short_tree_files_of_a_killed_build_are_written_again_on_resume(tmp_path, fast_build, uninterrupted):
+    """Tree files are created in place (``storage.write_new``), so a killed worker can leave one short
+    under its name; no committed part lists it, so the resumed build replaces it."""
+    output = tmp_path / "release"
+    driver = start_driver(output)
+    wait_for_parts(driver, output)
+    os.killpg(driver.pid, signal.SIGKILL)
+    driver.communicate(timeout=60)
+    time.sleep(0.5)
+    missing = [path for path in uninterrupted if path.startswith("ImageNet-C/") and not (output / path).exists()]
+    assert missing
+    for path in missing:  # what writes cut off by the kill would have left
+        (output / path).parent.mkdir(parents=True, exist_ok=True)
+        (output / path).write_bytes(b"\xff\xd8\xff")
+    resume(output, fast_build)
+    assert tree(output) == uninterrupted
+
+
 def test_a_finished_release_is_not_built_again(tmp_path, fast_build):
     output = tmp_path / "release"
     fast_build(output)

@@ -84,3 +84,19 @@ def test_driver_memory_trend_extrapolates_the_largest_worker_count():
         "resume": {"killed_at_fraction": 0.5, "killed_after_seconds": 10.0, "rerun_seconds": 6.0,
                    "rerun_ratio": 0.5, "fresh_seconds": 12.0}})
     assert "extrapolated to 9,000 outputs: 220 MiB" in table and "rerun 6.0 s = 50% of a fresh build" in table
+
+
+def test_build_cost_at_the_margin_and_for_the_whole_largest_build():
+    runs = [{"workers": 1, "images": 10, "cpu_seconds": 99.0},
+            {"workers": 2, "images": 10, "cpu_seconds": 30.0},
+            {"workers": 2, "images": 50, "cpu_seconds": 70.0}]
+    cost = bench_scaling.build_cost(runs, bench_ms=800.0)
+    assert (cost["from_images"], cost["to_images"], cost["workers"]) == (10, 50, 2)
+    assert cost["build_cpu_ms_per_image"] == pytest.approx(1000.0) and cost["build_over_bench"] == pytest.approx(1.25)
+    assert cost["whole_build_cpu_ms_per_image"] == pytest.approx(1400.0)
+    assert cost["whole_build_over_bench"] == pytest.approx(1.75)
+    assert bench_scaling.build_cost(runs[:2], 800.0) is None
+    table = bench_scaling.format_scaling_table({
+        "runs": [], "conditions_per_image": 95, "corruptions": ["fog"], "severities": [1], "rng": "reference",
+        "memory": "m", "machine": {"cpu": "c", "usable_cores": 2, "cores": 2, "python": "3"}, "build_cost": cost})
+    assert "build / bench 1.25" in table and "whole build of 50 images: 1400 CPU ms per image; build / bench 1.75" in table

@@ -19,3 +19,17 @@ def test_expected_empty_folders_come_from_the_listed_files_and_the_label_names(t
     listed = [labels, "T/fog/3/n2/a.JPEG", "T/clean/n1/a.JPEG", "T/clean/n3/b.JPEG", "manifest/fog_3.jsonl"]
     assert expected_class_folders(str(tmp_path), listed, "T") == {"T/fog/3/n1", "T/fog/3/n3", "T/clean/n2"}
     assert expected_class_folders(str(tmp_path), listed[1:], "T") == set()  # no label names: none expected
+
+
+def test_the_missing_class_folders_are_made_beside_the_ones_holding_files(tmp_path):
+    from pipelines.formats.class_folders import make_class_folders
+
+    (tmp_path / "T/fog/3/n2").mkdir(parents=True)
+    (tmp_path / "T/fog/3/n2/a.JPEG").write_bytes(b"x")
+    (tmp_path / "T/clean/n3").mkdir(parents=True)
+    make_class_folders(str(tmp_path), ["T/fog/3/n2", "T/clean/n3"], NAMES)
+    make_class_folders(str(tmp_path), ["T/fog/3/n2", "T/clean/n3"], NAMES)  # again: nothing to do, no error
+    assert sorted(p.name for p in (tmp_path / "T/fog/3").iterdir()) == ["n1", "n2", "n3"]
+    assert sorted(p.name for p in (tmp_path / "T/clean").iterdir()) == ["n1", "n2", "n3"]
+    assert (tmp_path / "T/fog/3/n2/a.JPEG").read_bytes() == b"x"
+    assert sorted(p.name for p in (tmp_path / "T").iterdir()) == ["clean", "fog"]
