@@ -1,0 +1,354 @@
+"""Predictions committed in parts: an interrupted ``imagenet-cp evaluate`` reruns only what is missing.
+
+The ImageNet-C / ImageNet-P evaluation does not shuffle its predictions into the sinks: the
+worker that predicts an image commits its prediction in a *part* (:mod:`pipelines.formats.parts`,
+as a build's workers commit their outputs), in the evaluation's scratch folder ``OUT/.evaluation/``::
+
+    evaluation.json      what is evaluated (model SHA-256, release, source, framework, configs, sets)
+    .parts/ledger/, .parts/runs/   the committed parts
+    .progress/           the workers' counts, for the progress line
+
+Each output file is a *table* of the parts: ``C/<config>`` holds one line per image (key -> its
+``predictions/`` JSON line), ``P/<set>`` one line per frame (video key -> ``[frame, frames,
+label, top5]``). Only the parts' names cross a shuffle; one task per table then merges its runs
+(:func:`pipelines.formats.parts.merge_runs`, memory of one chunk per run) into the sorted
+prediction file. A record that two parts hold (an image predicted again after an interruption) is
+kept once: the first in sort order of its line, whatever the parts' names, worker count or order.
+
+A rerun into the same ``--output`` reads the ledger (:func:`open_scratch`); the listing workers
+skip, per config, the images already committed and, per set, the videos whose every frame is
+(:func:`pending_images`, :func:`pending_videos`). A scratch folder of another evaluation (another
+model file, release or option that changes the predictions) is refused in one line, or removed with
+``force``. The evaluation's last step removes the scratch folder.
+"""
+from __future__ import annotations
+
+import collections
+import hashlib
+import json
+import os
+from typing import Any, Callable, Iterable, Iterator, Mapping, Optional, Sequence
+
+import apache_beam as beam
+import numpy as np
+
+from schemas.release import RELEASE_JSON, json_line
+
+from pipelines.beam.progress import ProgressCounter, format_duration
+from pipelines.formats import storage
+from pipelines.formats.parts import (PART_RECORDS, PART_SECONDS, PartWriter, iter_file_chunks, ledger_runs, merge_runs,
+                                     read_ledger)
+from pipelines.release.output_folder import OutputFolderError, WorkerLock
+
+SCRATCH_DIR = ".evaluation"
+"""The evaluation's scratch folder inside ``OUT``: removed when the evaluation completes."""
+IDENTITY_FILE = "evaluation.json"
+C_TABLE, P_TABLE = "C/", "P/"
+"""Table-name prefixes of the ImageNet-C configs and ImageNet-P sets (a P set may be named like a C config)."""
+EVALUATION_COUNTERS = ("images_listed", "images_skipped", "videos_listed", "videos_skipped", "videos_decoded",
+                       "frames_decoded", "predicted")
+"""Progress counts of an evaluation: C images and P videos to predict and already predicted, the
+frames decoded so far (to estimate the frames still to come), and model inputs predicted."""
+_HASH_CHUNK = 1 << 20
+
+
+def scratch_dir(out_dir: str) -> str:
+    """``OUT/.evaluation``."""
+    return storage.join(out_dir, SCRATCH_DIR)
+
+
+def model_sha256(model_path: str) -> str:
+    """SHA-256 of a model file; of a model folder (a SavedModel), over its files' relative paths and bytes.
+
+    Examples
+    --------
+    >>> import hashlib, tempfile, os
+    >>> folder = tempfile.mkdtemp()
+    >>> path = os.path.join(folder, "m.onnx")
+    >>> _ = open(path, "wb").write(b"weights")
+    >>> model_sha256(path) == hashlib.sha256(b"weights").hexdigest()
+    True
+    """
+    digest = hashlib.sha256()
+    if not storage.is_folder(model_path):
+        for chunk in iter_file_chunks(model_path, chunk=_HASH_CHUNK):
+            digest.update(chunk)
+        return digest.hexdigest()
+    for relative in storage.list_tree(model_path):
+        digest.update(relative.encode("utf-8") + b"\0")
+        file_digest = hashlib.sha256()
+        for chunk in iter_file_chunks(storage.join(model_path, relative), chunk=_HASH_CHUNK):
+            file_digest.update(chunk)
+        digest.update(file_digest.digest())
+    return digest.hexdigest()
+
+
+def evaluation_identity(release_dir: str, model_path: str, framework: Optional[str], source: str,
+                        configs: Sequence[str], sets: Sequence[str]) -> dict:
+    """What makes two evaluations' predictions the same: the model's bytes, the release (its
+    ``release.json``, or its place when it has none), the input source and framework, and the
+    configs and sets evaluated. Options that only change the scores (``--clean-error``, the
+    baselines) or the speed (``--batch-size``, ``--workers``) are not part of it."""
+    release_json = storage.join(release_dir, RELEASE_JSON)
+    release = (hashlib.sha256(storage.read_bytes(release_json)).hexdigest() if storage.exists(release_json)
+               else None)
+    place = os.path.abspath(release_dir) if storage.is_local(release_dir) else release_dir
+    return {"model_sha256": model_sha256(model_path), "release_json_sha256": release,
+            "release": None if release else place, "source": source, "framework": framework,
+            "configs": list(configs), "sets": list(sets)}
+
+
+_SHOWN = {"model_sha256": "model file", "release_json_sha256": "release", "release": "release folder",
+          "source": "--source", "framework": "--framework", "configs": "ImageNet-C configs", "sets": "ImageNet-P sets"}
+
+
+def _difference(there: Mapping[str, Any], here: Mapping[str, Any]) -> str:
+    def shown(key, value):
+        if key.endswith("sha256") and isinstance(value, str):
+            return f"sha256 {value[:12]}"
+        if isinstance(value, list):
+            return f"{len(value)} ({', '.join(value[:3])}{', ...' if len(value) > 3 else ''})"
+        return "none" if value is None else str(value)
+    return "; ".join(f"{_SHOWN.get(key, key)}: {shown(key, there.get(key))} there, {shown(key, here.get(key))} here"
+                     for key in sorted(set(there) | set(here)) if there.get(key) != here.get(key))
+
+
+def open_scratch(out_dir: str, identity: Mapping[str, Any], force: bool = False) -> list:
+    """Prepare ``OUT/.evaluation`` for this evaluation; return the ledger of the parts an
+    interrupted run of the same evaluation committed (empty when there is none).
+
+    Raises
+    ------
+    OutputFolderError
+        When the scratch folder belongs to another evaluation and ``force`` is false (one line).
+    """
+    scratch = scratch_dir(out_dir)
+    path = storage.join(scratch, IDENTITY_FILE)
+    if storage.exists(path):
+        try:
+            there = json.loads(storage.read_bytes(path))
+        except ValueError:
+            there = {}
+        if there == dict(identity):
+            for leftover in (".progress", ".tmp"):  # display counts and half-written files of the killed run
+                storage.delete_tree(storage.join(scratch, leftover))
+            return read_ledger(scratch)
+        if not force:
+            raise OutputFolderError(
+                f"{out_dir} holds an interrupted evaluation of something else ({_difference(there, identity)}); "
+                "use another --output, or --force to discard it")
+    storage.delete_tree(scratch)
+    storage.write_atomic(scratch, IDENTITY_FILE, (json.dumps(identity, indent=2, sort_keys=True) + "\n").encode())
+    return []
+
+
+def table_runs(ledger: Iterable[Mapping[str, Any]]) -> dict:
+    """table -> the ``(part, offset, length)`` of its committed runs."""
+    return dict(ledger_runs(ledger))
+
+
+def committed_names(ledger: Iterable[Mapping[str, Any]]) -> list:
+    """``(table, (part, offset, length))`` of every committed run."""
+    return [(table, run) for table, runs in ledger_runs(ledger).items() for run in runs]
+
+
+def _committed_records(scratch: str, table: str, runs) -> Iterator[tuple]:
+    for key, line, _ in merge_runs(scratch, table, runs):
+        yield key, line
+
+
+def pending_images(examples: Iterable[tuple], scratch: str, config: str, runs, progress) -> Iterator[tuple]:
+    """The ``((config, key, label), item)`` of ``examples`` whose prediction no committed run of
+    the config holds (memory: the committed keys of one config)."""
+    done = {key for key, _ in _committed_records(scratch, C_TABLE + config, runs)} if runs else set()
+    listed = skipped = 0
+    for example in examples:
+        if example[0][1] in done:
+            skipped += 1
+        else:
+            listed += 1
+            yield example
+    progress.add(images_listed=listed, images_skipped=skipped)
+    progress.flush()
+
+
+def complete_videos(scratch: str, set_name: str, runs) -> set:
+    """Keys of the videos of a set all of whose frames are committed."""
+    frames: dict = collections.defaultdict(set)
+    totals = {}
+    for key, line in _committed_records(scratch, P_TABLE + set_name, runs) if runs else ():
+        index, total = json.loads(line)[:2]
+        frames[key].add(index)
+        totals[key] = total
+    return {key for key, indices in frames.items() if len(indices) == totals[key]}
+
+
+def pending_videos(videos: Iterable[tuple], scratch: str, set_name: str, runs, progress) -> Iterator[tuple]:
+    """The ``((set, key, label), locator)`` of ``videos`` that some frame of is not committed."""
+    done = complete_videos(scratch, set_name, runs)
+    listed = skipped = 0
+    for video in videos:
+        if video[0][1] in done:
+            skipped += 1
+        else:
+            listed += 1
+            yield video
+    progress.add(videos_listed=listed, videos_skipped=skipped)
+    progress.flush()
+
+
+def _windowed(values):
+    return [beam.transforms.window.GlobalWindows.windowed_value(v) for v in values]
+
+
+def c_record(element) -> tuple:
+    """``((config, key, label), top5)`` -> ``(table, key, prediction file line)``."""
+    (config, key, label), top5 = element
+    return C_TABLE + config, key, json_line({"key": key, "label": label, "top5": top5})
+
+
+def p_record(element) -> tuple:
+    """``(((set, key, label), frame, frames), top5)`` -> ``(table, video key, [frame, frames, label, top5])``."""
+    ((set_name, key, label), index, total), top5 = element
+    return P_TABLE + set_name, key, json.dumps([index, total, label, top5], separators=(",", ":"))
+
+
+class CommitPredictionsFn(beam.DoFn):
+    """Sink: each prediction goes, as ``to_record(element)`` = ``(table, key, line)``, to this
+    worker's current part; emits ``(table, (part, offset, length))`` of each run it commits."""
+
+    def __init__(self, scratch: str, to_record: Callable, progress_dir: Optional[str],
+                 part_records: int = PART_RECORDS, part_seconds: float = PART_SECONDS):
+        self._scratch, self._to_record, self._progress_dir = scratch, to_record, progress_dir
+        self._part_limits = (part_records, part_seconds)
+
+    def setup(self):
+        self._progress = ProgressCounter(self._progress_dir, counters=EVALUATION_COUNTERS)
+        self._lock = WorkerLock(self._progress_dir)
+
+    def start_bundle(self):
+        self._parts = PartWriter(self._scratch, *self._part_limits)
+
+    def _committed(self):
+        return [(run[0], run[1:]) for run in self._parts.commit()]
+
+    def process(self, element):
+        table, key, line = self._to_record(element)
+        self._parts.add_line(table, key, line)
+        self._progress.add(predicted=1)
+        if self._parts.due():
+            yield from self._committed()
+
+    def finish_bundle(self):
+        return _windowed(self._committed())
+
+    def teardown(self):
+        self._progress.flush()
+
+
+def _first_per_key(records: Iterable[tuple]) -> Iterator[tuple]:
+    """``(key, line)`` in sort order, each key once (the first line)."""
+    previous = None
+    for key, line in records:
+        if key != previous:
+            previous = key
+            yield key, line
+
+
+def write_config_file(scratch: str, out_dir: str, relative: str, table: str, runs) -> float:
+    """Merge a C config's runs into its prediction file (sorted by key); return its top-1 error."""
+    counts = [0, 0]
+
+    def lines():
+        for _, line in _first_per_key(_committed_records(scratch, table, runs)):
+            row = json.loads(line)
+            counts[0] += 1
+            counts[1] += row["top5"][0] != row["label"]
+            yield line.encode("utf-8")
+
+    storage.write_atomic(out_dir, relative, lines())
+    return counts[1] / counts[0]
+
+
+def _videos(records: Iterable[tuple]) -> Iterator[tuple]:
+    """``(key, label, [top5 per frame])`` of each video, from its frames' records in sort order."""
+    def assembled(key, frames):
+        total = frames[min(frames)][0]
+        if sorted(frames) != list(range(total)):
+            raise ValueError(f"video {key}: frames {sorted(frames)} committed, {total} expected")
+        return key, frames[0][1], [frames[i][2] for i in range(total)]
+
+    key, frames = None, {}
+    for video, line in records:
+        if video != key and frames:
+            yield assembled(key, frames)
+            frames = {}
+        key = video
+        index, total, label, top5 = json.loads(line)
+        frames.setdefault(index, (total, label, top5))  # a frame held twice: the first in line order
+    if frames:
+        yield assembled(key, frames)
+
+
+def write_set_file(scratch: str, out_dir: str, relative: str, table: str, runs) -> np.ndarray:
+    """Merge a P set's runs into its prediction file (one line per video, sorted by key); return
+    its ``(V, T, 5)`` top-5 classes."""
+    rows = []
+
+    def lines():
+        for key, label, top5 in _videos(_committed_records(scratch, table, runs)):
+            rows.append(top5)
+            yield json_line({"key": key, "label": label, "top5": top5}).encode("utf-8")
+
+    storage.write_atomic(out_dir, relative, lines())
+    lengths = {len(top5) for top5 in rows}
+    if len(lengths) != 1:
+        raise ValueError(f"{relative}: videos differ in frame count {sorted(lengths)}")
+    return np.asarray(rows, dtype=np.int16)
+
+
+def prediction_progress_text(counts: Mapping[str, int], elapsed: float) -> str:
+    """An evaluation's progress line: model inputs (C images, P frames) predicted of those to
+    predict, the rate and the time left; the P frames still to decode are estimated from the
+    videos decoded so far.
+
+    Examples
+    --------
+    >>> prediction_progress_text({"images_listed": 100, "predicted": 25, "images_skipped": 50}, 10.0)
+    '25/100 images predicted (25.0%), 2.5/s, 0:10 elapsed, ~0:30 left; 50 predicted before'
+    """
+    images, videos = counts.get("images_listed", 0), counts.get("videos_listed", 0)
+    decoded = counts.get("videos_decoded", 0)
+    estimated = videos > decoded
+    frames = (counts.get("frames_decoded", 0) + round((videos - decoded) * counts.get("frames_decoded", 0) / decoded)
+              if decoded else 0)
+    total, done = images + frames, counts.get("predicted", 0)
+    what = "images" if not videos else "frames" if not images else "images and frames"
+    if not images and not videos:
+        text = f"listing what to predict, {format_duration(elapsed)} elapsed"
+        before = counts.get("images_skipped", 0) + counts.get("videos_skipped", 0)
+        return text + (f"; {before} predicted before" if before else "")
+    if videos and not decoded:
+        text = f"{done} {what} predicted ({images} images and {videos} videos to predict)"
+    else:
+        fraction = done / total if total else 1.0
+        text = f"{done}/{'~' * estimated}{total} {what} predicted ({100 * min(fraction, 1):.1f}%)"
+    rate = done / elapsed if elapsed > 0 else 0.0
+    text += f", {rate:.1f}/s, {format_duration(elapsed)} elapsed"
+    if total and 0 < done < total and not (videos and not decoded):
+        text += f", ~{format_duration((total - done) / rate)} left"
+    before = [f"{counts[name]} {name.split('_')[0]}" for name in ("images_skipped", "videos_skipped")
+              if counts.get(name)]
+    if before:
+        text += "; " + " and ".join(before) + " predicted before"
+    return text
+
+
+def finished_text(counts: Mapping[str, int], elapsed: float) -> str:
+    """The evaluation's last progress line, e.g. ``'predicted 40 model inputs in 0:12 (3.3/s);
+    60 images predicted before'``."""
+    done = counts.get("predicted", 0)
+    text = f"predicted {done} model inputs in {format_duration(elapsed)} ({done / max(elapsed, 1e-9):.1f}/s)"
+    before = [f"{counts[name]} {name.split('_')[0]}" for name in ("images_skipped", "videos_skipped")
+              if counts.get(name)]
+    return text + ("; " + " and ".join(before) + " predicted before" if before else "")
