@@ -21,7 +21,13 @@ the release and its ``SHA256SUMS`` untouched)::
     imagenet-p-predictions.npz    top-5 classes per set, (V, T, 5) (``imagenet-cp metrics --flips``)
     metrics.json, report.md, plots/*.png
 
-Every file is sorted by key, so equal predictions give equal bytes whatever the runner. The
+Every file is sorted by key, so equal predictions give equal bytes whatever the runner.
+
+Workers commit each prediction in a part (:mod:`pipelines.beam.prediction_parts`, in
+``OUT/.evaluation/``, removed at the end); only the parts' names are grouped, per prediction file,
+and one task per file merges them from disk. The same call after an interruption lists only the
+images (and videos) no committed part holds, and writes the bytes of an uninterrupted run. A local
+run prints a progress line (predicted / to predict, rate, time left) on stderr. The
 release and ``OUT`` may lie on any file system :mod:`pipelines.formats.storage` reaches (a local disk,
 ``s3://``, ``gs://``); Beam options such as ``--s3_endpoint_url`` configure it.
 """
