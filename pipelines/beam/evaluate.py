@@ -38,7 +38,6 @@ import sys
 import time
 
 import apache_beam as beam
-import numpy as np
 
 from metrics.imagenet_p import parse_sequence_set, top_k_classes
 from schemas.edition import DEFAULT_EDITION

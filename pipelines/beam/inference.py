@@ -89,7 +89,7 @@ def run_checked(pipeline, model_path: str):
 
 
 def beam_counters(result, names, namespace: str = PROGRESS_NAMESPACE) -> dict:
-    """The finished run's totals of the counters ``names`` (those of :class:`pipelines.beam.progress.ProgressCounter`)."""
+    """The finished run's totals of the counters ``names`` (of :class:`pipelines.beam.progress.ProgressCounter`)."""
     totals = dict.fromkeys(names, 0)
     for counter in result.metrics().query(MetricsFilter().with_namespace(namespace))["counters"]:
         if counter.key.metric.name in totals:

@@ -315,7 +315,7 @@ def prediction_progress_text(counts: Mapping[str, int], elapsed: float) -> str:
     Examples
     --------
     >>> prediction_progress_text({"images_listed": 100, "predicted": 25, "images_skipped": 50}, 10.0)
-    '25/100 images predicted (25.0%), 2.5/s, 0:10 elapsed, ~0:30 left; 50 predicted before'
+    '25/100 images predicted (25.0%), 2.5/s, 0:10 elapsed, ~0:30 left; 50 images predicted before'
     """
     images, videos = counts.get("images_listed", 0), counts.get("videos_listed", 0)
     decoded = counts.get("videos_decoded", 0)

@@ -125,7 +125,8 @@ def test_a_killed_evaluation_reruns_only_what_is_missing_to_the_same_bytes(unint
     assert lines[0].endswith("use another --output, or --force to discard it")
     assert tree(out / SCRATCH_DIR) == before
 
-    # the same command again (with one worker: the bytes do not depend on it): resumes, predicts only the rest, and writes the uninterrupted run's bytes
+    # the command again (one worker: the bytes do not depend on it) resumes, predicts only the rest
+    # and writes the uninterrupted run's bytes
     assert cli(evaluate_args(release, lite0_onnx, out)) == 0
     printed = capsys.readouterr().err
     assert re.search(r"^resuming: \d+ predictions in \d+ parts of an interrupted run are kept$", printed, re.M)
