@@ -33,30 +33,24 @@ release and ``OUT`` may lie on any file system :mod:`pipelines.formats.storage` 
 """
 from __future__ import annotations
 
-import contextlib
-import sys
-import time
-
 import apache_beam as beam
 
 from metrics.imagenet_p import parse_sequence_set, top_k_classes
 from schemas.edition import DEFAULT_EDITION
 from schemas.editions import get_edition
-from schemas.release import C_TREE, P_TREE, TFDS_DIR, json_line
+from schemas.release import C_TREE, P_TREE, TFDS_DIR
 
 from pipelines.beam.evaluate_a_o import evaluate_adversarial
-from pipelines.beam.inference import (PredictLogits, beam_counters, count_refused, model_handler, run_checked,
-                                      threads_per_worker)
+from pipelines.beam.inference import PredictLogits, count_refused, model_handler, threads_per_worker
 from pipelines.beam.prediction_parts import (C_TABLE, EVALUATION_COUNTERS, P_TABLE, CommitPredictionsFn, c_record,
-                                             committed_names, evaluation_identity, finished_text, open_scratch,
-                                             p_record, pending_images, pending_videos, prediction_progress_text,
-                                             scratch_dir, table_runs, write_config_file, write_set_file)
-from pipelines.beam.progress import ProgressCounter, ProgressLine
-from pipelines.beam.runner import is_local, make_pipeline
-from pipelines.beam.shutdown import stopping_cleanly
+                                             committed_names, evaluation_identity, p_record, pending_images,
+                                             pending_videos, run_resumable, table_runs, write_config_file,
+                                             write_set_file)
+from pipelines.beam.progress import ProgressCounter
+from pipelines.beam.runner import make_pipeline
 from pipelines.evaluation.model_input import frame_model_input, image_model_input, model_input
-from pipelines.evaluation.models import (A_CLASSES, P_TREE_CLASSES, ModelError, check_model, infer_framework,
-                                         key_text, read_item, trial_batch)
+from pipelines.evaluation.models import (A_CLASSES, P_TREE_CLASSES, check_model, infer_framework, key_text,
+                                         read_item, trial_batch)
 from pipelines.evaluation.p_sequences import npy_sequences, p_sets, p_tree, sequence_frames
 from pipelines.evaluation.release_inputs import (adversarial_tree, c_configs, c_examples, c_release,
                                                  labelled_paths, tree_labels)
@@ -64,7 +58,6 @@ from pipelines.evaluation.scores import (PREDICTIONS_DIR, default_output, model_
                                          write_evaluation)
 from pipelines.formats import storage
 from pipelines.formats.parts import PART_RECORDS, PART_SECONDS
-from pipelines.release.output_folder import FolderLock, wait_for_orphan_workers
 
 PREDICTION_FOLDERS = {C_TREE: "imagenet-c", P_TREE: "imagenet-p"}
 """Folders below ``predictions/`` of the 224 trees: the benchmarks' names, as before the trees became
@@ -197,12 +190,6 @@ class PredictImageNetP(beam.PTransform):
             CommitPredictionsFn(self._scratch, p_record, self._progress_dir, *self._part_limits))
 
 
-def write_jsonl(out_dir: str, relative: str, rows) -> None:
-    """``{"key", "label", "top5"}`` rows, sorted, as one JSON-lines file written atomically."""
-    text = "".join(json_line({"key": k, "label": l, "top5": t}) for k, l, t in sorted(rows))
-    storage.write_atomic(out_dir, relative, text.encode("utf-8"))
-
-
 class _WritePredictionFilesFn(beam.DoFn):
     """Sink: ``(table, [runs])`` -> its sorted prediction file, merged from the committed runs;
     emits ``(config, top-1 error)`` (tagged ``errors``) or ``(set, (V, T, 5) int array)`` (``sets``)."""
@@ -310,7 +297,8 @@ def evaluate_release(release_dir: str, model_path: str, out_dir: str | None = No
     tree = adversarial_tree(release_dir)
     if tree is not None:  # a packaged ImageNet-A or -O set (package-a, package-o)
         return evaluate_adversarial(release_dir, tree, model_path, out_dir, framework, batch_size, workers,
-                                    beam_args, in_distribution)
+                                    beam_args, in_distribution, force=force, progress_interval=progress_interval,
+                                    stream=stream, part_records=part_records, part_seconds=part_seconds)
     if in_distribution is not None:
         raise ValueError("--in-distribution applies to ImageNet-O releases only (a package-o folder)")
     c = c_release(release_dir)
@@ -324,18 +312,10 @@ def evaluate_release(release_dir: str, model_path: str, out_dir: str | None = No
         baseline = baseline or ALEXNET_IMAGENET_C
     check_evaluation_model(model_path, framework, release_dir, c, configs, sets)
     out = str(out_dir or default_output(release_dir, model_path))
-    identity = evaluation_identity(release_dir, model_path, framework or infer_framework(model_path), source,
-                                   [config.name for config in configs], [p_set.name for p_set in sets])
-    local = is_local(beam_args) and storage.is_local(out)
-    stream = stream or sys.stderr
-    with FolderLock(out, "evaluate"):
-        scratch = scratch_dir(out)
-        wait_for_orphan_workers(scratch)
-        ledger = open_scratch(out, identity, force)
-        if ledger:
-            print(f"resuming: {sum(e['records'] for e in ledger)} predictions in {len(ledger)} parts of an "
-                  "interrupted run are kept", file=stream)
-        progress_dir = scratch if local else None
+    identity = evaluation_identity(release_dir, model_path, framework or infer_framework(model_path), source=source,
+                                   configs=[config.name for config in configs], sets=[p_set.name for p_set in sets])
+
+    def make(scratch, ledger, progress_dir):
         handler = model_handler(model_path, framework, batch_size, threads_per_worker(workers, beam_args))
         pipeline = make_pipeline(workers, beam_args)
         committed, limits = table_runs(ledger), (part_records, part_seconds)
@@ -358,21 +338,9 @@ def evaluate_release(release_dir: str, model_path: str, out_dir: str | None = No
              set_predictions=beam.pvalue.AsSingleton(flips), refused=refused, model_name=model_name_of(model_path),
              clean_error=clean_error, baseline=baseline, flip_baseline=flip_baseline, edition=c.edition,
              layout=c.layout))
-        progress = ProgressLine(scratch, 0, 0, progress_interval, stream, prediction_progress_text) if local else None
-        if progress:
-            progress.start()
-        started = time.monotonic()
-        try:
-            with stopping_cleanly(out) if local else contextlib.nullcontext():
-                result = run_checked(pipeline, model_path)
-        except ModelError:  # refused: nothing was written, and a rerun would be refused again
-            storage.delete_tree(scratch)
-            raise
-        finally:
-            if progress:
-                progress.stop()
-        print(finished_text(beam_counters(result, EVALUATION_COUNTERS), time.monotonic() - started), file=stream)
-        storage.delete_tree(scratch)
+        return pipeline, {}
+
+    run_resumable(out, identity, model_path, beam_args, make, force, progress_interval, stream)
     return output_path(out)
 
 

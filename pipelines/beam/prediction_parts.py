@@ -23,10 +23,14 @@ model file, release or option that changes the predictions) is refused in one li
 """
 from __future__ import annotations
 
+import base64
 import collections
+import contextlib
 import hashlib
 import json
 import os
+import sys
+import time
 from typing import Any, Callable, Iterable, Iterator, Mapping, Optional, Sequence
 
 import apache_beam as beam
@@ -43,8 +47,9 @@ from pipelines.release.output_folder import OutputFolderError, WorkerLock
 SCRATCH_DIR = ".evaluation"
 """The evaluation's scratch folder inside ``OUT``: removed when the evaluation completes."""
 IDENTITY_FILE = "evaluation.json"
-C_TABLE, P_TABLE = "C/", "P/"
-"""Table-name prefixes of the ImageNet-C configs and ImageNet-P sets (a P set may be named like a C config)."""
+C_TABLE, P_TABLE, A_TABLE = "C/", "P/", "A/"
+"""Table-name prefixes of the ImageNet-C configs, the ImageNet-P sets (a P set may be named like a
+C config) and the parts of an ImageNet-A / -O evaluation (the set, and ``in-distribution``)."""
 EVALUATION_COUNTERS = ("images_listed", "images_skipped", "videos_listed", "videos_skipped", "videos_decoded",
                        "frames_decoded", "predicted")
 """Progress counts of an evaluation: C images and P videos to predict and already predicted, the
@@ -83,23 +88,27 @@ def model_sha256(model_path: str) -> str:
     return digest.hexdigest()
 
 
-def evaluation_identity(release_dir: str, model_path: str, framework: Optional[str], source: str,
-                        configs: Sequence[str], sets: Sequence[str]) -> dict:
+def evaluation_identity(release_dir: str, model_path: str, framework: str, **evaluated) -> dict:
     """What makes two evaluations' predictions the same: the model's bytes, the release (its
-    ``release.json``, or its place when it has none), the input source and framework, and the
-    configs and sets evaluated. Options that only change the scores (``--clean-error``, the
-    baselines) or the speed (``--batch-size``, ``--workers``) are not part of it."""
+    ``release.json``, or its place when it has none), the framework, and ``evaluated`` (JSON-ready:
+    the source, configs and sets of a C / P evaluation; the tree and in-distribution input of an
+    A / O one). Options that only change the scores (``--clean-error``, the baselines) or the speed
+    (``--batch-size``, ``--workers``) are not part of it."""
     release_json = storage.join(release_dir, RELEASE_JSON)
     release = (hashlib.sha256(storage.read_bytes(release_json)).hexdigest() if storage.exists(release_json)
                else None)
-    place = os.path.abspath(release_dir) if storage.is_local(release_dir) else release_dir
     return {"model_sha256": model_sha256(model_path), "release_json_sha256": release,
-            "release": None if release else place, "source": source, "framework": framework,
-            "configs": list(configs), "sets": list(sets)}
+            "release": None if release else local_place(release_dir), "framework": framework, **evaluated}
+
+
+def local_place(path: str) -> str:
+    """An absolute path for a local path, the URL otherwise."""
+    return os.path.abspath(path) if storage.is_local(path) else path
 
 
 _SHOWN = {"model_sha256": "model file", "release_json_sha256": "release", "release": "release folder",
-          "source": "--source", "framework": "--framework", "configs": "ImageNet-C configs", "sets": "ImageNet-P sets"}
+          "source": "--source", "framework": "--framework", "configs": "ImageNet-C configs", "sets": "ImageNet-P sets",
+          "tree": "set", "in_distribution": "--in-distribution", "in_distribution_images": "in-distribution images"}
 
 
 def _difference(there: Mapping[str, Any], here: Mapping[str, Any]) -> str:
@@ -211,6 +220,35 @@ def p_record(element) -> tuple:
     """``(((set, key, label), frame, frames), top5)`` -> ``(table, video key, [frame, frames, label, top5])``."""
     ((set_name, key, label), index, total), top5 = element
     return P_TABLE + set_name, key, json.dumps([index, total, label, top5], separators=(",", ":"))
+
+
+def a_record(element) -> tuple:
+    """``((part, key, label), logits)`` -> ``(table, key, [label, base64 of the float32 logits])``
+    (ImageNet-A / -O: the writers need the logits, kept to the bit)."""
+    (part, key, label), logits = element
+    data = base64.b64encode(np.asarray(logits, dtype="<f4").tobytes()).decode("ascii")
+    return A_TABLE + part, key, json.dumps([label, data], separators=(",", ":"))
+
+
+def read_logits(scratch: str, names: Iterable[tuple]) -> list:
+    """``[((part, key, label), float32 logits)]`` of every image the committed runs ``names``
+    (``(table, (part, offset, length))``) hold, each once."""
+    tables = collections.defaultdict(set)
+    for table, run in names:
+        tables[table].add(tuple(run))
+    results = []
+    for table in sorted(tables):
+        for key, line in _first_per_key(_committed_records(scratch, table, sorted(tables[table]))):
+            label, data = json.loads(line)
+            results.append(((table[len(A_TABLE):], key, label), np.frombuffer(base64.b64decode(data), "<f4")))
+    return results
+
+
+def committed_keys(scratch: str, ledger: Sequence[Mapping[str, Any]], prefix: str = A_TABLE) -> set:
+    """``(table name after prefix, key)`` of every prediction the committed parts' tables named
+    ``prefix...`` hold: ``(part, key)`` of an A / O evaluation (``A/``), ``(group, key)`` of VCR (``C/``)."""
+    return {(table[len(prefix):], key) for table, runs in ledger_runs(ledger).items() if table.startswith(prefix)
+            for key, _ in _committed_records(scratch, table, runs)}
 
 
 class CommitPredictionsFn(beam.DoFn):
@@ -352,3 +390,56 @@ def finished_text(counts: Mapping[str, int], elapsed: float) -> str:
     before = [f"{counts[name]} {name.split('_')[0]}" for name in ("images_skipped", "videos_skipped")
               if counts.get(name)]
     return text + ("; " + " and ".join(before) + " predicted before" if before else "")
+
+
+def run_resumable(out_dir: str, identity: Mapping[str, Any], model_path: str, beam_args: Sequence[str],
+                  make_pipeline: Callable[[str, list, Optional[str]], tuple], force: bool = False,
+                  progress_interval: float = 10.0, stream=None) -> None:
+    """Run an evaluation's pipeline with its predictions in parts: lock ``out_dir``, open the
+    scratch folder (:func:`open_scratch`), build the pipeline with ``make_pipeline(scratch,
+    ledger, progress_dir)`` (it returns the pipeline and the counts the driver made itself, e.g.
+    the images it listed), run it with a progress line (local runs) and stop cleanly on a
+    signal, then print the last line and remove the scratch folder.
+
+    Raises
+    ------
+    OutputFolderError
+        On a busy folder, or a scratch folder of another evaluation (without ``force``).
+    pipelines.evaluation.models.ModelError
+        On NaN or infinite logits (the scratch folder is removed: a rerun would be refused again).
+    pipelines.beam.shutdown.BuildInterrupted, pipelines.beam.shutdown.BuildStopped
+        On SIGINT / SIGTERM or a dead worker of a local run (the parts are kept).
+    """
+    from pipelines.beam.inference import beam_counters, run_checked
+    from pipelines.beam.progress import ProgressLine
+    from pipelines.beam.runner import is_local
+    from pipelines.beam.shutdown import stopping_cleanly
+    from pipelines.evaluation.models import ModelError
+    from pipelines.release.output_folder import FolderLock, wait_for_orphan_workers
+
+    local = is_local(beam_args) and storage.is_local(out_dir)
+    stream = stream or sys.stderr
+    with FolderLock(out_dir, "evaluate"):
+        scratch = scratch_dir(out_dir)
+        wait_for_orphan_workers(scratch)
+        ledger = open_scratch(out_dir, identity, force)
+        if ledger:
+            print(f"resuming: {sum(e['records'] for e in ledger)} predictions in {len(ledger)} parts of an "
+                  "interrupted run are kept", file=stream)
+        pipeline, driver_counts = make_pipeline(scratch, ledger, scratch if local else None)
+        progress = ProgressLine(scratch, 0, 0, progress_interval, stream, prediction_progress_text) if local else None
+        if progress:
+            progress.start()
+        started = time.monotonic()
+        try:
+            with stopping_cleanly(out_dir) if local else contextlib.nullcontext():
+                result = run_checked(pipeline, model_path)
+        except ModelError:  # refused: nothing was written, and a rerun would be refused again
+            storage.delete_tree(scratch)
+            raise
+        finally:
+            if progress:
+                progress.stop()
+        counts = collections.Counter(beam_counters(result, EVALUATION_COUNTERS)) + collections.Counter(driver_counts)
+        print(finished_text(counts, time.monotonic() - started), file=stream)
+        storage.delete_tree(scratch)
