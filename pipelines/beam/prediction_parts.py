@@ -38,11 +38,15 @@ import numpy as np
 
 from schemas.release import RELEASE_JSON, json_line
 
-from pipelines.beam.progress import ProgressCounter, format_duration
+from pipelines.beam.inference import beam_counters, run_checked
+from pipelines.beam.progress import ProgressCounter, ProgressLine, format_duration
+from pipelines.beam.runner import is_local
+from pipelines.beam.shutdown import stopping_cleanly
+from pipelines.evaluation.models import ModelError
 from pipelines.formats import storage
 from pipelines.formats.parts import (PART_RECORDS, PART_SECONDS, PartWriter, iter_file_chunks, ledger_runs, merge_runs,
                                      read_ledger)
-from pipelines.release.output_folder import OutputFolderError, WorkerLock
+from pipelines.release.output_folder import FolderLock, OutputFolderError, WorkerLock, wait_for_orphan_workers
 
 SCRATCH_DIR = ".evaluation"
 """The evaluation's scratch folder inside ``OUT``: removed when the evaluation completes."""
@@ -166,19 +170,25 @@ def _committed_records(scratch: str, table: str, runs) -> Iterator[tuple]:
         yield key, line
 
 
+def _not_done(items: Iterable[tuple], done: set, progress, unit: str) -> Iterator[tuple]:
+    """The ``items`` (``((table name, key, label), ...)``) whose key is not in ``done``; counts
+    ``<unit>_listed`` and ``<unit>_skipped`` for the progress line."""
+    listed = skipped = 0
+    for item in items:
+        if item[0][1] in done:
+            skipped += 1
+        else:
+            listed += 1
+            yield item
+    progress.add(**{f"{unit}_listed": listed, f"{unit}_skipped": skipped})
+    progress.flush()
+
+
 def pending_images(examples: Iterable[tuple], scratch: str, config: str, runs, progress) -> Iterator[tuple]:
     """The ``((config, key, label), item)`` of ``examples`` whose prediction no committed run of
     the config holds (memory: the committed keys of one config)."""
     done = {key for key, _ in _committed_records(scratch, C_TABLE + config, runs)} if runs else set()
-    listed = skipped = 0
-    for example in examples:
-        if example[0][1] in done:
-            skipped += 1
-        else:
-            listed += 1
-            yield example
-    progress.add(images_listed=listed, images_skipped=skipped)
-    progress.flush()
+    return _not_done(examples, done, progress, "images")
 
 
 def complete_videos(scratch: str, set_name: str, runs) -> set:
@@ -194,16 +204,7 @@ def complete_videos(scratch: str, set_name: str, runs) -> set:
 
 def pending_videos(videos: Iterable[tuple], scratch: str, set_name: str, runs, progress) -> Iterator[tuple]:
     """The ``((set, key, label), locator)`` of ``videos`` that some frame of is not committed."""
-    done = complete_videos(scratch, set_name, runs)
-    listed = skipped = 0
-    for video in videos:
-        if video[0][1] in done:
-            skipped += 1
-        else:
-            listed += 1
-            yield video
-    progress.add(videos_listed=listed, videos_skipped=skipped)
-    progress.flush()
+    return _not_done(videos, complete_videos(scratch, set_name, runs), progress, "videos")
 
 
 def _windowed(values):
@@ -392,6 +393,16 @@ def finished_text(counts: Mapping[str, int], elapsed: float) -> str:
     return text + ("; " + " and ".join(before) + " predicted before" if before else "")
 
 
+def _remove_if_empty(folder: str) -> None:
+    """Remove a local folder this evaluation made and left empty (its atomic writes' empty temp folder aside)."""
+    if storage.is_local(folder):
+        for path in (os.path.join(folder, ".tmp"), folder):
+            try:
+                os.rmdir(path)
+            except OSError:  # not empty, or not there
+                pass
+
+
 def run_resumable(out_dir: str, identity: Mapping[str, Any], model_path: str, beam_args: Sequence[str],
                   make_pipeline: Callable[[str, list, Optional[str]], tuple], force: bool = False,
                   progress_interval: float = 10.0, stream=None) -> None:
@@ -410,36 +421,43 @@ def run_resumable(out_dir: str, identity: Mapping[str, Any], model_path: str, be
     pipelines.beam.shutdown.BuildInterrupted, pipelines.beam.shutdown.BuildStopped
         On SIGINT / SIGTERM or a dead worker of a local run (the parts are kept).
     """
-    from pipelines.beam.inference import beam_counters, run_checked
-    from pipelines.beam.progress import ProgressLine
-    from pipelines.beam.runner import is_local
-    from pipelines.beam.shutdown import stopping_cleanly
-    from pipelines.evaluation.models import ModelError
-    from pipelines.release.output_folder import FolderLock, wait_for_orphan_workers
-
     local = is_local(beam_args) and storage.is_local(out_dir)
     stream = stream or sys.stderr
-    with FolderLock(out_dir, "evaluate"):
-        scratch = scratch_dir(out_dir)
-        wait_for_orphan_workers(scratch)
-        ledger = open_scratch(out_dir, identity, force)
-        if ledger:
-            print(f"resuming: {sum(e['records'] for e in ledger)} predictions in {len(ledger)} parts of an "
-                  "interrupted run are kept", file=stream)
-        pipeline, driver_counts = make_pipeline(scratch, ledger, scratch if local else None)
-        progress = ProgressLine(scratch, 0, 0, progress_interval, stream, prediction_progress_text) if local else None
-        if progress:
-            progress.start()
-        started = time.monotonic()
-        try:
-            with stopping_cleanly(out_dir) if local else contextlib.nullcontext():
-                result = run_checked(pipeline, model_path)
-        except ModelError:  # refused: nothing was written, and a rerun would be refused again
+    made = storage.is_local(out_dir) and not os.path.exists(out_dir)
+    try:
+        with FolderLock(out_dir, "evaluate"):
+            scratch = scratch_dir(out_dir)
+            wait_for_orphan_workers(scratch)
+            ledger = open_scratch(out_dir, identity, force)
+            if ledger:
+                print(f"resuming: {sum(e['records'] for e in ledger)} predictions in {len(ledger)} parts of an "
+                      "interrupted run are kept", file=stream)
+            pipeline, driver_counts = make_pipeline(scratch, ledger, scratch if local else None)
+            started = time.monotonic()
+            result = _run_watched(pipeline, model_path, out_dir, local, progress_interval, stream)
+            counts = collections.Counter(beam_counters(result, EVALUATION_COUNTERS)) + collections.Counter(
+                driver_counts)
+            print(finished_text(counts, time.monotonic() - started), file=stream)
             storage.delete_tree(scratch)
-            raise
-        finally:
-            if progress:
-                progress.stop()
-        counts = collections.Counter(beam_counters(result, EVALUATION_COUNTERS)) + collections.Counter(driver_counts)
-        print(finished_text(counts, time.monotonic() - started), file=stream)
+    except ModelError:
+        if made:  # the folder this run made, left empty
+            _remove_if_empty(out_dir)
+        raise
+
+
+def _run_watched(pipeline, model_path: str, out_dir: str, local: bool, interval: float, stream):
+    """:func:`pipelines.beam.inference.run_checked`, with a progress line and a clean stop on a
+    signal or a dead worker for a local run; a refused model's scratch folder is removed."""
+    scratch = scratch_dir(out_dir)
+    progress = ProgressLine(scratch, 0, 0, interval, stream, prediction_progress_text) if local else None
+    if progress:
+        progress.start()
+    try:
+        with stopping_cleanly(out_dir) if local else contextlib.nullcontext():
+            return run_checked(pipeline, model_path)
+    except ModelError:  # refused: nothing was written, and a rerun would be refused again
         storage.delete_tree(scratch)
+        raise
+    finally:
+        if progress:
+            progress.stop()
