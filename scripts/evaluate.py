@@ -35,6 +35,9 @@ def add_arguments(parser):
                                                 "(see imagenet-cp metrics)")
     parser.add_argument("--batch-size", type=int, default=32, help="largest inference batch (default 32)")
     parser.add_argument("--workers", type=int, help="local worker processes (default: all cores)")
+    parser.add_argument("--force", action="store_true",
+                        help="discard the predictions an interrupted evaluation of another model, release or "
+                             "source left in --output, instead of refusing (the same evaluation always resumes)")
     evaluate_vcr.add_arguments(parser)
     add_beam_arguments(parser, "after '--': Beam pipeline options, e.g. -- --runner=DataflowRunner ...")
 
@@ -72,16 +75,24 @@ def run(args) -> int:
     from pipelines.evaluation.scores import METRICS_FILE
     from pipelines.evaluation.metrics_files import load_error_baseline, load_flip_baseline
     from pipelines.evaluation.report import summary_lines
+    from pipelines.beam.shutdown import BuildInterrupted, BuildStopped
 
     try:
         out = evaluate_release(
             args.release, args.model, args.output, args.framework, args.source, args.clean_error,
             load_error_baseline(args.baseline) if args.baseline else None,
             load_flip_baseline(args.flip_baseline) if args.flip_baseline else None,
-            args.batch_size, args.workers, [a for a in args.beam_args if a != "--"], args.in_distribution)
+            args.batch_size, args.workers, [a for a in args.beam_args if a != "--"], args.in_distribution,
+            force=args.force)
     except (OSError, ValueError, ImportError) as err:
         print(f"imagenet-cp evaluate: {err}", file=sys.stderr)
         return 2
+    except BuildInterrupted as err:  # exit 130 (SIGINT) or 143 (SIGTERM): the parts are kept
+        print(f"imagenet-cp evaluate: {err}", file=sys.stderr)
+        return err.exit_code
+    except BuildStopped as err:  # a worker died, the disk is full: resumable
+        print(f"imagenet-cp evaluate: {err}", file=sys.stderr)
+        return err.exit_code
     metrics = storage.join(str(out), METRICS_FILE)
     if storage.exists(metrics):  # a local folder or an object store
         for line in summary_lines(json.loads(storage.read_bytes(metrics))):

@@ -34,6 +34,7 @@ def dispatch(args):
 
 
 def run(args) -> int:
+    from pipelines.beam.shutdown import BuildInterrupted, BuildStopped
     from pipelines.beam.vcr_evaluate import evaluate_vcr
     from pipelines.evaluation.vcr_scores import analysis_settings
 
@@ -41,9 +42,12 @@ def run(args) -> int:
         out = evaluate_vcr(args.release, args.model, args.output, args.framework, args.human, args.human_meta,
                            analysis_settings(args.bins, args.smoothing, args.empty_bin, args.knots),
                            args.human_min_trials, args.batch_size, args.workers,
-                           [a for a in args.beam_args if a != "--"])
+                           [a for a in args.beam_args if a != "--"], force=args.force)
     except (OSError, ValueError, ImportError) as err:
         print(f"imagenet-cp evaluate: {err}", file=sys.stderr)
         return 2
+    except (BuildInterrupted, BuildStopped) as err:  # the parts are kept: resumable
+        print(f"imagenet-cp evaluate: {err}", file=sys.stderr)
+        return err.exit_code
     print(f"wrote {out}/metrics.json and {out}/report.md")
     return 0

@@ -21,31 +21,43 @@ the release and its ``SHA256SUMS`` untouched)::
     imagenet-p-predictions.npz    top-5 classes per set, (V, T, 5) (``imagenet-cp metrics --flips``)
     metrics.json, report.md, plots/*.png
 
-Every file is sorted by key, so equal predictions give equal bytes whatever the runner. The
+Every file is sorted by key, so equal predictions give equal bytes whatever the runner.
+
+Workers commit each prediction in a part (:mod:`pipelines.beam.prediction_parts`, in
+``OUT/.evaluation/``, removed at the end); only the parts' names are grouped, per prediction file,
+and one task per file merges them from disk. The same call after an interruption lists only the
+images (and videos) no committed part holds, and writes the bytes of an uninterrupted run. A local
+run prints a progress line (predicted / to predict, rate, time left) on stderr. The
 release and ``OUT`` may lie on any file system :mod:`pipelines.formats.storage` reaches (a local disk,
 ``s3://``, ``gs://``); Beam options such as ``--s3_endpoint_url`` configure it.
 """
 from __future__ import annotations
 
 import apache_beam as beam
-import numpy as np
 
 from metrics.imagenet_p import parse_sequence_set, top_k_classes
 from schemas.edition import DEFAULT_EDITION
 from schemas.editions import get_edition
-from schemas.release import C_TREE, P_TREE, TFDS_DIR, json_line
+from schemas.release import C_TREE, P_TREE, TFDS_DIR
 
 from pipelines.beam.evaluate_a_o import evaluate_adversarial
-from pipelines.beam.inference import PredictLogits, count_refused, model_handler, run_checked, threads_per_worker
+from pipelines.beam.inference import PredictLogits, count_refused, model_handler, threads_per_worker
+from pipelines.beam.prediction_parts import (C_TABLE, EVALUATION_COUNTERS, P_TABLE, CommitPredictionsFn, c_record,
+                                             committed_names, evaluation_identity, p_record, pending_images,
+                                             pending_videos, run_resumable, table_runs, write_config_file,
+                                             write_set_file)
+from pipelines.beam.progress import ProgressCounter
 from pipelines.beam.runner import make_pipeline
 from pipelines.evaluation.model_input import frame_model_input, image_model_input, model_input
-from pipelines.evaluation.models import A_CLASSES, P_TREE_CLASSES, check_model, key_text, read_item, trial_batch
+from pipelines.evaluation.models import (A_CLASSES, P_TREE_CLASSES, check_model, infer_framework, key_text,
+                                         read_item, trial_batch)
 from pipelines.evaluation.p_sequences import npy_sequences, p_sets, p_tree, sequence_frames
 from pipelines.evaluation.release_inputs import (adversarial_tree, c_configs, c_examples, c_release,
                                                  labelled_paths, tree_labels)
 from pipelines.evaluation.scores import (PREDICTIONS_DIR, default_output, model_name_of, output_path,
                                          write_evaluation)
 from pipelines.formats import storage
+from pipelines.formats.parts import PART_RECORDS, PART_SECONDS
 
 PREDICTION_FOLDERS = {C_TREE: "imagenet-c", P_TREE: "imagenet-p"}
 """Folders below ``predictions/`` of the 224 trees: the benchmarks' names, as before the trees became
@@ -72,33 +84,76 @@ class PredictTop5(beam.PTransform):
         return logits | "TopFive" >> beam.MapTuple(lambda key, row: (key, top_k_classes(row).tolist()))
 
 
-class PredictImageNetC(beam.PTransform):
-    """ImageNet-C conditions of any edition -> ``(config name, [(key, label, top5), ...])`` per config."""
+class _ListPendingFn(beam.DoFn):
+    """A C config (``(CConfig, runs)``) -> the ``((config, key, label), item)`` of its images that
+    no committed run holds; a P set (``((name, path), runs)``) -> its videos not all committed."""
 
-    def __init__(self, configs, release_dir, c, handler):
+    def __init__(self, kind: str, scratch: str, progress_dir, release_dir: str, c=None, labels=None):
+        self._kind, self._scratch, self._progress_dir = kind, scratch, progress_dir
+        self._release_dir, self._c, self._labels = release_dir, c, labels
+
+    def setup(self):
+        self._progress = ProgressCounter(self._progress_dir, counters=EVALUATION_COUNTERS)
+
+    def process(self, element):
+        what, runs = element
+        if self._kind == "c":
+            examples = c_examples(what, self._release_dir, self._c, self._labels)
+            yield from pending_images(examples, self._scratch, what.name, runs, self._progress)
+        else:
+            yield from pending_videos(_list_sequences(what, self._release_dir), self._scratch, what[0], runs,
+                                      self._progress)
+
+
+class PredictImageNetC(beam.PTransform):
+    """ImageNet-C conditions of any edition -> the predictions committed in parts
+    (:mod:`pipelines.beam.prediction_parts`): ``(table, (part, offset, length))`` per committed run.
+
+    ``committed`` maps a config's table to the runs an interrupted run committed: those images are not
+    listed again."""
+
+    def __init__(self, configs, release_dir, c, handler, scratch: str, committed=None, progress_dir=None,
+                 part_limits=(PART_RECORDS, PART_SECONDS)):
         super().__init__()
         self._configs, self._release_dir, self._c, self._handler = configs, release_dir, c, handler
+        self._scratch, self._committed, self._progress_dir = scratch, committed or {}, progress_dir
+        self._part_limits = part_limits
         self.nonfinite = None
 
     def expand(self, pipeline):
         labels = tree_labels(self._release_dir, self._c)
         predict = PredictTop5(self._handler, image_model_input(self._c.edition))
+        listed = [(config, self._committed.get(C_TABLE + config.name, [])) for config in self._configs]
         top5 = (pipeline
-                | "ListConfigs" >> beam.Create(self._configs)
-                | "ListImages" >> beam.FlatMap(c_examples, self._release_dir, self._c, labels)
+                | "ListConfigs" >> beam.Create(listed)
+                | "ListImages" >> beam.ParDo(_ListPendingFn("c", self._scratch, self._progress_dir,
+                                                            self._release_dir, self._c, labels))
                 | "Spread" >> beam.Reshuffle()
                 | "ReadImages" >> beam.MapTuple(lambda key, item: (key, read_item(item)))
                 | "Predict" >> predict)
         self.nonfinite = predict.nonfinite
-        return (top5
-                | "ByConfig" >> beam.MapTuple(lambda key, top5: (key[0], (key[1], key[2], top5)))
-                | "GroupConfigs" >> beam.GroupByKey())
+        return top5 | "CommitPredictions" >> beam.ParDo(
+            CommitPredictionsFn(self._scratch, c_record, self._progress_dir, *self._part_limits))
 
 
-def _video_frames(video):
-    key, locator = video
-    for index, frame in enumerate(sequence_frames(locator)):
-        yield (key, index), frame
+class _DecodeFramesFn(beam.DoFn):
+    """``(video key, locator)`` -> ``((video key, frame, frames), frame array)`` of every frame."""
+
+    def __init__(self, progress_dir):
+        self._progress_dir = progress_dir
+
+    def setup(self):
+        self._progress = ProgressCounter(self._progress_dir, counters=EVALUATION_COUNTERS)
+
+    def process(self, video):
+        key, locator = video
+        frames = sequence_frames(locator)
+        self._progress.add(videos_decoded=1, frames_decoded=len(frames))
+        for index, frame in enumerate(frames):
+            yield (key, index, len(frames)), frame
+
+    def teardown(self):
+        self._progress.flush()
 
 
 def _list_sequences(p_set, release_dir):
@@ -108,75 +163,55 @@ def _list_sequences(p_set, release_dir):
     return [((name, key, label), locator) for key, label, locator in items]
 
 
-def _assemble_video(video_key, frames):
-    top5 = [classes for _, classes in sorted(frames)]
-    set_name, key, label = video_key
-    return set_name, (key, label, top5)
-
-
 class PredictImageNetP(beam.PTransform):
-    """ImageNet-P set folders -> ``(set name, [(key, label, T x 5 classes), ...])`` per set."""
+    """ImageNet-P set folders -> the frames' predictions committed in parts: ``(table, (part,
+    offset, length))`` per committed run; the videos whose every frame ``committed`` holds are skipped."""
 
-    def __init__(self, sets, handler, release_dir=""):
+    def __init__(self, sets, handler, release_dir="", scratch: str = "", committed=None, progress_dir=None,
+                 part_limits=(PART_RECORDS, PART_SECONDS)):
         super().__init__()
         self._sets, self._handler, self._release_dir = sets, handler, release_dir
+        self._scratch, self._committed, self._progress_dir = scratch, committed or {}, progress_dir
+        self._part_limits = part_limits
         self.nonfinite = None
 
     def expand(self, pipeline):
         edition = self._sets[0].edition if self._sets else get_edition(DEFAULT_EDITION)
         predict = PredictTop5(self._handler, frame_model_input(edition))
+        listed = [((p_set.name, p_set.path), self._committed.get(P_TABLE + p_set.name, [])) for p_set in self._sets]
         top5 = (pipeline
-                | "ListSets" >> beam.Create([(p_set.name, p_set.path) for p_set in self._sets])
-                | "ListVideos" >> beam.FlatMap(_list_sequences, self._release_dir)
+                | "ListSets" >> beam.Create(listed)
+                | "ListVideos" >> beam.ParDo(_ListPendingFn("p", self._scratch, self._progress_dir, self._release_dir))
                 | "Spread" >> beam.Reshuffle()
-                | "DecodeFrames" >> beam.FlatMap(_video_frames)
+                | "DecodeFrames" >> beam.ParDo(_DecodeFramesFn(self._progress_dir))
                 | "Predict" >> predict)
         self.nonfinite = predict.nonfinite
-        return (top5
-                | "ByVideo" >> beam.MapTuple(lambda key, top5: (key[0], (key[1], top5)))
-                | "GroupFrames" >> beam.GroupByKey()
-                | "AssembleVideos" >> beam.MapTuple(_assemble_video)
-                | "GroupSets" >> beam.GroupByKey())
+        return top5 | "CommitPredictions" >> beam.ParDo(
+            CommitPredictionsFn(self._scratch, p_record, self._progress_dir, *self._part_limits))
 
 
-def write_jsonl(out_dir: str, relative: str, rows) -> None:
-    """``{"key", "label", "top5"}`` rows, sorted, as one JSON-lines file written atomically."""
-    text = "".join(json_line({"key": k, "label": l, "top5": t}) for k, l, t in sorted(rows))
-    storage.write_atomic(out_dir, relative, text.encode("utf-8"))
+class _WritePredictionFilesFn(beam.DoFn):
+    """Sink: ``(table, [runs])`` -> its sorted prediction file, merged from the committed runs;
+    emits ``(config, top-1 error)`` (tagged ``errors``) or ``(set, (V, T, 5) int array)`` (``sets``)."""
 
-
-class _WriteConfigPredictionsFn(beam.DoFn):
-    """Sink: one sorted JSON-lines file per C config; emits ``(config, top-1 error)``."""
-
-    def __init__(self, out_dir: str, tree: str):
-        self._out_dir, self._tree = out_dir, tree
+    def __init__(self, scratch: str, out_dir: str, tree: str):
+        self._scratch, self._out_dir, self._tree = scratch, out_dir, tree
 
     def process(self, element, refused=0):
-        if refused:  # a model that gave NaN or infinite logits: nothing is written
+        table, runs = element
+        runs = sorted({tuple(run) for run in runs if run is not None})
+        if refused or not runs:  # a model that gave NaN or infinite logits: nothing is written
             return
-        name, rows = element
-        rows = sorted(rows)
-        write_jsonl(self._out_dir, f"{PREDICTIONS_DIR}/{PREDICTION_FOLDERS.get(self._tree, self._tree)}/{name}.jsonl", rows)
-        wrong = sum(top5[0] != label for _, label, top5 in rows)
-        yield name, wrong / len(rows)
-
-
-class _WriteSetPredictionsFn(beam.DoFn):
-    """Sink: one sorted JSON-lines file per P set; emits ``(set, (V, T, 5) int array)``."""
-
-    def __init__(self, out_dir: str):
-        self._out_dir = out_dir
-
-    def process(self, element, refused=0):
-        if refused:
-            return
-        name, rows = element
-        rows = sorted(rows)
-        write_jsonl(self._out_dir, f"{PREDICTIONS_DIR}/{PREDICTION_FOLDERS[P_TREE]}/{name}.jsonl", rows)
-        lengths = {len(top5) for _, _, top5 in rows}
-        if len(lengths) != 1:
-            raise ValueError(f"{name}: videos differ in frame count {sorted(lengths)}")
-        yield name, np.asarray([top5 for _, _, top5 in rows], dtype=np.int16)
+        if table.startswith(C_TABLE):
+            name = table[len(C_TABLE):]
+            relative = f"{PREDICTIONS_DIR}/{PREDICTION_FOLDERS.get(self._tree, self._tree)}/{name}.jsonl"
+            yield beam.pvalue.TaggedOutput("errors", (name, write_config_file(self._scratch, self._out_dir,
+                                                                              relative, table, runs)))
+        else:
+            name = table[len(P_TABLE):]
+            relative = f"{PREDICTIONS_DIR}/{PREDICTION_FOLDERS[P_TREE]}/{name}.jsonl"
+            yield beam.pvalue.TaggedOutput("sets", (name, write_set_file(self._scratch, self._out_dir, relative,
+                                                                         table, runs)))
 
 
 def check_evaluation_model(model_path, framework, release_dir, c, configs, sets) -> None:
@@ -208,8 +243,14 @@ def _nothing_to_evaluate(release_dir: str, c, source: str) -> str:
 def evaluate_release(release_dir: str, model_path: str, out_dir: str | None = None,
                      framework: str | None = None, source: str = "auto", clean_error=None,
                      baseline=None, flip_baseline=None, batch_size: int = 32,
-                     workers: int | None = None, beam_args=(), in_distribution: str | None = None):
+                     workers: int | None = None, beam_args=(), in_distribution: str | None = None,
+                     force: bool = False, progress_interval: float = 10.0, stream=None,
+                     part_records: int = PART_RECORDS, part_seconds: float = PART_SECONDS):
     """Run ``model_path`` over the release in ``release_dir`` and write predictions, metrics, report.
+
+    The predictions are committed in parts as they are made (:mod:`pipelines.beam.prediction_parts`):
+    the same call after an interruption predicts only the images and videos that are missing, and
+    writes the same bytes as an uninterrupted run.
 
     Parameters
     ----------
@@ -228,6 +269,13 @@ def evaluate_release(release_dir: str, model_path: str, out_dir: str | None = No
     in_distribution : str, optional
         ImageNet-O only (and required there): an ImageNet val folder or tar, or a release with a
         clean config, whose images of the 200 ImageNet-O classes are the negatives.
+    force : bool
+        Discard the scratch folder of an interrupted evaluation of something else in the output
+        folder (another model file, release, source or framework) instead of refusing.
+    progress_interval, stream
+        Seconds between progress lines (local runs), and where they and the last line go (stderr by default).
+    part_records, part_seconds
+        When workers commit their predictions (see :class:`pipelines.formats.parts.PartWriter`).
 
     Returns
     -------
@@ -238,6 +286,10 @@ def evaluate_release(release_dir: str, model_path: str, out_dir: str | None = No
     ------
     ValueError
         When the release holds neither ImageNet-C nor ImageNet-P data, or on a bad ``source``.
+    pipelines.release.output_folder.OutputFolderError
+        When the output folder is busy, or holds an interrupted evaluation of something else.
+    pipelines.beam.shutdown.BuildInterrupted, pipelines.beam.shutdown.BuildStopped
+        From a local run stopped by a signal or a dead worker (resumable).
     """
     from schemas.baselines import ALEXNET_IMAGENET_C
 
@@ -245,7 +297,8 @@ def evaluate_release(release_dir: str, model_path: str, out_dir: str | None = No
     tree = adversarial_tree(release_dir)
     if tree is not None:  # a packaged ImageNet-A or -O set (package-a, package-o)
         return evaluate_adversarial(release_dir, tree, model_path, out_dir, framework, batch_size, workers,
-                                    beam_args, in_distribution)
+                                    beam_args, in_distribution, force=force, progress_interval=progress_interval,
+                                    stream=stream, part_records=part_records, part_seconds=part_seconds)
     if in_distribution is not None:
         raise ValueError("--in-distribution applies to ImageNet-O releases only (a package-o folder)")
     c = c_release(release_dir)
@@ -259,26 +312,35 @@ def evaluate_release(release_dir: str, model_path: str, out_dir: str | None = No
         baseline = baseline or ALEXNET_IMAGENET_C
     check_evaluation_model(model_path, framework, release_dir, c, configs, sets)
     out = str(out_dir or default_output(release_dir, model_path))
-    handler = model_handler(model_path, framework, batch_size, threads_per_worker(workers, beam_args))
-    pipeline = make_pipeline(workers, beam_args)
-    predict_c = PredictImageNetC(configs, release_dir, c, handler)
-    predict_p = PredictImageNetP(sets, handler, release_dir)
-    c_rows = pipeline | "ImageNetC" >> predict_c if configs else None
-    p_rows = pipeline | "ImageNetP" >> predict_p if sets else None
-    refused = count_refused(pipeline, [p.nonfinite for p in (predict_c, predict_p) if p.nonfinite is not None])
-    errors = (c_rows | "WriteCPredictions" >> beam.ParDo(_WriteConfigPredictionsFn(out, c.layout.tree), refused)
-              | "CollectErrors" >> beam.combiners.ToList()) if configs else None
-    flips = (p_rows | "WritePPredictions" >> beam.ParDo(_WriteSetPredictionsFn(out), refused)
-             | "CollectSets" >> beam.combiners.ToList()) if sets else None
-    (pipeline
-     | "Output" >> beam.Create([out])
-     | "WriteMetricsAndReport" >> beam.Map(
-         _write_unless_refused,
-         config_errors=beam.pvalue.AsSingleton(errors) if errors is not None else [],
-         set_predictions=beam.pvalue.AsSingleton(flips) if flips is not None else [],
-         refused=refused, model_name=model_name_of(model_path), clean_error=clean_error, baseline=baseline,
-         flip_baseline=flip_baseline, edition=c.edition, layout=c.layout))
-    run_checked(pipeline, model_path)
+    identity = evaluation_identity(release_dir, model_path, framework or infer_framework(model_path), source=source,
+                                   configs=[config.name for config in configs], sets=[p_set.name for p_set in sets])
+
+    def make(scratch, ledger, progress_dir):
+        handler = model_handler(model_path, framework, batch_size, threads_per_worker(workers, beam_args))
+        pipeline = make_pipeline(workers, beam_args)
+        committed, limits = table_runs(ledger), (part_records, part_seconds)
+        predict_c = PredictImageNetC(configs, release_dir, c, handler, scratch, committed, progress_dir, limits)
+        predict_p = PredictImageNetP(sets, handler, release_dir, scratch, committed, progress_dir, limits)
+        names = ([pipeline | "ImageNetC" >> predict_c] if configs else []) + (
+            [pipeline | "ImageNetP" >> predict_p] if sets else [])
+        names.append(pipeline | "CommittedParts" >> beam.Create(committed_names(ledger), reshuffle=False))
+        refused = count_refused(pipeline, [p.nonfinite for p in (predict_c, predict_p) if p.nonfinite is not None])
+        files = (names | "AllParts" >> beam.Flatten()
+                 | "GroupPartsByFile" >> beam.GroupByKey()
+                 | "WritePredictions" >> beam.ParDo(_WritePredictionFilesFn(scratch, out, c.layout.tree),
+                                                    refused).with_outputs("errors", "sets"))
+        errors = files.errors | "CollectErrors" >> beam.combiners.ToList()
+        flips = files.sets | "CollectSets" >> beam.combiners.ToList()
+        (pipeline
+         | "Output" >> beam.Create([out])
+         | "WriteMetricsAndReport" >> beam.Map(
+             _write_unless_refused, config_errors=beam.pvalue.AsSingleton(errors),
+             set_predictions=beam.pvalue.AsSingleton(flips), refused=refused, model_name=model_name_of(model_path),
+             clean_error=clean_error, baseline=baseline, flip_baseline=flip_baseline, edition=c.edition,
+             layout=c.layout))
+        return pipeline, {}
+
+    run_resumable(out, identity, model_path, beam_args, make, force, progress_interval, stream)
     return output_path(out)
 
 

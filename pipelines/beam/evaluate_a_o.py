@@ -22,13 +22,18 @@ import apache_beam as beam
 from schemas.adversarial import O_TREE
 from schemas.records import SourceEntry
 
-from pipelines.beam.inference import PredictLogits, count_refused, model_handler, run_checked, threads_per_worker
+from pipelines.beam.inference import PredictLogits, count_refused, model_handler, threads_per_worker
+from pipelines.beam.prediction_parts import (EVALUATION_COUNTERS, CommitPredictionsFn, a_record, committed_keys,
+                                             committed_names, evaluation_identity, local_place, read_logits,
+                                             run_resumable)
+from pipelines.beam.progress import ProgressCounter
 from pipelines.beam.runner import make_pipeline
 from pipelines.evaluation.imagenet_a import IN_DISTRIBUTION, write_a_outputs, write_o_outputs
 from pipelines.evaluation.model_input import A_SIDE, model_input, model_input_a
-from pipelines.evaluation.models import A_CLASSES, check_model, read_item, trial_batch
+from pipelines.evaluation.models import A_CLASSES, check_model, infer_framework, read_item, trial_batch
 from pipelines.evaluation.release_inputs import adversarial_files, in_distribution
 from pipelines.evaluation.scores import default_output, model_name_of, output_path
+from pipelines.formats.parts import PART_RECORDS, PART_SECONDS
 from pipelines.inputs.listing import read_entry
 
 MODEL_INPUTS = {"resize_crop": model_input_a, "clean_config": model_input}
@@ -60,14 +65,22 @@ def _o_negatives(tree: str, in_distribution_path: Optional[str]):
 
 def evaluate_adversarial(release_dir: str, tree: str, model_path: str, out_dir: Optional[str] = None,
                          framework: Optional[str] = None, batch_size: int = 32, workers: Optional[int] = None,
-                         beam_args: Sequence[str] = (), in_distribution_path: Optional[str] = None):
+                         beam_args: Sequence[str] = (), in_distribution_path: Optional[str] = None,
+                         force: bool = False, progress_interval: float = 10.0, stream=None,
+                         part_records: int = PART_RECORDS, part_seconds: float = PART_SECONDS):
     """Run ``model_path`` over the packaged ImageNet-A or -O set ``tree`` in ``release_dir`` (and,
     for ImageNet-O, over the in-distribution images of ``in_distribution_path``); return the output folder.
+
+    The logits are committed in parts as they are made (:mod:`pipelines.beam.prediction_parts`):
+    the same call after an interruption predicts only the images that are missing. ``force``,
+    ``progress_interval``, ``stream``, ``part_records`` and ``part_seconds`` are those of
+    :func:`pipelines.beam.evaluate.evaluate_release`.
 
     Raises
     ------
     ValueError
-        On an empty or foreign tree, a missing or unusable ``in_distribution_path`` (one line).
+        On an empty or foreign tree, a missing or unusable ``in_distribution_path`` (one line), or
+        an output folder that holds an interrupted evaluation of something else.
     pipelines.evaluation.models.ModelError
         When the model does not fit the set.
     """
@@ -81,18 +94,38 @@ def evaluate_adversarial(release_dir: str, tree: str, model_path: str, out_dir: 
         elements += _elements(negatives.items, IN_DISTRIBUTION, kind)
     model_name = model_name_of(model_path)
     out = str(out_dir or default_output(release_dir, model_path))
-    pipeline = make_pipeline(workers, beam_args)
-    predict = PredictLogits(model_handler(model_path, framework, batch_size, threads_per_worker(workers, beam_args)))
-    logits = (pipeline
-              | "ListImages" >> beam.Create(elements)
-              | "Spread" >> beam.Reshuffle()
-              | "ModelInput" >> beam.Map(_read)
-              | "Predict" >> predict)
-    refused = count_refused(pipeline, [predict.nonfinite])
+    identity = evaluation_identity(
+        release_dir, model_path, framework or infer_framework(model_path), tree=tree, images=len(files),
+        in_distribution=None if negatives is None else local_place(in_distribution_path),
+        in_distribution_images=None if negatives is None else len(negatives.items))
     write = write_a_outputs if negatives is None else partial(write_o_outputs, in_distribution={
         "kind": negatives.kind, "listed": negatives.listed, "unusable": negatives.unusable})
-    (logits
-     | "Collect" >> beam.combiners.ToList()
-     | "WriteMetrics" >> beam.Map(lambda results, refused: refused or write(out, results, model_name), refused))
-    run_checked(pipeline, model_path)
+
+    def make(scratch, ledger, progress_dir):
+        done = committed_keys(scratch, ledger)
+        pending = [element for element in elements if element[0][:2] not in done]
+        counts = {"images_listed": len(pending), "images_skipped": len(elements) - len(pending)}
+        listed = ProgressCounter(progress_dir, counters=EVALUATION_COUNTERS)  # for the progress line
+        listed.add(**counts)
+        listed.flush()
+        pipeline = make_pipeline(workers, beam_args)
+        predict = PredictLogits(model_handler(model_path, framework, batch_size,
+                                              threads_per_worker(workers, beam_args)))
+        names = (pipeline
+                 | "ListImages" >> beam.Create(pending)
+                 | "Spread" >> beam.Reshuffle()
+                 | "ModelInput" >> beam.Map(_read)
+                 | "Predict" >> predict
+                 | "CommitPredictions" >> beam.ParDo(CommitPredictionsFn(scratch, a_record, progress_dir,
+                                                                         part_records, part_seconds)))
+        refused = count_refused(pipeline, [predict.nonfinite])
+        earlier = pipeline | "CommittedParts" >> beam.Create(committed_names(ledger), reshuffle=False)
+        ((names, earlier)
+         | "AllParts" >> beam.Flatten()
+         | "CollectParts" >> beam.combiners.ToList()
+         | "WriteMetrics" >> beam.Map(lambda runs, refused: refused or write(out, read_logits(scratch, runs),
+                                                                            model_name), refused))
+        return pipeline, counts
+
+    run_resumable(out, identity, model_path, beam_args, make, force, progress_interval, stream)
     return output_path(out)

@@ -17,6 +17,7 @@ try:  # onnxruntime is optional (TorchScript or TensorFlow models run without it
 except ImportError:
     OnnxModelHandlerNumpy = None
 
+from pipelines.beam.progress import NAMESPACE as PROGRESS_NAMESPACE
 from pipelines.evaluation.models import FRAMEWORKS, ModelError, infer_framework, key_text, nonfinite_message
 
 METRICS_NAMESPACE = "imagenet-cp evaluate"
@@ -76,14 +77,25 @@ def nonfinite_found(result) -> tuple[int, list]:
     return count, keys
 
 
-def run_checked(pipeline, model_path: str) -> None:
-    """Run ``pipeline`` to the end; refuse the run (one :class:`ModelError` line) when some
-    logits were NaN or infinite, after sinks that wrote nothing."""
+def run_checked(pipeline, model_path: str):
+    """Run ``pipeline`` to the end and return its result; refuse the run (one :class:`ModelError`
+    line) when some logits were NaN or infinite, after sinks that wrote nothing."""
     result = pipeline.run()
     result.wait_until_finish()
     count, keys = nonfinite_found(result)
     if count:
         raise ModelError(nonfinite_message(model_path, count, None, keys))
+    return result
+
+
+def beam_counters(result, names, namespace: str = PROGRESS_NAMESPACE) -> dict:
+    """The finished run's totals of the counters ``names`` (of :class:`pipelines.beam.progress.ProgressCounter`)."""
+    totals = dict.fromkeys(names, 0)
+    for counter in result.metrics().query(MetricsFilter().with_namespace(namespace))["counters"]:
+        if counter.key.metric.name in totals:
+            value = counter.committed if counter.committed is not None else counter.attempted
+            totals[counter.key.metric.name] += value or 0
+    return totals
 
 
 def threads_per_worker(workers: int | None, beam_args=()) -> int:

@@ -15,7 +15,7 @@ import threading
 import time
 import uuid
 from collections import Counter
-from typing import Mapping, Optional, TextIO
+from typing import Callable, Mapping, Optional, TextIO
 
 from apache_beam.metrics import Metrics
 
@@ -38,22 +38,25 @@ class ProgressCounter:
     interval : float
         Seconds between two writes of the progress file; the first count is written at once, so
         the progress line moves as soon as a worker has done anything.
+    counters : tuple of str
+        The names :meth:`add` accepts (a build's :data:`COUNTERS` by default; an evaluation's are
+        :data:`pipelines.beam.prediction_parts.EVALUATION_COUNTERS`).
     """
 
-    def __init__(self, output_dir: Optional[str], interval: float = 2.0):
+    def __init__(self, output_dir: Optional[str], interval: float = 2.0, counters: tuple = COUNTERS):
         self._output_dir = output_dir
         self._relative = f"{PROGRESS_DIR}/{uuid.uuid4().hex}.json"
         self._interval = interval
         self._counts: Counter = Counter()
         self._written = -math.inf
-        self._metrics = {name: Metrics.counter(NAMESPACE, name) for name in COUNTERS}  # made once: 20 us each
+        self._metrics = {name: Metrics.counter(NAMESPACE, name) for name in counters}  # made once: 20 us each
 
     def add(self, **counts: int) -> None:
-        """Add to named counters (a subset of :data:`COUNTERS`)."""
+        """Add to named counters (a subset of the instance's counter names)."""
         for name, value in counts.items():
             metric = self._metrics.get(name)
             if metric is None:
-                raise ValueError(f"unknown counter {name!r}; valid counters: {', '.join(COUNTERS)}")
+                raise ValueError(f"unknown counter {name!r}; valid counters: {', '.join(self._metrics)}")
             metric.inc(value)
             self._counts[name] += value
         if time.monotonic() - self._written >= self._interval:
@@ -100,12 +103,17 @@ def progress_text(counts: Mapping[str, int], expected_outputs: int, expected_ima
 
 
 class ProgressLine(threading.Thread):
-    """A daemon thread printing :func:`progress_text` every ``interval`` seconds until stopped."""
+    """A daemon thread printing :func:`progress_text` every ``interval`` seconds until stopped.
+
+    ``describe(counts, elapsed)``, when given, makes the line instead (an evaluation's,
+    :func:`pipelines.beam.prediction_parts.prediction_progress_text`)."""
 
     def __init__(self, output_dir: str, expected_outputs: int, expected_images: int,
-                 interval: float = 10.0, stream: TextIO = sys.stderr):
+                 interval: float = 10.0, stream: TextIO = sys.stderr,
+                 describe: Optional[Callable[[Mapping[str, int], float], str]] = None):
         super().__init__(daemon=True)
         self._args = (output_dir, expected_outputs, expected_images)
+        self._describe = describe
         self._interval = interval
         self._stream = stream
         self._stop_event = threading.Event()
@@ -114,7 +122,9 @@ class ProgressLine(threading.Thread):
     def run(self) -> None:
         while not self._stop_event.wait(self._interval):
             output_dir, outputs, images = self._args
-            text = progress_text(read_progress(output_dir), outputs, images, time.monotonic() - self._start)
+            counts, elapsed = read_progress(output_dir), time.monotonic() - self._start
+            text = (self._describe(counts, elapsed) if self._describe is not None
+                    else progress_text(counts, outputs, images, elapsed))
             print(f"progress: {text}", file=self._stream, flush=True)
 
     def stop(self) -> None:

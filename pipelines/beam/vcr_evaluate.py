@@ -27,11 +27,15 @@ from transforms import preprocess
 from schemas.release import RELEASE_JSON, dumps
 from schemas.vcr import CLEAN, FORMULAS, SPLINE_DEGREE, CURVE_POINTS, VCR_TREE
 
-from pipelines.beam.evaluate import PredictTop5, write_jsonl
-from pipelines.beam.inference import count_refused, model_handler, run_checked, threads_per_worker
+from pipelines.beam.evaluate import PredictTop5
+from pipelines.beam.inference import count_refused, model_handler, threads_per_worker
+from pipelines.beam.prediction_parts import (C_TABLE, EVALUATION_COUNTERS, CommitPredictionsFn, c_record,
+                                             committed_keys, committed_names, evaluation_identity, run_resumable,
+                                             write_config_file)
+from pipelines.beam.progress import ProgressCounter
 from pipelines.beam.runner import make_pipeline
 from pipelines.evaluation.model_input import A_SIDE, model_input
-from pipelines.evaluation.models import IMAGENET_CLASSES, check_model, trial_batch
+from pipelines.evaluation.models import IMAGENET_CLASSES, check_model, infer_framework, trial_batch
 from pipelines.evaluation.release_inputs import release_document
 from pipelines.evaluation.scores import (METRICS_FILE, PREDICTIONS_DIR, default_output, model_name_of,
                                          move_to_output, output_path)
@@ -40,29 +44,38 @@ from pipelines.evaluation.vcr_scores import (CURVES_FILE, REFUSED, analyse, anal
                                              plot_curves, read_predictions,
                                              read_vcr_manifest, write_report)
 from pipelines.formats import storage
+from pipelines.formats.parts import PART_RECORDS, PART_SECONDS
 
 
 class _WriteGroupPredictionsFn(beam.DoFn):
-    """Sink: ``(group, [(key, label, top5)])`` -> ``predictions/vcr/<group>.jsonl`` sorted by key."""
+    """Sink: ``(table, [runs])`` of a group -> ``predictions/vcr/<group>.jsonl`` sorted by key,
+    merged from the committed runs (:mod:`pipelines.beam.prediction_parts`); emits the group."""
 
-    def __init__(self, out_dir: str):
-        self._out_dir = out_dir
+    def __init__(self, scratch: str, out_dir: str):
+        self._scratch, self._out_dir = scratch, out_dir
 
     def process(self, element, refused=0):
-        if refused:  # a model that gave NaN or infinite logits: nothing is written
+        table, runs = element
+        runs = sorted({tuple(run) for run in runs})
+        if refused or not runs:  # a model that gave NaN or infinite logits: nothing is written
             return
-        group, rows = element
-        write_jsonl(self._out_dir, f"{PREDICTIONS_DIR}/{VCR_TREE}/{group}.jsonl", rows)
+        group = table[len(C_TABLE):]
+        write_config_file(self._scratch, self._out_dir, f"{PREDICTIONS_DIR}/{VCR_TREE}/{group}.jsonl", table, runs)
         yield group
 
 
 class PredictVcr(beam.PTransform):
-    """``[(group, key, label, path)]`` -> predictions files, one per group; emits the group names."""
+    """``[(group, key, label, path)]`` -> predictions files, one per group; emits the group names.
 
-    def __init__(self, examples, handler, out_dir: str, native: bool = False):
+    Each prediction is committed in a part in ``scratch`` (the examples ``committed`` already
+    holds are left out of ``examples`` by the caller)."""
+
+    def __init__(self, examples, handler, out_dir: str, native: bool = False, scratch: str = "",
+                 committed=(), progress_dir=None, part_limits=(PART_RECORDS, PART_SECONDS)):
         super().__init__()
         self._examples, self._handler, self._out_dir = examples, handler, out_dir
-        self._native = native
+        self._native, self._scratch, self._committed = native, scratch, list(committed)
+        self._progress_dir, self._part_limits = progress_dir, part_limits
 
     def expand(self, pipeline):
         images = (pipeline
@@ -74,17 +87,25 @@ class PredictVcr(beam.PTransform):
         predict = PredictTop5(self._handler)
         top5 = images | "Predict" >> predict
         refused = count_refused(pipeline, [predict.nonfinite])
-        return (top5
-                | "ByGroup" >> beam.MapTuple(lambda key, top5: (key[0], (key[1], key[2], top5)))
-                | "GroupPredictions" >> beam.GroupByKey()
-                | "WritePredictions" >> beam.ParDo(_WriteGroupPredictionsFn(self._out_dir), refused))
+        names = top5 | "CommitPredictions" >> beam.ParDo(
+            CommitPredictionsFn(self._scratch, c_record, self._progress_dir, *self._part_limits))
+        earlier = pipeline | "CommittedParts" >> beam.Create(self._committed, reshuffle=False)
+        return ((names, earlier)
+                | "AllParts" >> beam.Flatten()
+                | "GroupPartsByGroup" >> beam.GroupByKey()
+                | "WritePredictions" >> beam.ParDo(_WriteGroupPredictionsFn(self._scratch, self._out_dir), refused))
 
 
 def evaluate_vcr(release_dir: str, model_path: str, out_dir: Optional[str] = None, framework: Optional[str] = None,
                  human_path: Optional[str] = None, human_meta: Optional[str] = None, settings: Optional[dict] = None,
                  min_trials: int = 10, batch_size: int = 32, workers: Optional[int] = None, beam_args=(),
-                 stream=sys.stderr) -> Path:
+                 stream=None, force: bool = False, progress_interval: float = 10.0,
+                 part_records: int = PART_RECORDS, part_seconds: float = PART_SECONDS) -> Path:
     """Evaluate a model on a VCR release; see the module docstring for the outputs.
+
+    The predictions are committed in parts (:mod:`pipelines.beam.prediction_parts`): the same call
+    after an interruption predicts only the examples that are missing; ``force``,
+    ``progress_interval`` and the part limits are those of :func:`pipelines.beam.evaluate.evaluate_release`.
 
     Raises
     ------
@@ -92,6 +113,7 @@ def evaluate_vcr(release_dir: str, model_path: str, out_dir: Optional[str] = Non
         When ``release_dir`` is no VCR release, on bad settings, or on a bad human file (checked
         before any prediction is made).
     """
+    stream = stream or sys.stderr
     if not is_vcr_release(release_dir):
         raise ValueError(f"{release_dir} is not a VCR release (its {RELEASE_JSON} does not name edition 'vcr')")
     release = release_document(release_dir)
@@ -115,10 +137,23 @@ def evaluate_vcr(release_dir: str, model_path: str, out_dir: Optional[str] = Non
     to_input = (lambda data: model_input(preprocess(data))) if native else model_input
     check_model(model_path, framework, A_SIDE, (IMAGENET_CLASSES,), "the VCR release",
                 trial_batch(((key, path) for _, key, _, path in examples), to_input))
-    handler = model_handler(model_path, framework, batch_size, threads_per_worker(workers, beam_args))
-    pipeline = make_pipeline(workers, beam_args)
-    _ = pipeline | "Vcr" >> PredictVcr(examples, handler, out, native)
-    run_checked(pipeline, model_path)
+    identity = evaluation_identity(release_dir, model_path, framework or infer_framework(model_path), tree=VCR_TREE,
+                                   examples=len(examples))
+
+    def make(scratch, ledger, progress_dir):
+        done = committed_keys(scratch, ledger, C_TABLE)
+        pending = [example for example in examples if example[:2] not in done]
+        counts = {"images_listed": len(pending), "images_skipped": len(examples) - len(pending)}
+        listed = ProgressCounter(progress_dir, counters=EVALUATION_COUNTERS)  # for the progress line
+        listed.add(**counts)
+        listed.flush()
+        handler = model_handler(model_path, framework, batch_size, threads_per_worker(workers, beam_args))
+        pipeline = make_pipeline(workers, beam_args)
+        _ = pipeline | "Vcr" >> PredictVcr(pending, handler, out, native, scratch, committed_names(ledger),
+                                           progress_dir, (part_records, part_seconds))
+        return pipeline, counts
+
+    run_resumable(out, identity, model_path, beam_args, make, force, progress_interval, stream)
     groups = sorted({r["corruption"] for r in rows})
     predictions = read_predictions(out, groups)
     section, curves = analyse(rows, predictions, settings, human)

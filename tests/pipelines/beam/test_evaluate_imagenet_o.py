@@ -137,3 +137,95 @@ def test_imagenet_o_refuses_a_missing_or_empty_in_distribution(imagenet_o, lite0
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "no image of the 200 ImageNet-O classes" in err
     assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
+
+
+DRIVER = """
+import functools, sys
+import pipelines.beam.evaluate as evaluate
+evaluate.evaluate_release = functools.partial(evaluate.evaluate_release, part_records=1, part_seconds=0,
+                                              progress_interval=0.2)
+from scripts.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+"""The CLI with a part committed per prediction and a progress line every 0.2 s."""
+TAR_O_IMAGES = 24
+
+
+@pytest.fixture(scope="module")
+def val_tar(tmp_path_factory):
+    """An ``ILSVRC2012_img_val.tar``-style flat tar (labels from the validation ground truth), under
+    another name (the official name asks for the official size): :data:`TAR_O_IMAGES` images of
+    ImageNet-O classes and two of other classes."""
+    import io
+    import tarfile
+
+    from schemas.imagenet_val import validation_wnids
+
+    truth = validation_wnids()
+    o_numbers = [i + 1 for i, wnid in enumerate(truth) if wnid in set(O_WNIDS)][:TAR_O_IMAGES]
+    others = [i + 1 for i, wnid in enumerate(truth) if wnid not in set(O_WNIDS)][:2]
+    pictures = list(photographs().values())
+    path = tmp_path_factory.mktemp("val_tar") / "val-subset.tar"
+    with tarfile.open(path, "w") as tar:
+        for k, number in enumerate(sorted(o_numbers + others)):
+            buffer = io.BytesIO()
+            image = Image.fromarray(pictures[k % len(pictures)]).resize((300 + 7 * k, 260))
+            image.save(buffer, format="JPEG", quality=90)
+            member = tarfile.TarInfo(f"ILSVRC2012_val_{number:08d}.JPEG")
+            member.size = len(buffer.getvalue())
+            tar.addfile(member, io.BytesIO(buffer.getvalue()))
+    return path, sorted(f"{truth[n - 1]}/ILSVRC2012_val_{n:08d}.JPEG" for n in o_numbers)
+
+
+def files_of(folder: Path) -> dict:
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*"))
+            if p.is_file() and not p.relative_to(folder).as_posix().startswith(".tmp")}
+
+
+def test_an_imagenet_o_evaluation_against_a_val_tar_killed_and_rerun_gives_the_same_bytes(
+        imagenet_o, val_tar, lite0_onnx, tmp_path, capsys):
+    import os
+    import re
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from pipelines.beam.prediction_parts import SCRATCH_DIR
+    from pipelines.formats.parts import LEDGER_DIR
+
+    tar, selected = val_tar
+    whole, out = tmp_path / "whole", tmp_path / "eval"
+
+    def args(folder, workers):
+        return ["evaluate", "--release", str(imagenet_o), "--in-distribution", str(tar), "--model", str(lite0_onnx),
+                "--output", str(folder), "--workers", str(workers), "--batch-size", "1"]
+    assert main(args(whole, 1)) == 0
+    stored = np.load(whole / "logits.npz")
+    assert stored["keys_val"].tolist() == selected
+    metrics = json.loads((whole / "metrics.json").read_text())["imagenet_o"]
+    assert metrics["in_distribution"] == {"kind": "tar", "listed": TAR_O_IMAGES + 2, "unusable": 0,
+                                          "outside_classes": 2}
+    total = metrics["images"] + TAR_O_IMAGES
+
+    repo = Path(__file__).resolve().parents[3]
+    driver = subprocess.Popen([sys.executable, "-c", DRIVER, *args(out, 2)], cwd=repo, start_new_session=True,
+                              env={**os.environ, "PYTHONPATH": str(repo)}, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True)
+    ledger, deadline = out / SCRATCH_DIR / LEDGER_DIR, time.monotonic() + 300
+    while not (ledger.is_dir() and len(os.listdir(ledger)) >= 6):
+        assert driver.poll() is None and time.monotonic() < deadline, driver.communicate()
+        time.sleep(0.02)
+    os.killpg(driver.pid, signal.SIGKILL)
+    driver.communicate(timeout=60)
+    committed = len(os.listdir(ledger))
+    assert not (out / "metrics.json").exists() and committed < total
+
+    capsys.readouterr()
+    assert main(args(out, 1)) == 0
+    printed = capsys.readouterr().err
+    found = re.search(r"^predicted (\d+) model inputs in .*; (\d+) images predicted before$", printed, re.M)
+    assert found, printed
+    assert (int(found.group(1)), int(found.group(2))) == (total - committed, committed)  # a part per image
+    assert files_of(out) == files_of(whole)
+    assert not (out / SCRATCH_DIR).exists()

@@ -105,6 +105,7 @@ def test_nan_logits_found_after_the_trial_batch_name_the_first_keys(bad_models, 
                 "--workers", "1", "--batch-size", "2"])
     line = refusal(capsys, "evaluate")
     assert code == 2 and f"(first: fog_1/{WNID}/img_2.JPEG, fog_1/{WNID}/img_3.JPEG)" in line, line
+    assert not (tmp_path / "out").exists()  # nor the predictions committed before the refusal, nor the folder
 
 
 @pytest.mark.parametrize("case", ["ten_classes", "nan_logits", "input_32", "not_onnx"])

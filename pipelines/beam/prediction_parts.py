@@ -1,0 +1,463 @@
+"""Predictions committed in parts: an interrupted ``imagenet-cp evaluate`` reruns only what is missing.
+
+The ImageNet-C / ImageNet-P evaluation does not shuffle its predictions into the sinks: the
+worker that predicts an image commits its prediction in a *part* (:mod:`pipelines.formats.parts`,
+as a build's workers commit their outputs), in the evaluation's scratch folder ``OUT/.evaluation/``::
+
+    evaluation.json      what is evaluated (model SHA-256, release, source, framework, configs, sets)
+    .parts/ledger/, .parts/runs/   the committed parts
+    .progress/           the workers' counts, for the progress line
+
+Each output file is a *table* of the parts: ``C/<config>`` holds one line per image (key -> its
+``predictions/`` JSON line), ``P/<set>`` one line per frame (video key -> ``[frame, frames,
+label, top5]``). Only the parts' names cross a shuffle; one task per table then merges its runs
+(:func:`pipelines.formats.parts.merge_runs`, memory of one chunk per run) into the sorted
+prediction file. A record that two parts hold (an image predicted again after an interruption) is
+kept once: the first in sort order of its line, whatever the parts' names, worker count or order.
+
+A rerun into the same ``--output`` reads the ledger (:func:`open_scratch`); the listing workers
+skip, per config, the images already committed and, per set, the videos whose every frame is
+(:func:`pending_images`, :func:`pending_videos`). A scratch folder of another evaluation (another
+model file, release or option that changes the predictions) is refused in one line, or removed with
+``force``. The evaluation's last step removes the scratch folder.
+"""
+from __future__ import annotations
+
+import base64
+import collections
+import contextlib
+import hashlib
+import json
+import os
+import sys
+import time
+from typing import Any, Callable, Iterable, Iterator, Mapping, Optional, Sequence
+
+import apache_beam as beam
+import numpy as np
+
+from schemas.release import RELEASE_JSON, json_line
+
+from pipelines.beam.inference import beam_counters, run_checked
+from pipelines.beam.progress import ProgressCounter, ProgressLine, format_duration
+from pipelines.beam.runner import is_local
+from pipelines.beam.shutdown import stopping_cleanly
+from pipelines.evaluation.models import ModelError
+from pipelines.formats import storage
+from pipelines.formats.parts import (PART_RECORDS, PART_SECONDS, PartWriter, iter_file_chunks, ledger_runs, merge_runs,
+                                     read_ledger)
+from pipelines.release.output_folder import FolderLock, OutputFolderError, WorkerLock, wait_for_orphan_workers
+
+SCRATCH_DIR = ".evaluation"
+"""The evaluation's scratch folder inside ``OUT``: removed when the evaluation completes."""
+IDENTITY_FILE = "evaluation.json"
+C_TABLE, P_TABLE, A_TABLE = "C/", "P/", "A/"
+"""Table-name prefixes of the ImageNet-C configs, the ImageNet-P sets (a P set may be named like a
+C config) and the parts of an ImageNet-A / -O evaluation (the set, and ``in-distribution``)."""
+EVALUATION_COUNTERS = ("images_listed", "images_skipped", "videos_listed", "videos_skipped", "videos_decoded",
+                       "frames_decoded", "predicted")
+"""Progress counts of an evaluation: C images and P videos to predict and already predicted, the
+frames decoded so far (to estimate the frames still to come), and model inputs predicted."""
+_HASH_CHUNK = 1 << 20
+
+
+def scratch_dir(out_dir: str) -> str:
+    """``OUT/.evaluation``."""
+    return storage.join(out_dir, SCRATCH_DIR)
+
+
+def model_sha256(model_path: str) -> str:
+    """SHA-256 of a model file; of a model folder (a SavedModel), over its files' relative paths and bytes.
+
+    Examples
+    --------
+    >>> import hashlib, tempfile, os
+    >>> folder = tempfile.mkdtemp()
+    >>> path = os.path.join(folder, "m.onnx")
+    >>> _ = open(path, "wb").write(b"weights")
+    >>> model_sha256(path) == hashlib.sha256(b"weights").hexdigest()
+    True
+    """
+    digest = hashlib.sha256()
+    if not storage.is_folder(model_path):
+        for chunk in iter_file_chunks(model_path, chunk=_HASH_CHUNK):
+            digest.update(chunk)
+        return digest.hexdigest()
+    for relative in storage.list_tree(model_path):
+        digest.update(relative.encode("utf-8") + b"\0")
+        file_digest = hashlib.sha256()
+        for chunk in iter_file_chunks(storage.join(model_path, relative), chunk=_HASH_CHUNK):
+            file_digest.update(chunk)
+        digest.update(file_digest.digest())
+    return digest.hexdigest()
+
+
+def evaluation_identity(release_dir: str, model_path: str, framework: str, **evaluated) -> dict:
+    """What makes two evaluations' predictions the same: the model's bytes, the release (its
+    ``release.json``, or its place when it has none), the framework, and ``evaluated`` (JSON-ready:
+    the source, configs and sets of a C / P evaluation; the tree and in-distribution input of an
+    A / O one). Options that only change the scores (``--clean-error``, the baselines) or the speed
+    (``--batch-size``, ``--workers``) are not part of it."""
+    release_json = storage.join(release_dir, RELEASE_JSON)
+    release = (hashlib.sha256(storage.read_bytes(release_json)).hexdigest() if storage.exists(release_json)
+               else None)
+    return {"model_sha256": model_sha256(model_path), "release_json_sha256": release,
+            "release": None if release else local_place(release_dir), "framework": framework, **evaluated}
+
+
+def local_place(path: str) -> str:
+    """An absolute path for a local path, the URL otherwise."""
+    return os.path.abspath(path) if storage.is_local(path) else path
+
+
+_SHOWN = {"model_sha256": "model file", "release_json_sha256": "release", "release": "release folder",
+          "source": "--source", "framework": "--framework", "configs": "ImageNet-C configs", "sets": "ImageNet-P sets",
+          "tree": "set", "in_distribution": "--in-distribution", "in_distribution_images": "in-distribution images"}
+
+
+def _difference(there: Mapping[str, Any], here: Mapping[str, Any]) -> str:
+    def shown(key, value):
+        if key.endswith("sha256") and isinstance(value, str):
+            return f"sha256 {value[:12]}"
+        if isinstance(value, list):
+            return f"{len(value)} ({', '.join(value[:3])}{', ...' if len(value) > 3 else ''})"
+        return "none" if value is None else str(value)
+    return "; ".join(f"{_SHOWN.get(key, key)}: {shown(key, there.get(key))} there, {shown(key, here.get(key))} here"
+                     for key in sorted(set(there) | set(here)) if there.get(key) != here.get(key))
+
+
+def open_scratch(out_dir: str, identity: Mapping[str, Any], force: bool = False) -> list:
+    """Prepare ``OUT/.evaluation`` for this evaluation; return the ledger of the parts an
+    interrupted run of the same evaluation committed (empty when there is none).
+
+    Raises
+    ------
+    OutputFolderError
+        When the scratch folder belongs to another evaluation and ``force`` is false (one line).
+    """
+    scratch = scratch_dir(out_dir)
+    path = storage.join(scratch, IDENTITY_FILE)
+    if storage.exists(path):
+        try:
+            there = json.loads(storage.read_bytes(path))
+        except ValueError:
+            there = {}
+        if there == dict(identity):
+            for leftover in (".progress", ".tmp"):  # display counts and half-written files of the killed run
+                storage.delete_tree(storage.join(scratch, leftover))
+            return read_ledger(scratch)
+        if not force:
+            raise OutputFolderError(
+                f"{out_dir} holds an interrupted evaluation of something else ({_difference(there, identity)}); "
+                "use another --output, or --force to discard it")
+    storage.delete_tree(scratch)
+    storage.write_atomic(scratch, IDENTITY_FILE, (json.dumps(identity, indent=2, sort_keys=True) + "\n").encode())
+    return []
+
+
+def table_runs(ledger: Iterable[Mapping[str, Any]]) -> dict:
+    """table -> the ``(part, offset, length)`` of its committed runs."""
+    return dict(ledger_runs(ledger))
+
+
+def committed_names(ledger: Iterable[Mapping[str, Any]]) -> list:
+    """``(table, (part, offset, length))`` of every committed run."""
+    return [(table, run) for table, runs in ledger_runs(ledger).items() for run in runs]
+
+
+def _committed_records(scratch: str, table: str, runs) -> Iterator[tuple]:
+    for key, line, _ in merge_runs(scratch, table, runs):
+        yield key, line
+
+
+def _not_done(items: Iterable[tuple], done: set, progress, unit: str) -> Iterator[tuple]:
+    """The ``items`` (``((table name, key, label), ...)``) whose key is not in ``done``; counts
+    ``<unit>_listed`` and ``<unit>_skipped`` for the progress line."""
+    listed = skipped = 0
+    for item in items:
+        if item[0][1] in done:
+            skipped += 1
+        else:
+            listed += 1
+            yield item
+    progress.add(**{f"{unit}_listed": listed, f"{unit}_skipped": skipped})
+    progress.flush()
+
+
+def pending_images(examples: Iterable[tuple], scratch: str, config: str, runs, progress) -> Iterator[tuple]:
+    """The ``((config, key, label), item)`` of ``examples`` whose prediction no committed run of
+    the config holds (memory: the committed keys of one config)."""
+    done = {key for key, _ in _committed_records(scratch, C_TABLE + config, runs)} if runs else set()
+    return _not_done(examples, done, progress, "images")
+
+
+def complete_videos(scratch: str, set_name: str, runs) -> set:
+    """Keys of the videos of a set all of whose frames are committed."""
+    frames: dict = collections.defaultdict(set)
+    totals = {}
+    for key, line in _committed_records(scratch, P_TABLE + set_name, runs) if runs else ():
+        index, total = json.loads(line)[:2]
+        frames[key].add(index)
+        totals[key] = total
+    return {key for key, indices in frames.items() if len(indices) == totals[key]}
+
+
+def pending_videos(videos: Iterable[tuple], scratch: str, set_name: str, runs, progress) -> Iterator[tuple]:
+    """The ``((set, key, label), locator)`` of ``videos`` that some frame of is not committed."""
+    return _not_done(videos, complete_videos(scratch, set_name, runs), progress, "videos")
+
+
+def _windowed(values):
+    return [beam.transforms.window.GlobalWindows.windowed_value(v) for v in values]
+
+
+def c_record(element) -> tuple:
+    """``((config, key, label), top5)`` -> ``(table, key, prediction file line)``."""
+    (config, key, label), top5 = element
+    return C_TABLE + config, key, json_line({"key": key, "label": label, "top5": top5})
+
+
+def p_record(element) -> tuple:
+    """``(((set, key, label), frame, frames), top5)`` -> ``(table, video key, [frame, frames, label, top5])``."""
+    ((set_name, key, label), index, total), top5 = element
+    return P_TABLE + set_name, key, json.dumps([index, total, label, top5], separators=(",", ":"))
+
+
+def a_record(element) -> tuple:
+    """``((part, key, label), logits)`` -> ``(table, key, [label, base64 of the float32 logits])``
+    (ImageNet-A / -O: the writers need the logits, kept to the bit)."""
+    (part, key, label), logits = element
+    data = base64.b64encode(np.asarray(logits, dtype="<f4").tobytes()).decode("ascii")
+    return A_TABLE + part, key, json.dumps([label, data], separators=(",", ":"))
+
+
+def read_logits(scratch: str, names: Iterable[tuple]) -> list:
+    """``[((part, key, label), float32 logits)]`` of every image the committed runs ``names``
+    (``(table, (part, offset, length))``) hold, each once."""
+    tables = collections.defaultdict(set)
+    for table, run in names:
+        tables[table].add(tuple(run))
+    results = []
+    for table in sorted(tables):
+        for key, line in _first_per_key(_committed_records(scratch, table, sorted(tables[table]))):
+            label, data = json.loads(line)
+            results.append(((table[len(A_TABLE):], key, label), np.frombuffer(base64.b64decode(data), "<f4")))
+    return results
+
+
+def committed_keys(scratch: str, ledger: Sequence[Mapping[str, Any]], prefix: str = A_TABLE) -> set:
+    """``(table name after prefix, key)`` of every prediction the committed parts' tables named
+    ``prefix...`` hold: ``(part, key)`` of an A / O evaluation (``A/``), ``(group, key)`` of VCR (``C/``)."""
+    return {(table[len(prefix):], key) for table, runs in ledger_runs(ledger).items() if table.startswith(prefix)
+            for key, _ in _committed_records(scratch, table, runs)}
+
+
+class CommitPredictionsFn(beam.DoFn):
+    """Sink: each prediction goes, as ``to_record(element)`` = ``(table, key, line)``, to this
+    worker's current part; emits ``(table, (part, offset, length))`` of each run it commits."""
+
+    def __init__(self, scratch: str, to_record: Callable, progress_dir: Optional[str],
+                 part_records: int = PART_RECORDS, part_seconds: float = PART_SECONDS):
+        self._scratch, self._to_record, self._progress_dir = scratch, to_record, progress_dir
+        self._part_limits = (part_records, part_seconds)
+
+    def setup(self):
+        self._progress = ProgressCounter(self._progress_dir, counters=EVALUATION_COUNTERS)
+        self._lock = WorkerLock(self._progress_dir)
+
+    def start_bundle(self):
+        self._parts = PartWriter(self._scratch, *self._part_limits)
+
+    def _committed(self):
+        return [(run[0], run[1:]) for run in self._parts.commit()]
+
+    def process(self, element):
+        table, key, line = self._to_record(element)
+        self._parts.add_line(table, key, line)
+        self._progress.add(predicted=1)
+        if self._parts.due():
+            yield from self._committed()
+
+    def finish_bundle(self):
+        return _windowed(self._committed())
+
+    def teardown(self):
+        self._progress.flush()
+
+
+def _first_per_key(records: Iterable[tuple]) -> Iterator[tuple]:
+    """``(key, line)`` in sort order, each key once (the first line)."""
+    previous = None
+    for key, line in records:
+        if key != previous:
+            previous = key
+            yield key, line
+
+
+def write_config_file(scratch: str, out_dir: str, relative: str, table: str, runs) -> float:
+    """Merge a C config's runs into its prediction file (sorted by key); return its top-1 error."""
+    counts = [0, 0]
+
+    def lines():
+        for _, line in _first_per_key(_committed_records(scratch, table, runs)):
+            row = json.loads(line)
+            counts[0] += 1
+            counts[1] += row["top5"][0] != row["label"]
+            yield line.encode("utf-8")
+
+    storage.write_atomic(out_dir, relative, lines())
+    return counts[1] / counts[0]
+
+
+def _videos(records: Iterable[tuple]) -> Iterator[tuple]:
+    """``(key, label, [top5 per frame])`` of each video, from its frames' records in sort order."""
+    def assembled(key, frames):
+        total = frames[min(frames)][0]
+        if sorted(frames) != list(range(total)):
+            raise ValueError(f"video {key}: frames {sorted(frames)} committed, {total} expected")
+        return key, frames[0][1], [frames[i][2] for i in range(total)]
+
+    key, frames = None, {}
+    for video, line in records:
+        if video != key and frames:
+            yield assembled(key, frames)
+            frames = {}
+        key = video
+        index, total, label, top5 = json.loads(line)
+        frames.setdefault(index, (total, label, top5))  # a frame held twice: the first in line order
+    if frames:
+        yield assembled(key, frames)
+
+
+def write_set_file(scratch: str, out_dir: str, relative: str, table: str, runs) -> np.ndarray:
+    """Merge a P set's runs into its prediction file (one line per video, sorted by key); return
+    its ``(V, T, 5)`` top-5 classes."""
+    rows = []
+
+    def lines():
+        for key, label, top5 in _videos(_committed_records(scratch, table, runs)):
+            rows.append(top5)
+            yield json_line({"key": key, "label": label, "top5": top5}).encode("utf-8")
+
+    storage.write_atomic(out_dir, relative, lines())
+    lengths = {len(top5) for top5 in rows}
+    if len(lengths) != 1:
+        raise ValueError(f"{relative}: videos differ in frame count {sorted(lengths)}")
+    return np.asarray(rows, dtype=np.int16)
+
+
+def prediction_progress_text(counts: Mapping[str, int], elapsed: float) -> str:
+    """An evaluation's progress line: model inputs (C images, P frames) predicted of those to
+    predict, the rate and the time left; the P frames still to decode are estimated from the
+    videos decoded so far.
+
+    Examples
+    --------
+    >>> prediction_progress_text({"images_listed": 100, "predicted": 25, "images_skipped": 50}, 10.0)
+    '25/100 images predicted (25.0%), 2.5/s, 0:10 elapsed, ~0:30 left; 50 images predicted before'
+    """
+    images, videos = counts.get("images_listed", 0), counts.get("videos_listed", 0)
+    decoded = counts.get("videos_decoded", 0)
+    estimated = videos > decoded
+    frames = (counts.get("frames_decoded", 0) + round((videos - decoded) * counts.get("frames_decoded", 0) / decoded)
+              if decoded else 0)
+    total, done = images + frames, counts.get("predicted", 0)
+    what = "images" if not videos else "frames" if not images else "images and frames"
+    if not images and not videos:
+        text = f"listing what to predict, {format_duration(elapsed)} elapsed"
+        before = counts.get("images_skipped", 0) + counts.get("videos_skipped", 0)
+        return text + (f"; {before} predicted before" if before else "")
+    if videos and not decoded:
+        text = f"{done} {what} predicted ({images} images and {videos} videos to predict)"
+    else:
+        fraction = done / total if total else 1.0
+        text = f"{done}/{'~' * estimated}{total} {what} predicted ({100 * min(fraction, 1):.1f}%)"
+    rate = done / elapsed if elapsed > 0 else 0.0
+    text += f", {rate:.1f}/s, {format_duration(elapsed)} elapsed"
+    if total and 0 < done < total and not (videos and not decoded):
+        text += f", ~{format_duration((total - done) / rate)} left"
+    before = [f"{counts[name]} {name.split('_')[0]}" for name in ("images_skipped", "videos_skipped")
+              if counts.get(name)]
+    if before:
+        text += "; " + " and ".join(before) + " predicted before"
+    return text
+
+
+def finished_text(counts: Mapping[str, int], elapsed: float) -> str:
+    """The evaluation's last progress line, e.g. ``'predicted 40 model inputs in 0:12 (3.3/s);
+    60 images predicted before'``."""
+    done = counts.get("predicted", 0)
+    text = f"predicted {done} model inputs in {format_duration(elapsed)} ({done / max(elapsed, 1e-9):.1f}/s)"
+    before = [f"{counts[name]} {name.split('_')[0]}" for name in ("images_skipped", "videos_skipped")
+              if counts.get(name)]
+    return text + ("; " + " and ".join(before) + " predicted before" if before else "")
+
+
+def _remove_if_empty(folder: str) -> None:
+    """Remove a local folder this evaluation made and left empty (its atomic writes' empty temp folder aside)."""
+    if storage.is_local(folder):
+        for path in (os.path.join(folder, ".tmp"), folder):
+            try:
+                os.rmdir(path)
+            except OSError:  # not empty, or not there
+                pass
+
+
+def run_resumable(out_dir: str, identity: Mapping[str, Any], model_path: str, beam_args: Sequence[str],
+                  make_pipeline: Callable[[str, list, Optional[str]], tuple], force: bool = False,
+                  progress_interval: float = 10.0, stream=None) -> None:
+    """Run an evaluation's pipeline with its predictions in parts: lock ``out_dir``, open the
+    scratch folder (:func:`open_scratch`), build the pipeline with ``make_pipeline(scratch,
+    ledger, progress_dir)`` (it returns the pipeline and the counts the driver made itself, e.g.
+    the images it listed), run it with a progress line (local runs) and stop cleanly on a
+    signal, then print the last line and remove the scratch folder.
+
+    Raises
+    ------
+    OutputFolderError
+        On a busy folder, or a scratch folder of another evaluation (without ``force``).
+    pipelines.evaluation.models.ModelError
+        On NaN or infinite logits (the scratch folder is removed: a rerun would be refused again).
+    pipelines.beam.shutdown.BuildInterrupted, pipelines.beam.shutdown.BuildStopped
+        On SIGINT / SIGTERM or a dead worker of a local run (the parts are kept).
+    """
+    local = is_local(beam_args) and storage.is_local(out_dir)
+    stream = stream or sys.stderr
+    made = storage.is_local(out_dir) and not os.path.exists(out_dir)
+    try:
+        with FolderLock(out_dir, "evaluate"):
+            scratch = scratch_dir(out_dir)
+            wait_for_orphan_workers(scratch)
+            ledger = open_scratch(out_dir, identity, force)
+            if ledger:
+                print(f"resuming: {sum(e['records'] for e in ledger)} predictions in {len(ledger)} parts of an "
+                      "interrupted run are kept", file=stream)
+            pipeline, driver_counts = make_pipeline(scratch, ledger, scratch if local else None)
+            started = time.monotonic()
+            result = _run_watched(pipeline, model_path, out_dir, local, progress_interval, stream)
+            counts = collections.Counter(beam_counters(result, EVALUATION_COUNTERS)) + collections.Counter(
+                driver_counts)
+            print(finished_text(counts, time.monotonic() - started), file=stream)
+            storage.delete_tree(scratch)
+    except ModelError:
+        if made:  # the folder this run made, left empty
+            _remove_if_empty(out_dir)
+        raise
+
+
+def _run_watched(pipeline, model_path: str, out_dir: str, local: bool, interval: float, stream):
+    """:func:`pipelines.beam.inference.run_checked`, with a progress line and a clean stop on a
+    signal or a dead worker for a local run; a refused model's scratch folder is removed."""
+    scratch = scratch_dir(out_dir)
+    progress = ProgressLine(scratch, 0, 0, interval, stream, prediction_progress_text) if local else None
+    if progress:
+        progress.start()
+    try:
+        with stopping_cleanly(out_dir) if local else contextlib.nullcontext():
+            return run_checked(pipeline, model_path)
+    except ModelError:  # refused: nothing was written, and a rerun would be refused again
+        storage.delete_tree(scratch)
+        raise
+    finally:
+        if progress:
+            progress.stop()
