@@ -42,6 +42,7 @@ from pipelines.beam.inference import beam_counters, run_checked
 from pipelines.beam.progress import ProgressCounter, ProgressLine, format_duration
 from pipelines.beam.runner import is_local
 from pipelines.beam.shutdown import stopping_cleanly
+from pipelines.beam.write_release import global_windowed
 from pipelines.evaluation.models import ModelError
 from pipelines.formats import storage
 from pipelines.formats.parts import (PART_RECORDS, PART_SECONDS, PartWriter, iter_file_chunks, ledger_runs, merge_runs,
@@ -207,10 +208,6 @@ def pending_videos(videos: Iterable[tuple], scratch: str, set_name: str, runs, p
     return _not_done(videos, complete_videos(scratch, set_name, runs), progress, "videos")
 
 
-def _windowed(values):
-    return [beam.transforms.window.GlobalWindows.windowed_value(v) for v in values]
-
-
 def c_record(element) -> tuple:
     """``((config, key, label), top5)`` -> ``(table, key, prediction file line)``."""
     (config, key, label), top5 = element
@@ -279,7 +276,7 @@ class CommitPredictionsFn(beam.DoFn):
             yield from self._committed()
 
     def finish_bundle(self):
-        return _windowed(self._committed())
+        return global_windowed(self._committed())
 
     def teardown(self):
         self._progress.flush()

@@ -25,7 +25,7 @@ import heapq
 import itertools
 import json
 import uuid
-from typing import Any, Iterable, Iterator, Mapping, Optional, Sequence, Tuple
+from typing import Any, Iterable, Iterator, Mapping, Optional, Sequence
 
 import apache_beam as beam
 
@@ -95,7 +95,7 @@ def shard_index(key: str, count: int) -> int:
     return int.from_bytes(hashlib.sha256(key.encode("utf-8")).digest()[:8], "big") % count
 
 
-def _windowed(values):
+def global_windowed(values):
     """Values a DoFn emits from ``finish_bundle`` (which must give their window)."""
     return [beam.transforms.window.GlobalWindows.windowed_value(v) for v in values]
 
@@ -136,7 +136,7 @@ class _WriteOutputFilesFn(beam.DoFn):
             yield from self._committed()
 
     def finish_bundle(self):
-        return _windowed(self._committed())
+        return global_windowed(self._committed())
 
     def teardown(self):
         self._progress.flush()
@@ -166,7 +166,7 @@ class _WriteListPartsFn(beam.DoFn):
             yield from self._committed()
 
     def finish_bundle(self):
-        return _windowed(self._committed())
+        return global_windowed(self._committed())
 
 
 def _tagged(record, table: str) -> tuple:
