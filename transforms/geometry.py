@@ -86,60 +86,97 @@ def _zoom_window(side: int, zoom_factor: float) -> tuple[int, int, np.ndarray, n
 
 @functools.lru_cache(maxsize=64)
 def _zoom_plan(side: int, factors: tuple) -> tuple[np.ndarray, ...]:
-    """The windows of :func:`_zoom_window` for every factor of a :func:`zoom_sum`, stacked, and the
-    factors that leave the image as it is (crop of the whole side, every tap on a sample, weights 1, 0)."""
+    """The windows of :func:`_zoom_window` for every factor of a :func:`zoom_sum`, stacked.
+
+    Returns, one row per factor: the crops' top offsets and sides; the left taps and the right
+    taps (``left + 1`` clamped to the crop, unsigned, so that indexing needs no wrap-around test);
+    the left and right weights; and whether the factor leaves the image as it is (crop of the whole
+    side, every tap on a sample, weights 1, 0). Read-only: they are kept for the next call.
+    """
     windows = [_zoom_window(side, f) for f in factors]
     tops, crops, taps, weights = (np.stack([w[n] for w in windows]) for n in range(4))
     identity = (crops == side) & (taps == np.arange(side)).all(axis=1) & (weights[..., 0] == 1).all(axis=1) \
         & (weights[..., 1] == 0).all(axis=1)
-    for array in (tops, crops, taps, weights, identity):
+    right = np.minimum(taps + 1, crops[:, np.newaxis] - 1)
+    plan = (tops, crops, taps.astype(np.uint64), right.astype(np.uint64),
+            np.ascontiguousarray(weights[..., 0]), np.ascontiguousarray(weights[..., 1]), identity)
+    for array in plan:
         array.flags.writeable = False
-    return tops, crops, taps, weights, identity
+    return plan
 
 
 @numba.njit(cache=True)
-def _accumulate_zooms(image, tops, crops, taps, weights, identity, total):
-    """``total += clipped_zoom(image, f)`` for every factor f in order, without the zoomed arrays.
+def _gather_pair(line, left, right, at_left, at_right):
+    """``at_left[j] = line[left[j]]`` and ``at_right[j] = line[right[j]]`` (float32 -> float64)."""
+    for j in range(left.shape[0]):
+        at_left[j] = line[left[j]]
+        at_right[j] = line[right[j]]
 
-    Factor ``f`` reads the crop ``image[tops[f]:, tops[f]:]`` of side ``crops[f]`` with the taps
-    ``taps[f]`` and weights ``weights[f]`` on both axes. Each value is :func:`_bilinear_resample`'s
-    (the four products ``(v * w_row) * w_col`` summed from 0 in float64), rounded to float32 and
-    added to the float32 ``total``, factor after factor, as the reference's
-    ``out += clipped_zoom(x, f)`` does. The products ``v * w_row`` of an output row's two input
-    rows are formed once per row and factor (the same products, so the same bits). A factor
-    flagged in ``identity`` (zoom 1: every tap on a sample, weights 1 and 0) adds
-    ``float32(0.0 + v)``, which is what its four products sum to for finite values.
+
+@numba.njit(cache=True)
+def _accumulate_zooms(image, tops, crops, left, right, w_left, w_right, identity, total):
+    """``total = sum(clipped_zoom(image, f) for f in factors)``, in order, without the zoomed arrays.
+
+    ``image`` and ``total`` are (H, H, C), of one float dtype; the sums run on channel-first
+    copies. Factor ``f`` reads the crop ``image[tops[f]:, tops[f]:]`` of side ``crops[f]`` with
+    the taps ``left[f]``, ``right[f]`` and weights ``w_left[f]``, ``w_right[f]`` on both axes.
+    Each value is :func:`_bilinear_resample`'s, scipy's: the four products ``(v * w_row) * w_col``
+    summed from 0 in float64 in its order (upper left, upper right, lower left, lower right),
+    cast to the image's dtype; these are added to ``total`` (from 0) factor after
+    factor, as the reference's ``out += clipped_zoom(x, f)`` does. An input row's samples at the column taps are
+    gathered once per factor (output rows that share an input row reuse them), so the sums run
+    over contiguous lines and vectorize. A factor flagged in ``identity`` (zoom 1: every tap on a
+    sample, weights 1 and 0) adds ``float32(0.0 + v)``, what its four products sum to for finite
+    values.
     """
-    side = total.shape[1]
-    upper = np.empty((side, 3))  # three channels: a constant count, so the channel loops unroll
-    lower = np.empty((side, 3))
-    for i in range(total.shape[0]):
+    side, channels = image.shape[0], image.shape[2]
+    planes = np.empty((channels, side, side), dtype=image.dtype)
+    for i in range(side):
+        for j in range(side):
+            for k in range(channels):
+                planes[k, i, j] = image[i, j, k]
+    sums = np.zeros_like(planes)
+    lines = np.empty((4, side))
+    zoomed = np.empty(side, dtype=image.dtype)  # one line of clipped_zoom(image, f), in the image's dtype
+    for k in range(channels):
         for f in range(tops.shape[0]):
             if identity[f]:
-                for j in range(side):
-                    for k in range(3):
-                        total[i, j, k] += np.float32(0.0 + image[i, j, k])
+                for i in range(side):
+                    source, out = planes[k, i], sums[k, i]
+                    for j in range(side):
+                        zoomed[j] = 0.0 + source[j]
+                        out[j] += zoomed[j]
                 continue
             top, crop = tops[f], crops[f]
-            r0 = taps[f, i]
-            r1 = min(r0 + 1, crop - 1)
-            wr0, wr1 = weights[f, i, 0], weights[f, i, 1]
-            row0, row1 = image[top + r0, top:top + crop], image[top + r1, top:top + crop]
-            for c in range(crop):
-                for k in range(3):
-                    upper[c, k] = row0[c, k] * wr0
-                    lower[c, k] = row1[c, k] * wr1
-            for j in range(side):
-                c0 = taps[f, j]
-                c1 = min(c0 + 1, crop - 1)
-                wc0, wc1 = weights[f, j, 0], weights[f, j, 1]
-                for k in range(3):
-                    t = 0.0
-                    t += upper[c0, k] * wc0
-                    t += upper[c1, k] * wc1
-                    t += lower[c0, k] * wc0
-                    t += lower[c1, k] * wc1
-                    total[i, j, k] += np.float32(t)
+            taps0, taps1, weights0, weights1 = left[f], right[f], w_left[f], w_right[f]
+            upper0, upper1, lower0, lower1 = lines[0], lines[1], lines[2], lines[3]
+            upper_row = lower_row = -1
+            for i in range(side):
+                r0, r1 = np.int64(taps0[i]), np.int64(taps1[i])
+                if r0 != upper_row:
+                    if r0 == lower_row:  # the previous lower row is this upper row
+                        upper0, lower0 = lower0, upper0
+                        upper1, lower1 = lower1, upper1
+                        upper_row, lower_row = lower_row, upper_row
+                    else:
+                        _gather_pair(planes[k, top + r0, top:top + crop], taps0, taps1, upper0, upper1)
+                        upper_row = r0
+                if r1 != lower_row:
+                    _gather_pair(planes[k, top + r1, top:top + crop], taps0, taps1, lower0, lower1)
+                    lower_row = r1
+                wr0, wr1 = weights0[i], weights1[i]
+                out = sums[k, i]
+                for j in range(side):
+                    t = 0.0 + (upper0[j] * wr0) * weights0[j]
+                    t += (upper1[j] * wr0) * weights1[j]
+                    t += (lower0[j] * wr1) * weights0[j]
+                    t += (lower1[j] * wr1) * weights1[j]
+                    zoomed[j] = t
+                    out[j] += zoomed[j]
+    for i in range(side):
+        for j in range(side):
+            for k in range(channels):
+                total[i, j, k] = sums[k, i, j]
 
 
 def zoom_sum(image: np.ndarray, zoom_factors) -> np.ndarray:
@@ -166,9 +203,10 @@ def zoom_sum(image: np.ndarray, zoom_factors) -> np.ndarray:
     factors = tuple(float(f) for f in zoom_factors)
     if not all(f >= 1 for f in factors):
         raise ValueError(f"zoom factors must be >= 1, got {list(zoom_factors)!r}")
-    total = np.zeros_like(image)
-    if factors:
-        _accumulate_zooms(image, *_zoom_plan(image.shape[0], factors), total)
+    if not factors:
+        return np.zeros_like(image)
+    total = np.empty_like(image)
+    _accumulate_zooms(image, *_zoom_plan(image.shape[0], factors), total)
     return total
 
 
