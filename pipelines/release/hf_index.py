@@ -108,16 +108,36 @@ def _schema(names: tuple, columns: tuple, media: str):
     return pa.schema(fields, metadata={"huggingface": json.dumps({"info": {"features": features}})})
 
 
-def _parquet(records: Iterable[dict], schema) -> bytes:
-    """A parquet file of ``records``, written :data:`BATCH_ROWS` at a time with fixed options."""
+class _Sink(io.RawIOBase):
+    """A file object writing into ``stream`` (pyarrow closes it when done; ``stream`` stays open)."""
+
+    def __init__(self, stream):
+        super().__init__()
+        self._stream = stream
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data) -> int:
+        return self._stream.write(data)
+
+    def tell(self) -> int:
+        return self._stream.tell()
+
+
+def _write_parquet(root: str, relative: str, records: Iterable[dict], schema) -> str:
+    """Write ``root/relative``, a parquet file of ``records``, :data:`BATCH_ROWS` at a time with fixed
+    options, streamed into place (one batch in memory); return its SHA-256."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    buffer, records = io.BytesIO(), iter(records)
-    with pq.ParquetWriter(buffer, schema, compression="zstd", compression_level=3) as writer:
-        while batch := list(islice(records, BATCH_ROWS)):
-            writer.write_table(pa.Table.from_pylist(batch, schema=schema))
-    return buffer.getvalue()
+    records = iter(records)
+    with storage.open_atomic(root, relative) as stream:
+        with pq.ParquetWriter(pa.PythonFile(_Sink(stream), mode="w"), schema, compression="zstd",
+                              compression_level=3) as writer:
+            while batch := list(islice(records, BATCH_ROWS)):
+                writer.write_table(pa.Table.from_pylist(batch, schema=schema))
+    return stream.sha256
 
 
 def _record(config: str, row: dict, columns: tuple) -> dict:
@@ -142,8 +162,7 @@ def write_index(root: str, release: Mapping, facts: Mapping[str, ConfigFacts],
     if not any(f.stacked for f in facts.values()):
         records = ({"file_name": row["path"], **_record(config, row, columns)} for config in facts
                    for row in rows_of(config))
-        data = _parquet(records, _schema(names, columns, "file_name"))
-        return {HF_INDEX: storage.write_atomic(root, HF_INDEX, data).sha256}
+        return {HF_INDEX: _write_parquet(root, HF_INDEX, records, _schema(names, columns, "file_name"))}
     written, schema = {}, _schema(names, columns, "image")
     for config in facts:
         records = []
@@ -153,7 +172,7 @@ def write_index(root: str, release: Mapping, facts: Mapping[str, ConfigFacts],
                                 **_record(config, row, columns)})
         records.sort(key=lambda r: r["key"])
         relative = f"{HF_DIR}/{config}.parquet"
-        written[relative] = storage.write_atomic(root, relative, _parquet(records, schema)).sha256
+        written[relative] = _write_parquet(root, relative, records, schema)
     return written
 
 

@@ -78,12 +78,22 @@ def read_release(release_dir: str) -> dict:
 def add_checksum_lines(release_dir: str, files: dict[str, str]) -> None:
     """Put ``{relative path: sha256}`` into ``SHA256SUMS``: a listed path's line is replaced where it
     stands, the others are appended in path order (the build's lines keep their order)."""
-    from pipelines.release.verify import read_checksums
+    from pipelines.release.verify import iter_checksums
 
-    listed = read_checksums(release_dir)
-    listed.update({path: files[path] for path in sorted(files)})
-    text = "".join(checksum_line(digest, path) for path, digest in listed.items())
-    storage.write_atomic(release_dir, CHECKSUMS, text.encode("utf-8"))
+    def chunks():  # the file streamed through, a few thousand lines at a time
+        pending, lines = dict(files), []
+        for path, digest in iter_checksums(release_dir):
+            lines.append(checksum_line(pending.pop(path, digest), path))
+            if len(lines) == _LINES_PER_CHUNK:
+                yield "".join(lines).encode("utf-8")
+                lines = []
+        lines += [checksum_line(pending[path], path) for path in sorted(pending)]
+        yield "".join(lines).encode("utf-8")
+
+    storage.write_atomic(release_dir, CHECKSUMS, chunks())
+
+
+_LINES_PER_CHUNK = 8192
 
 
 def publish_release(release_dir: str, check: bool = True) -> list[str]:
@@ -131,7 +141,7 @@ def write_publication(release_dir: str) -> list[str]:
     from pipelines.release.card import dataset_card
     from pipelines.release.croissant import croissant_document
     from pipelines.release.hf_index import config_facts, hf_configs, write_index
-    from pipelines.release.verify import read_checksums
+    from pipelines.release.verify import iter_checksums, read_checksums
     from pipelines.release.verify_records import part_config, part_rows
 
     release = read_release(release_dir)
@@ -139,7 +149,10 @@ def write_publication(release_dir: str) -> list[str]:
     written = write_index(release_dir, release, facts, lambda config: part_rows(release_dir, manifest_path(config)))
     card = dataset_card(release, {c: f.examples for c, f in facts.items()}, hf_configs(release, facts))
     written[CARD] = storage.write_atomic(release_dir, CARD, card.encode("utf-8")).sha256
-    digests = {**read_checksums(release_dir), **written}
+    listed = {RELEASE_JSON, *(manifest_path(config) for config in facts)}  # what croissant.json lists
+    digests = {path: digest for path, digest in iter_checksums(release_dir)
+               if path in listed or path.endswith(".parquet")}
+    digests.update(written)
     packages_sums = storage.join(release_dir, f"{PACKAGES_DIR}/{CHECKSUMS}")
     packed = read_checksums(storage.join(release_dir, PACKAGES_DIR)) if storage.exists(packages_sums) else {}
     packages = {f"{PACKAGES_DIR}/{name}": digest for name, digest in packed.items()}

@@ -36,7 +36,7 @@ import os
 import stat
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Callable, Optional
+from typing import Callable, Iterator, Optional
 
 from schemas.release import CHECKSUMS, FAILURES, MANIFEST_DIR, PACKAGES_DIR, RELEASE_JSON, SOURCES
 
@@ -80,17 +80,50 @@ def parse_checksums(data: bytes) -> dict[str, str]:
     for number, line in enumerate(text.split("\n"), 1):
         if not line:
             continue
-        breaks = sorted({repr(ch) for ch in line if ch in LINE_BREAKS})
-        if breaks:
-            raise ValueError(f"{CHECKSUMS} line {number} holds a line break other than \\n ({', '.join(breaks)}); "
-                             f"its lines end in \\n only")
-        digest, mode, path = line[:64], line[64:66], line[66:]
-        if len(digest) != 64 or not set(digest) <= HEX or mode not in ("  ", " *") or not path:
-            raise ValueError(f"malformed {CHECKSUMS} line {number} {line[:120]!r}: expected '<64 hex digits>  <path>'")
+        path, digest = _checksum_entry(number, line)
         if path in entries:
             raise ValueError(f"{CHECKSUMS} line {number} lists {path!r} a second time")
-        entries[path] = digest.lower()
+        entries[path] = digest
     return entries
+
+
+def _checksum_entry(number: int, line: str) -> tuple[str, str]:
+    """``(path, lower-case hex digest)`` of line ``number`` of a ``SHA256SUMS``, checked as
+    :func:`parse_checksums` checks every line."""
+    breaks = sorted({repr(ch) for ch in line if ch in LINE_BREAKS})
+    if breaks:
+        raise ValueError(f"{CHECKSUMS} line {number} holds a line break other than \\n ({', '.join(breaks)}); "
+                         f"its lines end in \\n only")
+    digest, mode, path = line[:64], line[64:66], line[66:]
+    if len(digest) != 64 or not set(digest) <= HEX or mode not in ("  ", " *") or not path:
+        raise ValueError(f"malformed {CHECKSUMS} line {number} {line[:120]!r}: expected '<64 hex digits>  <path>'")
+    return path, digest.lower()
+
+
+def iter_checksums(root: str) -> Iterator[tuple[str, str]]:
+    """``(path, digest)`` of each line of ``root/SHA256SUMS`` in file order, read as a stream.
+
+    One chunk of the file is in memory at a time (a full ImageNet-C lists 4.75 million files);
+    each line is checked as :func:`parse_checksums` checks it, but a path listed twice is not
+    looked for (that needs every path at once; ``verify`` does it).
+    """
+    with storage.open_stream(storage.join(root, CHECKSUMS)) as stream:
+        rest, number = b"", 0
+        for chunk in iter(lambda: stream.read(CHUNK_BYTES), b""):
+            *lines, rest = (rest + chunk).split(b"\n")
+            for line in lines:
+                number += 1
+                if line:
+                    yield _checksum_entry(number, _utf8_line(number, line))
+        if rest:
+            yield _checksum_entry(number + 1, _utf8_line(number + 1, rest))
+
+
+def _utf8_line(number: int, line: bytes) -> str:
+    try:
+        return line.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise ValueError(f"{CHECKSUMS} line {number} is not UTF-8 text (byte {err.start} of the line)") from err
 
 
 def read_checksums(root: str) -> dict[str, str]:
