@@ -120,9 +120,12 @@ class ProgressLine(threading.Thread):
         self._start = time.monotonic()
 
     def run(self) -> None:
+        counts: Counter = Counter()
         while not self._stop_event.wait(self._interval):
             output_dir, outputs, images = self._args
-            counts, elapsed = read_progress(output_dir), time.monotonic() - self._start
+            # the highest count seen: the seal removes the progress files before the line stops
+            latest, elapsed = read_progress(output_dir), time.monotonic() - self._start
+            counts = Counter({name: max(counts[name], latest[name]) for name in counts.keys() | latest.keys()})
             text = (self._describe(counts, elapsed) if self._describe is not None
                     else progress_text(counts, outputs, images, elapsed))
             print(f"progress: {text}", file=self._stream, flush=True)

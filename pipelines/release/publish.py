@@ -75,6 +75,10 @@ def read_release(release_dir: str) -> dict:
     return json.loads(storage.read_bytes(storage.join(release_dir, RELEASE_JSON)))
 
 
+_LINES_PER_CHUNK = 8192
+"""Lines of ``SHA256SUMS`` written at a time when it is rewritten."""
+
+
 def add_checksum_lines(release_dir: str, files: dict[str, str]) -> None:
     """Put ``{relative path: sha256}`` into ``SHA256SUMS``: a listed path's line is replaced where it
     stands, the others are appended in path order (the build's lines keep their order)."""
@@ -91,9 +95,6 @@ def add_checksum_lines(release_dir: str, files: dict[str, str]) -> None:
         yield "".join(lines).encode("utf-8")
 
     storage.write_atomic(release_dir, CHECKSUMS, chunks())
-
-
-_LINES_PER_CHUNK = 8192
 
 
 def publish_release(release_dir: str, check: bool = True) -> list[str]:

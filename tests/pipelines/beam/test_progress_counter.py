@@ -1,5 +1,11 @@
-"""Progress counters: the driver's progress line sees a worker's first count at once."""
-from pipelines.beam.progress import ProgressCounter, read_progress
+"""Progress counters: the driver's progress line sees a worker's first count at once, and keeps
+its counts once the seal has removed the progress files."""
+import io
+import shutil
+import time
+
+from pipelines.beam.progress import ProgressCounter, ProgressLine, read_progress
+from schemas.release import PROGRESS_DIR
 
 
 def test_first_count_is_written_at_once_then_every_interval(tmp_path):
@@ -10,3 +16,21 @@ def test_first_count_is_written_at_once_then_every_interval(tmp_path):
     assert read_progress(str(tmp_path))["images_read"] == 1  # the next write waits for the interval
     counter.flush()
     assert read_progress(str(tmp_path))["images_read"] == 2
+
+
+def test_the_line_keeps_the_counts_when_the_progress_files_are_removed(tmp_path):
+    ProgressCounter(str(tmp_path)).add(images_read=3, outputs_written=12)
+    stream = io.StringIO()
+    line = ProgressLine(str(tmp_path), expected_outputs=12, expected_images=3, interval=0.05, stream=stream)
+    line.start()
+    deadline = time.monotonic() + 30
+    while "12/12 outputs" not in stream.getvalue() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    shutil.rmtree(tmp_path / PROGRESS_DIR)  # what the seal does while the line still runs
+    printed = len(stream.getvalue().splitlines())
+    while len(stream.getvalue().splitlines()) < printed + 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    line.stop()
+    lines = stream.getvalue().splitlines()
+    assert len(lines) >= printed + 2
+    assert all(text.startswith("progress: 12/12 outputs (100.0%), 3/3 images read") for text in lines), lines
