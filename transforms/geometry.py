@@ -117,35 +117,33 @@ def _gather_pair(line, left, right, at_left, at_right):
 def _accumulate_zooms(image, tops, crops, left, right, w_left, w_right, identity, total):
     """``total = sum(clipped_zoom(image, f) for f in factors)``, in order, without the zoomed arrays.
 
-    ``image`` and ``total`` are (H, H, C), of one float dtype; the sums run on channel-first
-    copies. Factor ``f`` reads the crop ``image[tops[f]:, tops[f]:]`` of side ``crops[f]`` with
-    the taps ``left[f]``, ``right[f]`` and weights ``w_left[f]``, ``w_right[f]`` on both axes.
-    Each value is :func:`_bilinear_resample`'s, scipy's: the four products ``(v * w_row) * w_col``
-    summed from 0 in float64 in its order (upper left, upper right, lower left, lower right),
-    cast to the image's dtype; these are added to ``total`` (from 0) factor after
-    factor, as the reference's ``out += clipped_zoom(x, f)`` does. An input row's samples at the column taps are
-    gathered once per factor (output rows that share an input row reuse them), so the sums run
-    over contiguous lines and vectorize. A factor flagged in ``identity`` (zoom 1: every tap on a
+    ``image`` and ``total`` are (H, H, C) float32; the sums run on channel-first copies. Factor
+    ``f`` reads the crop ``image[tops[f]:, tops[f]:]`` of side ``crops[f]`` with the taps
+    ``left[f]``, ``right[f]`` and weights ``w_left[f]``, ``w_right[f]`` on both axes. Each value
+    is :func:`_bilinear_resample`'s (scipy's): the four products ``(v * w_row) * w_col`` summed
+    from 0 in float64 in its order (upper left, upper right, lower left, lower right), rounded to
+    float32 and added to the float32 total, factor after factor, as the reference's
+    ``out += clipped_zoom(x, f)`` does. An input row's samples at the column taps are gathered
+    once per factor (output rows that share an input row reuse them), so the sums run over
+    contiguous lines and vectorize. A factor flagged in ``identity`` (zoom 1: every tap on a
     sample, weights 1 and 0) adds ``float32(0.0 + v)``, what its four products sum to for finite
     values.
     """
     side, channels = image.shape[0], image.shape[2]
-    planes = np.empty((channels, side, side), dtype=image.dtype)
+    planes = np.empty((channels, side, side), dtype=np.float32)
     for i in range(side):
         for j in range(side):
             for k in range(channels):
                 planes[k, i, j] = image[i, j, k]
     sums = np.zeros_like(planes)
     lines = np.empty((4, side))
-    zoomed = np.empty(side, dtype=image.dtype)  # one line of clipped_zoom(image, f), in the image's dtype
     for k in range(channels):
         for f in range(tops.shape[0]):
             if identity[f]:
                 for i in range(side):
                     source, out = planes[k, i], sums[k, i]
                     for j in range(side):
-                        zoomed[j] = 0.0 + source[j]
-                        out[j] += zoomed[j]
+                        out[j] += np.float32(0.0 + source[j])
                 continue
             top, crop = tops[f], crops[f]
             taps0, taps1, weights0, weights1 = left[f], right[f], w_left[f], w_right[f]
@@ -171,8 +169,7 @@ def _accumulate_zooms(image, tops, crops, left, right, w_left, w_right, identity
                     t += (upper1[j] * wr0) * weights1[j]
                     t += (lower0[j] * wr1) * weights0[j]
                     t += (lower1[j] * wr1) * weights1[j]
-                    zoomed[j] = t
-                    out[j] += zoomed[j]
+                    out[j] += np.float32(t)
     for i in range(side):
         for j in range(side):
             for k in range(channels):
