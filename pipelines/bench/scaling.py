@@ -12,6 +12,14 @@ Memory is the kernel's peak resident set (``VmHWM`` of ``/proc/<pid>/status``) o
 of each worker process, read every :data:`POLL_SECONDS` while the build runs (Linux only). The
 peak is a high-water mark kept by the kernel, so polling misses only a rise in the last interval
 before a process exits.
+
+Everything a run writes (the synthetic set and every build's release) lies in one scratch folder
+under ``tempfile.gettempdir()`` (``TMPDIR``), removed only after the last build: no build creates
+its files right after the previous one's were deleted. On an ext4 file system without a journal
+the kernel skips inodes freed in the last one to six minutes when it allocates new ones, looking
+each of them up, so files created just after a large deletion cost several times more (0.25-0.6
+ms instead of under 0.1 ms per file on the machine of ``docs/dev/performance.md``) and a build's
+figures would depend on the one before it.
 """
 from __future__ import annotations
 
@@ -224,8 +232,23 @@ def _run_timed_build(input_dir: str, output_dir: str, count: int, config: ImageN
     return driver.exitcode, driver.pid, memory, result
 
 
-def measure_build(input_dir: str, count: int, config: ImageNetCConfig, workers: int) -> dict:
-    """One build of the first ``count`` images of ``input_dir`` in a fresh driver process.
+def filesystem_type(path: str) -> Optional[str]:
+    """Type of the file system ``path`` lies on (``'ext4'``, ``'tmpfs'``, ...), from ``/proc/mounts``:
+    the longest mount point above it. None where ``/proc/mounts`` cannot be read."""
+    path = os.path.realpath(path)
+    try:
+        with open("/proc/mounts", encoding="utf-8") as mounts:
+            entries = [line.split()[1:3] for line in mounts if len(line.split()) >= 3]
+    except OSError:
+        return None
+    above = [(len(point), kind) for point, kind in entries
+             if path == point or path.startswith(point.rstrip("/") + "/")]
+    return max(above)[1] if above else None
+
+
+def measure_build(input_dir: str, count: int, config: ImageNetCConfig, workers: int, output_dir: str) -> dict:
+    """One build of the first ``count`` images of ``input_dir`` into the new folder ``output_dir``,
+    in a fresh driver process; the release is left in place (the caller removes it).
 
     Returns
     -------
@@ -236,12 +259,8 @@ def measure_build(input_dir: str, count: int, config: ImageNetCConfig, workers: 
         worker process, in start order) and ``load_average`` (1, 5, 15 minutes, just before).
     """
     load = os.getloadavg()
-    output_dir = tempfile.mkdtemp(prefix="imagenet-cp-scaling-")
-    try:
-        exitcode, driver_pid, memory, (seconds, images, outputs, failures, cpu_seconds) = _run_timed_build(
-            input_dir, output_dir, count, config, workers)
-    finally:
-        shutil.rmtree(output_dir, ignore_errors=True)
+    exitcode, driver_pid, memory, (seconds, images, outputs, failures, cpu_seconds) = _run_timed_build(
+        input_dir, output_dir, count, config, workers)
     if exitcode != 0 or failures or images != count:
         raise RuntimeError(f"scaling build of {count} images failed (exit {exitcode}, "
                            f"{images} images built, {failures} failures)")
@@ -336,17 +355,13 @@ def _killed_build(input_dir: str, output_dir: str, count: int, config: ImageNetC
 
 
 def measure_resume(input_dir: str, count: int, config: ImageNetCConfig, workers: int, fresh_seconds: float,
-                   fraction: float = 0.5) -> dict:
+                   output_dir: str, fraction: float = 0.5) -> dict:
     """A build killed (SIGKILL of the driver and its workers) at ``fraction`` of its outputs, then
-    rerun into the same folder: the rerun's seconds against ``fresh_seconds`` (an uninterrupted
-    build of the same images, measured before)."""
-    output_dir = tempfile.mkdtemp(prefix="imagenet-cp-resume-")
-    try:
-        killed_after = _killed_build(input_dir, output_dir, count, config, workers, fraction)
-        exitcode, _, _, (seconds, images, _, failures, _) = _run_timed_build(input_dir, output_dir, count, config,
-                                                                              workers)
-    finally:
-        shutil.rmtree(output_dir, ignore_errors=True)
+    rerun into the same new folder ``output_dir`` (left in place): the rerun's seconds against
+    ``fresh_seconds`` (an uninterrupted build of the same images, measured before)."""
+    killed_after = _killed_build(input_dir, output_dir, count, config, workers, fraction)
+    exitcode, _, _, (seconds, images, _, failures, _) = _run_timed_build(input_dir, output_dir, count, config,
+                                                                          workers)
     if exitcode != 0 or failures or images != count:
         raise RuntimeError(f"resumed build of {count} images failed (exit {exitcode})")
     return {"images": count, "workers": workers, "killed_at_fraction": fraction, "killed_after_seconds": killed_after,
@@ -383,30 +398,33 @@ def run_scaling(sizes: Sequence[int] = SCALING_SIZES, workers: Sequence[int] = S
         outer, each with ``speedup``), ``driver_memory`` (:func:`driver_memory_trend`),
         ``resume`` (when asked), ``build_cost`` (:func:`build_cost`; None with one size),
         ``conditions_per_image``, ``corruptions``, ``severities``,
-        ``rng``, ``image_size``, ``memory`` (how it was measured), ``machine``.
+        ``rng``, ``image_size``, ``memory`` (how it was measured), ``machine``, and
+        ``scratch_filesystem`` (:func:`filesystem_type` of the folder the builds wrote to).
     """
     sizes, workers = list(sizes), list(workers)
     for name, values in (("sizes", sizes), ("workers", workers)):
         if not values or any(isinstance(v, bool) or not isinstance(v, int) or v < 1 for v in values):
             raise ValueError(f"{name} must be a non-empty list of ints >= 1, got {values!r}")
-    input_dir = tempfile.mkdtemp(prefix="imagenet-cp-synthetic-")
+    scratch = tempfile.mkdtemp(prefix="imagenet-cp-scaling-")
     try:
-        write_synthetic_imagenet(input_dir, max(sizes), seed)
+        input_dir = write_synthetic_imagenet(os.path.join(scratch, "input"), max(sizes), seed)
         runs = []
         for size in sizes:
             base = None
             for count in workers:
-                run = measure_build(input_dir, size, config, count)
+                run = measure_build(input_dir, size, config, count, os.path.join(scratch, f"build-{size}-{count}"))
                 base = base or run["images_per_s"]
                 runs.append({**run, "speedup": run["images_per_s"] / base})
         resumed = None
         if resume:
             last = max((run for run in runs if run["images"] == max(sizes)), key=lambda run: run["workers"])
-            resumed = measure_resume(input_dir, last["images"], config, last["workers"], last["seconds"])
+            resumed = measure_resume(input_dir, last["images"], config, last["workers"], last["seconds"],
+                                     os.path.join(scratch, "resumed"))
     finally:
-        shutil.rmtree(input_dir, ignore_errors=True)
+        shutil.rmtree(scratch, ignore_errors=True)
     cost = build_cost(runs, bench_ms_per_image(config) if compare_bench and len(set(sizes)) > 1 else None)
     return {"runs": runs, "driver_memory": driver_memory_trend(runs), "resume": resumed, "build_cost": cost,
+            "scratch_filesystem": filesystem_type(os.path.dirname(scratch)),
             "conditions_per_image": len(config.pairs), "corruptions": list(config.corruptions),
             "severities": list(config.severities), "rng": config.rng, "image_size": list(SYNTHETIC_SIZE),
             "memory": f"peak RSS (VmHWM) of each process, polled every {POLL_SECONDS} s",
@@ -447,7 +465,8 @@ def format_scaling_table(result: dict) -> str:
         lines.append(f"resume: killed at {resumed['killed_at_fraction']:.0%} after {resumed['killed_after_seconds']:.1f} s;"
                      f" rerun {resumed['rerun_seconds']:.1f} s = {resumed['rerun_ratio']:.0%} of a fresh build "
                      f"({resumed['fresh_seconds']:.1f} s)")
-    lines += [f"memory: {result['memory']}",
+    lines += [f"memory: {result['memory']}; builds written to a {result.get('scratch_filesystem') or 'unknown'} "
+              f"file system (TMPDIR)",
               f"machine: {machine['cpu']}, {machine['usable_cores']}/{machine['cores']} cores usable, "
               f"Python {machine['python']}"]
     return "\n".join(lines)

@@ -62,6 +62,25 @@ def test_scaling_run_through_the_cli(capsys):
                                                          / result["runs"][0]["images_per_s"])
 
 
+def test_scaling_keeps_every_build_until_the_last_then_removes_its_scratch(tmp_path, monkeypatch, capsys):
+    # No build may create its files right after the previous build's were deleted (see the module docstring).
+    monkeypatch.setattr(bench_scaling.tempfile, "tempdir", str(tmp_path))
+    measure, seen = bench_scaling.measure_build, []
+
+    def recording(input_dir, count, config, workers, output_dir):
+        seen.append(sorted(os.listdir(os.path.dirname(output_dir))))
+        return measure(input_dir, count, config, workers, output_dir)
+
+    monkeypatch.setattr(bench_scaling, "measure_build", recording)
+    assert main(["bench", "--scaling", "--json", "--sizes", "2,3", "--workers", "1", "--corruptions",
+                 "contrast"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert seen == [["input"], ["build-2-1", "input"]]
+    assert os.listdir(tmp_path) == []
+    assert result["scratch_filesystem"] == bench_scaling.filesystem_type(str(tmp_path)) is not None
+    assert bench_scaling.filesystem_type("/proc") == "proc"
+
+
 def test_scaling_rejects_bad_options(capsys):
     assert main(["bench", "--scaling", "--rng", "reference,fast"]) == 2
     assert "one rng mode" in capsys.readouterr().err
