@@ -17,8 +17,8 @@ Everything a run writes (the synthetic set and every build's release) lies in on
 under ``tempfile.gettempdir()`` (``TMPDIR``), removed only after the last build: no build creates
 its files right after the previous one's were deleted. On an ext4 file system without a journal
 the kernel skips inodes freed in the last one to six minutes when it allocates new ones, looking
-each of them up, so files created just after a large deletion cost several times more (0.25-0.6
-ms instead of under 0.1 ms per file on the machine of ``docs/dev/performance.md``) and a build's
+each of them up, so files created just after a large deletion cost far more (0.25-0.6 CPU ms per
+20 kB file on the AMD machine of ``docs/dev/performance.md``, 17 us on tmpfs) and a build's
 figures would depend on the one before it.
 """
 from __future__ import annotations
