@@ -238,7 +238,7 @@ def filesystem_type(path: str) -> Optional[str]:
     path = os.path.realpath(path)
     try:
         with open("/proc/mounts", encoding="utf-8") as mounts:
-            entries = [line.split()[1:3] for line in mounts if len(line.split()) >= 3]
+            entries = [fields[1:3] for fields in map(str.split, mounts) if len(fields) >= 3]
     except OSError:
         return None
     above = [(len(point), kind) for point, kind in entries
