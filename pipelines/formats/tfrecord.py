@@ -75,7 +75,13 @@ def iter_records(stream: BinaryIO) -> Iterator[tuple[int, bytes]]:
 
 # --- protobuf wire format -------------------------------------------------------------------
 
+_SMALL_VARINTS = tuple(bytes([value]) for value in range(0x80))
+"""The one-byte varints 0..127 (every tag and most lengths of an Example's small fields)."""
+
+
 def _varint(value: int) -> bytes:
+    if 0 <= value < 0x80:
+        return _SMALL_VARINTS[value]
     value &= (1 << 64) - 1  # int64 two's complement, as protobuf encodes negatives
     out = bytearray()
     while value > 0x7F:
@@ -90,17 +96,31 @@ def _field(number: int, payload: bytes) -> bytes:
     return _varint(number << 3 | 2) + _varint(len(payload)) + payload
 
 
-def _feature(value: Any) -> bytes:
+def _delimited(number: int, chunks: list, size: int) -> tuple[list, int]:
+    """A length-delimited field around ``chunks`` (``size`` bytes together), as chunks and their
+    size: an Example is joined once, so a large value (an encoded image) is copied once."""
+    header = _varint(number << 3 | 2) + _varint(size)
+    return [header, *chunks], len(header) + size
+
+
+def _feature(value: Any) -> tuple[list, int]:
     values = list(value) if isinstance(value, (list, tuple)) else [value]
     if all(isinstance(v, (bytes, str)) for v in values):
-        items = b"".join(_field(1, v.encode("utf-8") if isinstance(v, str) else v) for v in values)
-        return _field(_BYTES_LIST, items)
+        items, size = [], 0
+        for v in values:
+            data = v.encode("utf-8") if isinstance(v, str) else v
+            chunks, length = _delimited(1, [data], len(data))
+            items += chunks
+            size += length
+        return _delimited(_BYTES_LIST, items, size)
     if all(isinstance(v, int) and not isinstance(v, bool) for v in values):
         packed = b"".join(_varint(v) for v in values)
-        return _field(_INT64_LIST, _field(1, packed) if packed else b"")
+        inner = _field(1, packed) if packed else b""
+        return _delimited(_INT64_LIST, [inner], len(inner))
     if all(isinstance(v, float) for v in values):
         packed = struct.pack(f"<{len(values)}f", *values)
-        return _field(_FLOAT_LIST, _field(1, packed) if packed else b"")
+        inner = _field(1, packed) if packed else b""
+        return _delimited(_FLOAT_LIST, [inner], len(inner))
     raise ValueError(f"a feature value must be bytes/str, int or float (or a list of one kind), got {value!r:.80}")
 
 
@@ -113,9 +133,14 @@ def encode_example(features: Mapping[str, Any]) -> bytes:
         ``bytes``/``str`` values become a BytesList, ``int`` an Int64List, ``float`` a FloatList;
         a list or tuple of one kind becomes a list of several values (e.g. video frames).
     """
-    entries = b"".join(_field(1, _field(1, name.encode("utf-8")) + _field(2, _feature(features[name])))
-                       for name in sorted(features))
-    return _field(1, entries)
+    entries, size = [], 0
+    for name in sorted(features):
+        key = _field(1, name.encode("utf-8"))
+        value, value_size = _delimited(2, *_feature(features[name]))
+        entry, entry_size = _delimited(1, [key, *value], len(key) + value_size)
+        entries += entry
+        size += entry_size
+    return b"".join(_delimited(1, entries, size)[0])
 
 
 def _read_varint(data: bytes, position: int) -> tuple[int, int]:

@@ -88,6 +88,22 @@ def test_output_writer_emits_part_names_not_outputs(tmp_path):
     assert (tmp_path / records[0].path).read_bytes() == records[0].data
 
 
+def test_output_writer_writes_held_records_in_batches_and_the_rest_at_the_bundle_end(tmp_path):
+    records = [record(i) for i in range(5)]
+    for batch, written_before_the_end in (((2, 1 << 30), 4), ((100, 2500), 3), ((100, 1 << 30), 0)):
+        out = tmp_path / f"{batch[0]}-{batch[1]}"
+        dofn = _WriteOutputFilesFn(str(out), IMAGENET2012_CORRUPTED, SHARDS, None, batch=batch)
+        dofn.setup()
+        dofn.start_bundle()
+        assert [name for r in records for name in dofn.process(r)] == []  # no part was due
+        assert sum((out / r.path).exists() for r in records) == written_before_the_end
+        assert read_ledger(str(out)) == []
+        names = part_names(dofn.finish_bundle())
+        assert all((out / r.path).read_bytes() == r.data for r in records)
+        (entry,) = read_ledger(str(out))
+        assert entry["records"] == 5 and [run[1] for _, run in names] == [entry["part"]]
+
+
 def shard_bytes(tmp_path, index=0, count=1):
     return (tmp_path / IMAGENET2012_CORRUPTED.config_dir(GROUP) / IMAGENET2012_CORRUPTED.shard_name(index, count)
             ).read_bytes()

@@ -22,6 +22,15 @@ def test_example_round_trip():
                        "frames": [b"a", b"bc"], "ints": [-1, 0, 2**40], "score": [0.5]}
 
 
+def test_long_values_take_multi_byte_lengths():
+    for size in (127, 128, 300, 16383, 16384, 200_000):
+        features = {"image": bytes(range(256)) * (size // 256) + b"x" * (size % 256), "label": 999,
+                    "file_name": "n" * size}
+        data = encode_example(features)
+        assert decode_example(data) == {"image": [features["image"]], "label": [999],
+                                        "file_name": [features["file_name"].encode()]}
+
+
 def test_example_is_independent_of_insertion_order():
     assert encode_example(dict(reversed(list(FEATURES.items())))) == encode_example(FEATURES)
 
