@@ -110,19 +110,24 @@ outputs are about 1.3 MB)."""
 class _WriteOutputFilesFn(beam.DoFn):
     """OutputRecord -> its file in the tree; its run line (manifest line, checksum, shard) and its
     serialized example go to this worker's current part (:class:`pipelines.formats.parts.PartWriter`).
-    Records are written in batches (at most ``batch``: records, bytes; :data:`WRITE_BATCH`), the
-    last one at the end of the bundle, each before the part that lists it commits.
+    Records are written in batches (at most ``batch``: records, bytes; :data:`WRITE_BATCH`; no more
+    records than a part holds), the last one at the end of the bundle, each before the part that
+    lists it commits.
     Emits ``(group, (group, part, offset, length))`` of each run it commits, nothing per output."""
 
     def __init__(self, output_dir: str, dataset: TfdsDataset, shard_count: int, progress_dir: Optional[str],
                  part_records: int = PART_RECORDS, part_seconds: float = PART_SECONDS,
                  batch: tuple[int, int] = WRITE_BATCH):
         self._output_dir, self._dataset, self._shard_count = output_dir, dataset, shard_count
-        self._progress_dir, self._part_limits, self._batch = progress_dir, (part_records, part_seconds), batch
+        self._progress_dir, self._part_limits = progress_dir, (part_records, part_seconds)
+        self._batch = (min(batch[0], part_records), batch[1])  # a batch never holds more than a part
 
     def setup(self):
         self._progress = ProgressCounter(self._progress_dir)
         self._lock = WorkerLock(self._progress_dir)
+        self._class_names = label_names(self._dataset)
+        self._folders: set = set()  # the folders this worker has made, with their sibling class folders
+        self._shards: dict = {}  # (group, index) -> the shard's path
 
     def start_bundle(self):
         self._parts = PartWriter(self._output_dir, *self._part_limits)
@@ -132,13 +137,30 @@ class _WriteOutputFilesFn(beam.DoFn):
     def _committed(self):
         return [(run[0], run) for run in self._parts.commit()]
 
+    def _shard(self, group: str, index: int) -> str:
+        shard = self._shards.get((group, index))
+        if shard is None:
+            shard = f"{self._dataset.config_dir(group)}/{self._dataset.shard_name(index, self._shard_count)}"
+            self._shards[(group, index)] = shard
+        return shard
+
+    def _make_folder(self, path: str) -> None:
+        """Make the folder of ``path`` before its first file, and every class folder beside it
+        (:func:`pipelines.formats.class_folders.make_class_folders`, which the group's writer
+        would make later): one listing per folder of classes, no failed file creation."""
+        folder = path.rpartition("/")[0]
+        if folder not in self._folders:
+            make_class_folders(self._output_dir, [folder], self._class_names)
+            self._folders.add(folder)
+
     def _write(self, record: OutputRecord) -> None:
         if record.stacked:  # a row of a stacked .npy, written by pipelines.beam.npy_release
             info = FileInfo(record.path, hashlib.sha256(record.data).hexdigest(), len(record.data), record.group)
         else:
+            self._make_folder(record.path)
             info = storage.write_new(self._output_dir, record.path, record.data, group=record.group)
         index = shard_index(record.key, self._shard_count)
-        shard = f"{self._dataset.config_dir(record.group)}/{self._dataset.shard_name(index, self._shard_count)}"
+        shard = self._shard(record.group, index)
         row = {**record.metadata, "key": record.key, "path": record.path, "sha256": info.sha256,
                "bytes": info.size, "shard": shard}
         self._parts.add_output(record.group, record.key, index, json_line(row), info.sha256,

@@ -177,8 +177,12 @@ def write_new(root: str, relative: str, data: bytes, group: str = "") -> FileInf
     except FileExistsError:
         return write_atomic(root, relative, data, group)
     try:
-        with open(descriptor, "wb", closefd=True) as stream:
-            stream.write(data)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(descriptor, view):]
+        finally:
+            os.close(descriptor)
     except BaseException:
         with contextlib.suppress(OSError):
             os.remove(destination)

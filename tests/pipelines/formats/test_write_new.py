@@ -38,25 +38,17 @@ def test_a_symlink_or_hard_link_at_the_path_is_replaced_not_written_through(tmp_
 
 def test_a_write_that_fails_part_way_leaves_no_file(tmp_path, monkeypatch):
     """Two bytes written, then a full disk: the short file is removed again."""
-    import builtins
+    real_write, calls = os.write, []
 
-    real_open = builtins.open
-
-    class Stream:
-        def __init__(self, raw):
-            self._raw = raw
-
-        def write(self, data):
-            self._raw.write(data[:2])
+    def short_then_full(descriptor, data):
+        calls.append(len(data))
+        if len(calls) > 1:
             raise OSError(28, "No space left on device")
+        return real_write(descriptor, bytes(data[:2]))
 
-        def __enter__(self):
-            return self
-
-        def __exit__(self, *exc):
-            self._raw.close()
-
-    monkeypatch.setattr(storage, "open", lambda fd, *a, **k: Stream(real_open(fd, *a, **k)), raising=False)
-    with pytest.raises(OSError, match="No space left"):
-        storage.write_new(str(tmp_path), "T/a.JPEG", b"jpeg bytes")
+    with monkeypatch.context() as patch:
+        patch.setattr(storage.os, "write", short_then_full)
+        with pytest.raises(OSError, match="No space left"):
+            storage.write_new(str(tmp_path), "T/a.JPEG", b"jpeg bytes")
+    assert calls == [10, 8]  # the rest after a short write is written again
     assert not (tmp_path / "T/a.JPEG").exists()
