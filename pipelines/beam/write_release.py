@@ -125,8 +125,6 @@ class _WriteOutputFilesFn(beam.DoFn):
     def setup(self):
         self._progress = ProgressCounter(self._progress_dir)
         self._lock = WorkerLock(self._progress_dir)
-        self._class_names = label_names(self._dataset)
-        self._folders: set = set()  # the folders this worker has made, with their sibling class folders
         self._shards: dict = {}  # (group, index) -> the shard's path
 
     def start_bundle(self):
@@ -144,20 +142,10 @@ class _WriteOutputFilesFn(beam.DoFn):
             self._shards[(group, index)] = shard
         return shard
 
-    def _make_folder(self, path: str) -> None:
-        """Make the folder of ``path`` before its first file, and every class folder beside it
-        (:func:`pipelines.formats.class_folders.make_class_folders`, which the group's writer
-        would make later): one listing per folder of classes, no failed file creation."""
-        folder = path.rpartition("/")[0]
-        if folder not in self._folders:
-            make_class_folders(self._output_dir, [folder], self._class_names)
-            self._folders.add(folder)
-
     def _write(self, record: OutputRecord) -> None:
         if record.stacked:  # a row of a stacked .npy, written by pipelines.beam.npy_release
             info = FileInfo(record.path, hashlib.sha256(record.data).hexdigest(), len(record.data), record.group)
         else:
-            self._make_folder(record.path)
             info = storage.write_new(self._output_dir, record.path, record.data, group=record.group)
         index = shard_index(record.key, self._shard_count)
         shard = self._shard(record.group, index)

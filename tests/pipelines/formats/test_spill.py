@@ -104,18 +104,6 @@ def test_output_writer_writes_held_records_in_batches_and_the_rest_at_the_bundle
         assert entry["records"] == 5 and [run[1] for _, run in names] == [entry["part"]]
 
 
-def test_output_writer_makes_the_class_folders_beside_its_first_file_of_a_folder(tmp_path):
-    from pipelines.formats.class_folders import label_names
-
-    dofn = _WriteOutputFilesFn(str(tmp_path), IMAGENET2012_CORRUPTED, SHARDS, None, batch=(1, 1 << 30))
-    dofn.setup()
-    dofn.start_bundle()
-    list(dofn.process(record(0)))
-    folders = sorted(p.name for p in (tmp_path / "ImageNet-C/fog/3").iterdir())
-    assert folders == sorted(label_names(IMAGENET2012_CORRUPTED)) and len(folders) == 1000
-    assert (tmp_path / record(0).path).read_bytes() == record(0).data
-
-
 def shard_bytes(tmp_path, index=0, count=1):
     return (tmp_path / IMAGENET2012_CORRUPTED.config_dir(GROUP) / IMAGENET2012_CORRUPTED.shard_name(index, count)
             ).read_bytes()
