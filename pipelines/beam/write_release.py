@@ -125,7 +125,6 @@ class _WriteOutputFilesFn(beam.DoFn):
     def setup(self):
         self._progress = ProgressCounter(self._progress_dir)
         self._lock = WorkerLock(self._progress_dir)
-        self._shards: dict = {}  # (group, index) -> the shard's path
 
     def start_bundle(self):
         self._parts = PartWriter(self._output_dir, *self._part_limits)
@@ -135,20 +134,13 @@ class _WriteOutputFilesFn(beam.DoFn):
     def _committed(self):
         return [(run[0], run) for run in self._parts.commit()]
 
-    def _shard(self, group: str, index: int) -> str:
-        shard = self._shards.get((group, index))
-        if shard is None:
-            shard = f"{self._dataset.config_dir(group)}/{self._dataset.shard_name(index, self._shard_count)}"
-            self._shards[(group, index)] = shard
-        return shard
-
     def _write(self, record: OutputRecord) -> None:
         if record.stacked:  # a row of a stacked .npy, written by pipelines.beam.npy_release
             info = FileInfo(record.path, hashlib.sha256(record.data).hexdigest(), len(record.data), record.group)
         else:
             info = storage.write_new(self._output_dir, record.path, record.data, group=record.group)
         index = shard_index(record.key, self._shard_count)
-        shard = self._shard(record.group, index)
+        shard = f"{self._dataset.config_dir(record.group)}/{self._dataset.shard_name(index, self._shard_count)}"
         row = {**record.metadata, "key": record.key, "path": record.path, "sha256": info.sha256,
                "bytes": info.size, "shard": shard}
         self._parts.add_output(record.group, record.key, index, json_line(row), info.sha256,
