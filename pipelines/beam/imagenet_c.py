@@ -27,6 +27,7 @@ from typing import Iterator, Optional, Sequence, Union
 
 import apache_beam as beam
 import numpy as np
+from apache_beam.metrics import Metrics
 
 from schemas.conditions import Condition, fan_out
 from schemas.edition import DEFAULT_EDITION, JPEG, Edition, Layout
@@ -38,6 +39,7 @@ from schemas.tfds import TfdsDataset
 from schemas.tfds_c import c_dataset
 from transforms import RNG_MODES, corrupt, encode_jpeg, example_seed, make_rng, preprocess
 
+from pipelines.beam.progress import IMAGE_WORK_COUNTER, NAMESPACE, WorkClock
 from pipelines.beam.write_release import OutputsFn
 from pipelines.inputs.listing import inspect_image, source_note
 
@@ -162,7 +164,8 @@ def condition_array(crop: np.ndarray, condition: Condition, key: str, config: Im
 
 
 def corrupted_outputs(image: SourceImage, crop: np.ndarray, config: ImageNetCConfig,
-                      family: Optional[str] = None) -> Iterator[Union[OutputRecord, Failure]]:
+                      family: Optional[str] = None, clock: Optional[WorkClock] = None
+                      ) -> Iterator[Union[OutputRecord, Failure]]:
     """Every output of one preprocessed image (one per row of ``config.conditions_of(family)``);
     a corruption that raises becomes a Failure.
 
@@ -176,7 +179,10 @@ def corrupted_outputs(image: SourceImage, crop: np.ndarray, config: ImageNetCCon
         The edition, the selection, the release seed and the random mode.
     family : str, optional
         Source family of the input (selects the release layout; default: the edition's first).
+    clock : WorkClock, optional
+        Counts the CPU time of each output's corruption and encoding (not of its record).
     """
+    clock = clock or WorkClock()
     entry = image.entry
     edition = config.edition
     layout = edition.c.layout(family)
@@ -187,11 +193,12 @@ def corrupted_outputs(image: SourceImage, crop: np.ndarray, config: ImageNetCCon
         path = f"{layout.tree}/" + template.format(
             corruption=name, severity=severity, wnid=entry.wnid, file_name=entry.file_name)
         try:
-            array, seed = condition_array(crop, condition, entry.key, config)
-            if edition.c.encoding == JPEG:
-                data = encoded = encode_jpeg(array, edition.c.jpeg_quality)
-            else:  # a raw row of <tree>/<corruption>.npy, a lossless PNG in the TFDS example
-                data, encoded = array.tobytes(), _png(array)
+            with clock:
+                array, seed = condition_array(crop, condition, entry.key, config)
+                if edition.c.encoding == JPEG:
+                    data = encoded = encode_jpeg(array, edition.c.jpeg_quality)
+                else:  # a raw row of <tree>/<corruption>.npy, a lossless PNG in the TFDS example
+                    data, encoded = array.tobytes(), _png(array)
         except Exception as err:  # one bad output must not stop the build: it is reported
             yield Failure(key, entry.source, "corrupt", f"{type(err).__name__}: {err}")
             continue
@@ -223,23 +230,31 @@ def source_record(image: SourceImage, info: dict) -> dict:
 
 class _CorruptImagesFn(OutputsFn):
     """SourceImage -> OutputRecords; tagged ``sources`` (one record per decoded image),
-    ``failures`` and ``environments`` (this worker's library versions, as JSON)."""
+    ``failures`` and ``environments`` (this worker's library versions, as JSON). Counts each
+    image's own work in the counter :data:`pipelines.beam.progress.IMAGE_WORK_COUNTER`."""
 
     def __init__(self, config: ImageNetCConfig, progress_dir: Optional[str], family: Optional[str] = None):
         super().__init__(progress_dir)
         self._config, self._family = config, family
 
+    def setup(self):
+        super().setup()
+        self._image_work = Metrics.counter(NAMESPACE, IMAGE_WORK_COUNTER)
+
     def process(self, image: SourceImage):
         yield from self.report_environment()
+        clock = WorkClock()
         try:
             info = inspect_image(image.data)
-            crop = preprocess(image.data, edition=self._config.edition)
+            with clock:
+                crop = preprocess(image.data, edition=self._config.edition)
         except ValueError as err:
             yield self.fail(Failure(image.entry.key, image.entry.source, "decode", str(err)))
             return
         yield beam.pvalue.TaggedOutput("sources", source_record(image, info))
-        for output in corrupted_outputs(image, crop, self._config, self._family):
+        for output in corrupted_outputs(image, crop, self._config, self._family, clock):
             yield self.fail(output) if isinstance(output, Failure) else output
+        self._image_work.inc(clock.ns // 1000)
 
 
 class CorruptImages(beam.PTransform):

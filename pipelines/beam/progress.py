@@ -25,6 +25,27 @@ from pipelines.formats import storage
 
 NAMESPACE = "imagenet-cp"
 COUNTERS = ("images_read", "outputs_written", "failures")
+IMAGE_WORK_COUNTER = "image_work_cpu_us"
+"""An ImageNet-C build's Beam counter of the CPU time its workers spent making the outputs' bytes
+from the sources' (decode, preprocess, corrupt, encode; :class:`WorkClock`): the work that
+``imagenet-cp bench`` times, against which ``bench --scaling`` sets the build's whole cost."""
+
+
+class WorkClock:
+    """CPU time of the calling thread inside ``with clock:`` blocks (``time.thread_time_ns``), so
+    that what the rest of a worker does between them (records, files, parts, Beam, other
+    threads) is not counted. ``ns``: the nanoseconds counted so far."""
+
+    def __init__(self):
+        self.ns = 0
+        self._start = 0
+
+    def __enter__(self) -> "WorkClock":
+        self._start = time.thread_time_ns()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.ns += time.thread_time_ns() - self._start
 
 
 class ProgressCounter:

@@ -42,6 +42,7 @@ from schemas.imagenet_val import validation_wnids
 from pipelines.bench.corruptions import BENCH_IMAGES, machine_info
 from pipelines.beam.build import SourceSelection, build_imagenet_c
 from pipelines.beam.imagenet_c import ImageNetCConfig
+from pipelines.beam.progress import IMAGE_WORK_COUNTER
 
 SCALING_SIZES = (100, 250, 500)
 """Image counts of a scaling run."""
@@ -191,10 +192,13 @@ class PeakMemory:
 
 def _timed_build(connection, input_dir: str, output_dir: str, count: int, pickled_config: bytes,
                  workers: int) -> None:
-    """Driver process: build, then send ``(seconds, images, outputs, failures, cpu_seconds)`` through
-    ``connection``; ``cpu_seconds`` is the CPU time of the driver and of its finished child processes
-    (the SDK workers, which the runner stops and reaps before the build returns), Python's start-up
-    and imports included. The config comes pickled by Beam's pickler (:func:`_pickled`)."""
+    """Driver process: build, then send ``(seconds, images, outputs, failures, cpu_seconds,
+    image_work_cpu_seconds)`` through ``connection``; ``cpu_seconds`` is the CPU time of the driver
+    and of its finished child processes (the SDK workers, which the runner stops and reaps before
+    the build returns), Python's start-up and imports included; ``image_work_cpu_seconds`` is the
+    part of it the workers spent on the images' own work (the build's counter
+    :data:`pipelines.beam.progress.IMAGE_WORK_COUNTER`). The config comes pickled by Beam's
+    pickler (:func:`_pickled`)."""
     config = pickler.loads(pickled_config)
     start = time.perf_counter()
     result = build_imagenet_c(output_dir, SourceSelection(input_dir, limit=count), config, workers=workers,
@@ -203,7 +207,8 @@ def _timed_build(connection, input_dir: str, output_dir: str, count: int, pickle
     counts = result.release["counts"]
     cpu_seconds = sum(usage.ru_utime + usage.ru_stime for usage in (
         resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)))
-    connection.send((seconds, counts["images"], counts["outputs"], counts["failures"], cpu_seconds))
+    connection.send((seconds, counts["images"], counts["outputs"], counts["failures"], cpu_seconds,
+                     result.counters.get(IMAGE_WORK_COUNTER, 0) / 1e6))
     connection.close()
 
 
@@ -216,8 +221,8 @@ def _pickled(config: ImageNetCConfig) -> bytes:
 def _run_timed_build(input_dir: str, output_dir: str, count: int, config: ImageNetCConfig, workers: int) -> tuple:
     """:func:`_timed_build` in a fresh (spawned) driver process, its memory polled while it runs.
 
-    Returns ``(exit code, driver pid, PeakMemory, (seconds, images, outputs, failures, cpu_seconds))``;
-    the counts are None when the driver died before sending them."""
+    Returns ``(exit code, driver pid, PeakMemory, (seconds, images, outputs, failures, cpu_seconds,
+    image_work_cpu_seconds))``; the counts are None when the driver died before sending them."""
     context = multiprocessing.get_context("spawn")
     receiver, sender = context.Pipe(duplex=False)
     driver = context.Process(target=_timed_build, args=(sender, input_dir, output_dir, count, _pickled(config), workers))
@@ -227,7 +232,7 @@ def _run_timed_build(input_dir: str, output_dir: str, count: int, config: ImageN
         try:
             result = receiver.recv()
         except EOFError:
-            result = (None, None, None, None, None)
+            result = (None,) * 6
         driver.join()
     return driver.exitcode, driver.pid, memory, result
 
@@ -255,11 +260,11 @@ def measure_build(input_dir: str, count: int, config: ImageNetCConfig, workers: 
     dict
         ``images``, ``workers``, ``outputs``, ``seconds`` (the build call, Beam start-up
         included), ``images_per_s``, ``cpu_seconds`` (driver and workers, see :func:`_timed_build`),
-        ``driver_peak_rss_mib``, ``worker_peak_rss_mib`` (one per
+        ``image_work_cpu_seconds`` (the images' own work inside it), ``driver_peak_rss_mib``, ``worker_peak_rss_mib`` (one per
         worker process, in start order) and ``load_average`` (1, 5, 15 minutes, just before).
     """
     load = os.getloadavg()
-    exitcode, driver_pid, memory, (seconds, images, outputs, failures, cpu_seconds) = _run_timed_build(
+    exitcode, driver_pid, memory, (seconds, images, outputs, failures, cpu_seconds, work_seconds) = _run_timed_build(
         input_dir, output_dir, count, config, workers)
     if exitcode != 0 or failures or images != count:
         raise RuntimeError(f"scaling build of {count} images failed (exit {exitcode}, "
@@ -268,7 +273,8 @@ def measure_build(input_dir: str, count: int, config: ImageNetCConfig, workers: 
     if len(worker_peaks) != workers:
         raise RuntimeError(f"saw {len(worker_peaks)} worker processes running {WORKER_MODULE}, expected {workers}")
     return {"images": images, "workers": workers, "outputs": outputs, "seconds": seconds,
-            "images_per_s": images / seconds, "cpu_seconds": cpu_seconds, "driver_peak_rss_mib": memory.peaks[driver_pid],
+            "images_per_s": images / seconds, "cpu_seconds": cpu_seconds, "image_work_cpu_seconds": work_seconds,
+            "driver_peak_rss_mib": memory.peaks[driver_pid],
             "worker_peak_rss_mib": worker_peaks, "load_average": list(load)}
 
 
@@ -311,16 +317,23 @@ def build_cost(runs: Sequence[dict], bench_ms: Optional[float]) -> Optional[dict
     """The build's CPU cost per image at the margin (between the smallest and the largest size of the
     largest worker count: Beam's fixed start-up cancels out) against the bench's per-image cost, and
     the largest build's whole CPU time per image (start-up, class folders and seal included) against
-    it (``whole_build_over_bench``). None with fewer than two sizes."""
+    it (``whole_build_over_bench``). None with fewer than two sizes.
+
+    ``image_work_cpu_ms_per_image`` is the same margin of the images' own work as the builds' workers
+    counted it (``image_work_cpu_seconds``: the bench's steps, timed inside the builds), and
+    ``build_over_image_work`` the build's cost over it: the same ratio as ``build_over_bench``
+    without the bench, so that the machine's drift between the bench and the builds does not enter it."""
     most = max(run["workers"] for run in runs)
     chosen = sorted((run for run in runs if run["workers"] == most), key=lambda run: run["images"])
     if len(chosen) < 2 or chosen[-1]["images"] == chosen[0]["images"]:
         return None
     low, high = chosen[0], chosen[-1]
     marginal = 1000.0 * (high["cpu_seconds"] - low["cpu_seconds"]) / (high["images"] - low["images"])
+    work = 1000.0 * (high["image_work_cpu_seconds"] - low["image_work_cpu_seconds"]) / (high["images"] - low["images"])
     whole = 1000.0 * high["cpu_seconds"] / high["images"]
     return {"workers": most, "from_images": low["images"], "to_images": high["images"],
-            "build_cpu_ms_per_image": marginal, "bench_cpu_ms_per_image": bench_ms,
+            "build_cpu_ms_per_image": marginal, "image_work_cpu_ms_per_image": work,
+            "build_over_image_work": marginal / work if work > 0 else None, "bench_cpu_ms_per_image": bench_ms,
             "build_over_bench": marginal / bench_ms if bench_ms else None,
             "whole_build_cpu_ms_per_image": whole, "whole_build_over_bench": whole / bench_ms if bench_ms else None}
 
@@ -360,7 +373,7 @@ def measure_resume(input_dir: str, count: int, config: ImageNetCConfig, workers:
     rerun into the same new folder ``output_dir`` (left in place): the rerun's seconds against
     ``fresh_seconds`` (an uninterrupted build of the same images, measured before)."""
     killed_after = _killed_build(input_dir, output_dir, count, config, workers, fraction)
-    exitcode, _, _, (seconds, images, _, failures, _) = _run_timed_build(input_dir, output_dir, count, config,
+    exitcode, _, _, (seconds, images, _, failures, _, _) = _run_timed_build(input_dir, output_dir, count, config,
                                                                           workers)
     if exitcode != 0 or failures or images != count:
         raise RuntimeError(f"resumed build of {count} images failed (exit {exitcode})")
@@ -457,6 +470,9 @@ def format_scaling_table(result: dict) -> str:
                      f"{cost['workers']} workers): {cost['build_cpu_ms_per_image']:.0f} CPU ms per image"
                      + (f"; the bench: {bench:.0f} CPU ms per image; build / bench {cost['build_over_bench']:.2f}"
                         if bench else ""))
+        if cost["build_over_image_work"]:
+            lines.append(f"the images' own work inside those builds: {cost['image_work_cpu_ms_per_image']:.0f} CPU ms "
+                         f"per image; build / own work {cost['build_over_image_work']:.2f}")
         if bench:
             lines.append(f"whole build of {cost['to_images']} images: {cost['whole_build_cpu_ms_per_image']:.0f} CPU ms "
                          f"per image; build / bench {cost['whole_build_over_bench']:.2f}")

@@ -4,7 +4,7 @@ import io
 import shutil
 import time
 
-from pipelines.beam.progress import ProgressCounter, ProgressLine, read_progress
+from pipelines.beam.progress import ProgressCounter, ProgressLine, WorkClock, read_progress
 from schemas.release import PROGRESS_DIR
 
 
@@ -34,3 +34,16 @@ def test_the_line_keeps_the_counts_when_the_progress_files_are_removed(tmp_path)
     lines = stream.getvalue().splitlines()
     assert len(lines) >= printed + 2
     assert all(text.startswith("progress: 12/12 outputs (100.0%), 3/3 images read") for text in lines), lines
+
+
+def test_work_clock_counts_its_thread_inside_its_blocks_only():
+    clock = WorkClock()
+    with clock:
+        sum(i * i for i in range(200_000))  # CPU work inside
+    inside = clock.ns
+    time.sleep(0.05)  # no CPU, and outside
+    sum(i * i for i in range(200_000))  # CPU work outside
+    assert inside > 0 and clock.ns == inside
+    with clock:
+        sum(i * i for i in range(200_000))
+    assert clock.ns > inside  # blocks add up

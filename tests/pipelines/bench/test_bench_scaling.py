@@ -57,6 +57,7 @@ def test_scaling_run_through_the_cli(capsys):
         assert len(run["worker_peak_rss_mib"]) == run["workers"]
         assert all(mib > 50 for mib in run["worker_peak_rss_mib"]) and run["driver_peak_rss_mib"] > 50
         assert len(run["load_average"]) == 3
+        assert 0 < run["image_work_cpu_seconds"] < run["cpu_seconds"]  # the images' own work, inside the build
     assert result["runs"][0]["speedup"] == 1.0
     assert result["runs"][1]["speedup"] == pytest.approx(result["runs"][1]["images_per_s"]
                                                          / result["runs"][0]["images_per_s"])
@@ -106,12 +107,14 @@ def test_driver_memory_trend_extrapolates_the_largest_worker_count():
 
 
 def test_build_cost_at_the_margin_and_for_the_whole_largest_build():
-    runs = [{"workers": 1, "images": 10, "cpu_seconds": 99.0},
-            {"workers": 2, "images": 10, "cpu_seconds": 30.0},
-            {"workers": 2, "images": 50, "cpu_seconds": 70.0}]
+    runs = [{"workers": 1, "images": 10, "cpu_seconds": 99.0, "image_work_cpu_seconds": 9.0},
+            {"workers": 2, "images": 10, "cpu_seconds": 30.0, "image_work_cpu_seconds": 8.0},
+            {"workers": 2, "images": 50, "cpu_seconds": 70.0, "image_work_cpu_seconds": 40.0}]
     cost = bench_scaling.build_cost(runs, bench_ms=800.0)
     assert (cost["from_images"], cost["to_images"], cost["workers"]) == (10, 50, 2)
     assert cost["build_cpu_ms_per_image"] == pytest.approx(1000.0) and cost["build_over_bench"] == pytest.approx(1.25)
+    assert cost["image_work_cpu_ms_per_image"] == pytest.approx(800.0)
+    assert cost["build_over_image_work"] == pytest.approx(1.25)
     assert cost["whole_build_cpu_ms_per_image"] == pytest.approx(1400.0)
     assert cost["whole_build_over_bench"] == pytest.approx(1.75)
     assert bench_scaling.build_cost(runs[:2], 800.0) is None
@@ -119,3 +122,4 @@ def test_build_cost_at_the_margin_and_for_the_whole_largest_build():
         "runs": [], "conditions_per_image": 95, "corruptions": ["fog"], "severities": [1], "rng": "reference",
         "memory": "m", "machine": {"cpu": "c", "usable_cores": 2, "cores": 2, "python": "3"}, "build_cost": cost})
     assert "build / bench 1.25" in table and "whole build of 50 images: 1400 CPU ms per image; build / bench 1.75" in table
+    assert "the images' own work inside those builds: 800 CPU ms per image; build / own work 1.25" in table
