@@ -260,12 +260,13 @@ def measure_build(input_dir: str, count: int, config: ImageNetCConfig, workers: 
     dict
         ``images``, ``workers``, ``outputs``, ``seconds`` (the build call, Beam start-up
         included), ``images_per_s``, ``cpu_seconds`` (driver and workers, see :func:`_timed_build`),
-        ``image_work_cpu_seconds`` (the images' own work inside it), ``driver_peak_rss_mib``, ``worker_peak_rss_mib`` (one per
-        worker process, in start order) and ``load_average`` (1, 5, 15 minutes, just before).
+        ``image_work_cpu_seconds`` (the images' own work inside it), ``driver_peak_rss_mib``,
+        ``worker_peak_rss_mib`` (one per worker process, in start order) and ``load_average``
+        (1, 5, 15 minutes, just before).
     """
     load = os.getloadavg()
-    exitcode, driver_pid, memory, (seconds, images, outputs, failures, cpu_seconds, work_seconds) = _run_timed_build(
-        input_dir, output_dir, count, config, workers)
+    exitcode, driver_pid, memory, (seconds, images, outputs, failures, cpu_seconds,
+                                   work_seconds) = _run_timed_build(input_dir, output_dir, count, config, workers)
     if exitcode != 0 or failures or images != count:
         raise RuntimeError(f"scaling build of {count} images failed (exit {exitcode}, "
                            f"{images} images built, {failures} failures)")
@@ -328,8 +329,11 @@ def build_cost(runs: Sequence[dict], bench_ms: Optional[float]) -> Optional[dict
     if len(chosen) < 2 or chosen[-1]["images"] == chosen[0]["images"]:
         return None
     low, high = chosen[0], chosen[-1]
-    marginal = 1000.0 * (high["cpu_seconds"] - low["cpu_seconds"]) / (high["images"] - low["images"])
-    work = 1000.0 * (high["image_work_cpu_seconds"] - low["image_work_cpu_seconds"]) / (high["images"] - low["images"])
+
+    def margin_ms(field):
+        return 1000.0 * (high[field] - low[field]) / (high["images"] - low["images"])
+
+    marginal, work = margin_ms("cpu_seconds"), margin_ms("image_work_cpu_seconds")
     whole = 1000.0 * high["cpu_seconds"] / high["images"]
     return {"workers": most, "from_images": low["images"], "to_images": high["images"],
             "build_cpu_ms_per_image": marginal, "image_work_cpu_ms_per_image": work,
