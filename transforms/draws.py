@@ -90,7 +90,8 @@ def replay_draws(draws, rng) -> None:
 
 
 def draw_ms(image: np.ndarray, name: str, severity: int, seed: int, repeats: int = 5,
-            mode: str = "reference", clock: Callable[[], float] = time.perf_counter) -> float:
+            mode: str = "reference", clock: Callable[[], float] = time.perf_counter,
+            edition: str = DEFAULT_EDITION) -> float:
     """Median time in milliseconds of the random draws alone of one corruption.
 
     Parameters
@@ -105,6 +106,8 @@ def draw_ms(image: np.ndarray, name: str, severity: int, seed: int, repeats: int
     clock : callable
         Seconds now: ``time.perf_counter`` (wall time, default) or ``time.process_time``
         (this process's CPU time, steadier on a shared machine).
+    edition : str
+        The edition whose corruption draws (as for :func:`record_draws`).
 
     Returns
     -------
@@ -113,7 +116,7 @@ def draw_ms(image: np.ndarray, name: str, severity: int, seed: int, repeats: int
     """
     if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
         raise ValueError(f"repeats must be an int >= 1, got {repeats!r}")
-    draws = record_draws(image, name, severity, seed)
+    draws = record_draws(image, name, severity, seed, edition)
     if not draws:
         return 0.0
     times = []

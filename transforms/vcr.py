@@ -18,7 +18,7 @@ from schemas.vcr import DV_RESOLUTIONS, GRID_POINTS, OPERATORS, PARAMETER_MODES,
 from . import blur
 from .assets import frost_texture
 from .corruptions import FUNCTIONS, to_uint8
-from .preprocess import preprocess, to_pil
+from .preprocess import encode_png, preprocess, to_pil
 from .seeds import example_seed
 from .units import clip_to_255, to_unit
 from .weather import FROST_CHOICES
@@ -169,12 +169,3 @@ def vcr_image(data, dv_resolution: str = "224crop") -> np.ndarray:
     if dv_resolution == "224crop":
         return preprocess(data)
     return np.asarray(to_pil(data).convert("RGB"), dtype=np.uint8).copy()
-
-
-def encode_png(array: np.ndarray) -> bytes:
-    """Lossless PNG of a uint8 RGB image (Pillow, default compression): the bytes a VCR release stores."""
-    import io
-
-    buffer = io.BytesIO()
-    Image.fromarray(np.ascontiguousarray(array)).save(buffer, format="PNG")
-    return buffer.getvalue()

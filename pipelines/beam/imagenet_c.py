@@ -37,7 +37,7 @@ from schemas.records import Failure, OutputRecord, SourceImage
 from schemas.release import C_BENCHMARK, CLEAN
 from schemas.tfds import TfdsDataset
 from schemas.tfds_c import c_dataset
-from transforms import RNG_MODES, corrupt, encode_jpeg, example_seed, make_rng, preprocess
+from transforms import RNG_MODES, corrupt, encode_jpeg, encode_png, example_seed, make_rng, preprocess
 
 from pipelines.beam.progress import IMAGE_WORK_COUNTER, NAMESPACE, WorkClock
 from pipelines.beam.write_release import OutputsFn
@@ -139,16 +139,6 @@ class ImageNetCConfig:
                 "rng": self.rng, "edition": self.edition.name, "clean": bool(self.conditions and self.conditions[0].is_clean)}
 
 
-def _png(array: np.ndarray) -> bytes:
-    import io
-
-    from PIL import Image
-
-    buffer = io.BytesIO()
-    Image.fromarray(array).save(buffer, format="PNG")
-    return buffer.getvalue()
-
-
 def condition_array(crop: np.ndarray, condition: Condition, key: str, config: ImageNetCConfig
                     ) -> tuple[np.ndarray, Optional[int]]:
     """The image of one fan-out row before encoding, and its per-example seed (None: no draw).
@@ -198,7 +188,7 @@ def corrupted_outputs(image: SourceImage, crop: np.ndarray, config: ImageNetCCon
                 if edition.c.encoding == JPEG:
                     data = encoded = encode_jpeg(array, edition.c.jpeg_quality)
                 else:  # a raw row of <tree>/<corruption>.npy, a lossless PNG in the TFDS example
-                    data, encoded = array.tobytes(), _png(array)
+                    data, encoded = array.tobytes(), encode_png(array)
         except Exception as err:  # one bad output must not stop the build: it is reported
             yield Failure(key, entry.source, "corrupt", f"{type(err).__name__}: {err}")
             continue

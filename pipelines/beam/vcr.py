@@ -32,8 +32,9 @@ from schemas.release import VCR_BENCHMARK
 from schemas.tfds_vcr import VCR_DATASET, VCR_NATIVE_DATASET
 from schemas.vcr import (BINS, CLEAN, DV_RESOLUTION, DV_RESOLUTIONS, OPERATORS, PARAMETER_MODES, VCR_CORRUPTIONS,
                          VCR_TREE, VIF_VARIANT, clean_key, png_path, select_vcr_corruptions, vcr_key)
+from transforms import encode_png
 from transforms.rng import legacy_random_state
-from transforms.vcr import encode_png, vcr_corrupt, vcr_image, vcr_seed
+from transforms.vcr import vcr_corrupt, vcr_image, vcr_seed
 from transforms.vif import VifReference
 
 from pipelines.beam.write_release import OutputsFn

@@ -2,11 +2,14 @@
 
 For each edition of :data:`schemas.editions.EDITIONS` and each selected corruption: the median
 time of ``transforms.corrupt(..., edition=...)`` per severity (reference random mode, a fresh
-per-example stream as a release makes it), averaged over the bench photographs preprocessed with
-the edition's recipe, and the cost of saving the output as that edition does (JPEG q85, or the raw
-row of a ``.npy``). ``total_ms`` is decode + preprocess plus corrupt + save of the benchmark
-conditions timed; the 224 row is the same measurement as the main table, so ratios between
-editions come from one run on one machine.
+per-example stream as a release makes it), averaged over the bench photographs, each stored as
+the edition's input stores an image (:func:`edition_source`) and preprocessed with the edition's
+recipe; the time of its random draws alone (``transforms.draws.draw_ms``); and the cost of saving
+the output as that edition does (JPEG q85, or the raw row of a ``.npy``). ``total_ms`` is decode +
+preprocess plus corrupt + save of the benchmark conditions timed, ``floor_exact_ms`` the same with
+free corruptions that still make their draws (decode + preprocess, saves and draws): what no
+exact formulation can go below. The 224 row is the same measurement as the main table, so ratios
+between editions come from one run on one machine.
 """
 from __future__ import annotations
 
@@ -17,9 +20,19 @@ from typing import Optional, Sequence
 from schemas.edition import JPEG
 from schemas.editions import EDITIONS
 from schemas.imagenet_c import BENCHMARK_CORRUPTIONS, SEVERITIES, select_corruptions
-from transforms import corrupt, encode_jpeg, example_rng, preprocess
+from transforms import corrupt, encode_jpeg, encode_png, example_rng, example_seed, preprocess
+from transforms.draws import draw_ms
 
-from pipelines.bench.corruptions import BENCH_IMAGES, BENCH_RELEASE_SEED, check_clock, median_ms, source_jpeg
+from pipelines.bench.corruptions import (BENCH_IMAGES, BENCH_RELEASE_SEED, CLOCKS, SOURCE_JPEG_QUALITY, check_clock,
+                                         median_ms, source_jpeg)
+
+#: Source family whose images are the dataset's own small squares -> how one is stored: Tiny
+#: ImageNet's 64x64 JPEGs, and the 32x32 PNGs a CIFAR build lists its test set as.
+SMALL_SOURCE_ENCODERS = {
+    "tinyimagenet": partial(encode_jpeg, quality=SOURCE_JPEG_QUALITY),
+    "cifar10": encode_png,
+    "cifar100": encode_png,
+}
 
 
 def select_editions(names: Optional[Sequence[str]] = None) -> tuple[str, ...]:
@@ -38,33 +51,54 @@ def select_editions(names: Optional[Sequence[str]] = None) -> tuple[str, ...]:
     return tuple(e for e in EDITIONS if e in set(names))
 
 
+def edition_source(edition: str, photo_jpeg: bytes) -> bytes:
+    """A bench photograph as the input of ``edition`` stores one image, the bytes its build decodes.
+
+    An ImageNet edition decodes the photograph's JPEG itself, at full size; an edition whose
+    source family is in :data:`SMALL_SOURCE_ENCODERS` decodes the photograph preprocessed to its
+    side and stored as that family stores it.
+    """
+    family = EDITIONS[edition].c.default_family
+    if family not in SMALL_SOURCE_ENCODERS:
+        return photo_jpeg
+    return SMALL_SOURCE_ENCODERS[family](preprocess(photo_jpeg, edition))
+
+
 def _time_edition(edition: str, names, jpegs: dict, repeats: int, clock: str) -> dict:
     save = encode_jpeg if EDITIONS[edition].c.encoding == JPEG else (lambda array: array.tobytes())
-    decode = statistics.fmean(median_ms(partial(preprocess, jpeg, edition), repeats, clock)
-                              for jpeg in jpegs.values())
-    images = {key: preprocess(jpeg, edition) for key, jpeg in jpegs.items()}
+    sources = {key: edition_source(edition, jpeg) for key, jpeg in jpegs.items()}
+    decode = statistics.fmean(median_ms(partial(preprocess, source, edition), repeats, clock)
+                              for source in sources.values())
+    images = {key: preprocess(source, edition) for key, source in sources.items()}
     corruptions = {}
     for name in names:
-        by_severity, save_by_severity = [], []
+        by_severity, draws_by_severity, save_by_severity = [], [], []
         for severity in SEVERITIES:
-            corrupt_ms, save_ms = [], []
+            corrupt_ms, draws_ms, save_ms = [], [], []
             for key, image in images.items():
                 def one(image=image, key=key):
                     rng = example_rng(BENCH_RELEASE_SEED, key, name, severity, "reference")
                     return corrupt(image, name, severity, rng, edition=edition)
                 output = one()  # warm-up
                 corrupt_ms.append(median_ms(one, repeats, clock))
+                seed = example_seed(BENCH_RELEASE_SEED, key, name, severity)
+                draws_ms.append(draw_ms(image, name, severity, seed, repeats, "reference", CLOCKS[clock], edition))
                 save_ms.append(median_ms(partial(save, output), repeats, clock))
             by_severity.append(statistics.fmean(corrupt_ms))
+            draws_by_severity.append(statistics.fmean(draws_ms))
             save_by_severity.append(statistics.fmean(save_ms))
         corruptions[name] = {"ms": statistics.fmean(by_severity), "ms_by_severity": by_severity,
+                             "draw_ms": statistics.fmean(draws_by_severity), "draw_ms_by_severity": draws_by_severity,
                              "save_ms": statistics.fmean(save_by_severity),
                              "benchmark": name in BENCHMARK_CORRUPTIONS}
     benchmark = [t for t in corruptions.values() if t["benchmark"]]
-    total = decode + sum(len(SEVERITIES) * (t["ms"] + t["save_ms"]) for t in benchmark)
+    saves = sum(len(SEVERITIES) * t["save_ms"] for t in benchmark)
+    draws = sum(sum(t["draw_ms_by_severity"]) for t in benchmark)
     return {"image_size": EDITIONS[edition].image_size, "encoding": EDITIONS[edition].c.encoding,
-            "decode_ms": decode, "total_ms": total, "benchmark_conditions": len(benchmark) * len(SEVERITIES),
-            "corruptions": corruptions}
+            "source_family": EDITIONS[edition].c.default_family, "decode_ms": decode,
+            "total_ms": decode + saves + sum(sum(t["ms_by_severity"]) for t in benchmark),
+            "draw_ms": draws, "floor_exact_ms": decode + saves + draws,
+            "benchmark_conditions": len(benchmark) * len(SEVERITIES), "corruptions": corruptions}
 
 
 def run_editions_bench(corruptions: Optional[Sequence[str]] = None, editions: Optional[Sequence[str]] = None,
@@ -74,11 +108,15 @@ def run_editions_bench(corruptions: Optional[Sequence[str]] = None, editions: Op
     Returns
     -------
     dict
-        edition -> ``{"image_size", "encoding", "decode_ms", "total_ms", "benchmark_conditions",
-        "corruptions": name -> {"ms", "ms_by_severity", "save_ms", "benchmark"}}``, plus
-        ``"total_over_imagenet"`` and ``"per_pixel_over_imagenet"`` (that ratio divided by the
-        ratio of the pixel counts: 1.0 is the 224's cost per pixel) when the 224 edition is timed;
-        all times in ms per image on ``clock`` (see :data:`pipelines.bench.corruptions.CLOCKS`).
+        edition -> ``{"image_size", "encoding", "source_family", "decode_ms", "total_ms", "draw_ms",
+        "floor_exact_ms", "benchmark_conditions", "corruptions": name -> {"ms", "ms_by_severity",
+        "draw_ms", "draw_ms_by_severity", "save_ms", "benchmark"}}`` (``draw_ms`` of an edition:
+        the draws of its benchmark conditions, one per severity), plus ``"total_over_imagenet"``,
+        ``"per_pixel_over_imagenet"`` (that ratio divided by the ratio of the pixel counts: 1.0 is
+        the 224's cost per pixel) and ``"floor_per_pixel_over_imagenet"`` (the edition's exact
+        floor per pixel over the 224's *total* per pixel: the least ``per_pixel_over_imagenet``
+        any exact formulation can reach) when the 224 edition is timed; all times in ms per image
+        on ``clock`` (see :data:`pipelines.bench.corruptions.CLOCKS`).
     """
     names = select_corruptions(corruptions)
     chosen = select_editions(editions)
@@ -90,9 +128,10 @@ def run_editions_bench(corruptions: Optional[Sequence[str]] = None, editions: Op
     if "imagenet" in result and result["imagenet"]["total_ms"]:
         base = result["imagenet"]
         for timing in result.values():
+            pixels = (timing["image_size"] / base["image_size"]) ** 2
             timing["total_over_imagenet"] = timing["total_ms"] / base["total_ms"]
-            timing["per_pixel_over_imagenet"] = timing["total_over_imagenet"] / (
-                timing["image_size"] / base["image_size"]) ** 2
+            timing["per_pixel_over_imagenet"] = timing["total_over_imagenet"] / pixels
+            timing["floor_per_pixel_over_imagenet"] = timing["floor_exact_ms"] / base["total_ms"] / pixels
     return result
 
 
@@ -100,14 +139,15 @@ def format_editions_table(result: dict) -> str:
     """The figures of :func:`run_editions_bench` as text: mean ms per corruption and edition."""
     editions = list(result)
     names = list(next(iter(result.values()))["corruptions"])
-    width = max(len("decode+preprocess"), *(len(n) for n in names))
+    width = max(len("floor per pixel / 224"), *(len(n) for n in names))
     titles = [f"{e} {result[e]['image_size']}" for e in editions]
     header = f"{'corruption':<{width}}" + "".join(f"{title:>18}" for title in titles)
     lines = ["ms per image per edition (corrupt, mean over severities; reference rng)", header, "-" * len(header)]
     for name in names:
         lines.append(f"{name:<{width}}" + "".join(f"{result[e]['corruptions'][name]['ms']:18.2f}" for e in editions))
     lines.append("-" * len(header))
-    for label, field in (("save (mean)", None), ("decode+preprocess", "decode_ms"), ("total", "total_ms")):
+    for label, field in (("save (mean)", None), ("decode+preprocess", "decode_ms"), ("total", "total_ms"),
+                         ("exact floor", "floor_exact_ms")):
         cells = []
         for e in editions:
             value = (statistics.fmean(t["save_ms"] for t in result[e]["corruptions"].values()) if field is None
@@ -119,4 +159,6 @@ def format_editions_table(result: dict) -> str:
                                                                  for e in editions))
         lines.append(f"{'per pixel / 224':<{width}}" + "".join(f"{result[e]['per_pixel_over_imagenet']:18.3f}"
                                                                 for e in editions))
+        lines.append(f"{'floor per pixel / 224':<{width}}" + "".join(
+            f"{result[e]['floor_per_pixel_over_imagenet']:18.3f}" for e in editions))
     return "\n".join(lines)

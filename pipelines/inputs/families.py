@@ -143,12 +143,6 @@ def read_cifar(path: str) -> tuple[np.ndarray, list, tuple, str]:
     return images, labels, names, family
 
 
-def _png(image: np.ndarray) -> bytes:
-    buffer = io.BytesIO()
-    Image.fromarray(image).save(buffer, format="PNG")
-    return buffer.getvalue()
-
-
 def index_cifar(path: str, output_dir: str) -> ListedInput:
     """List a CIFAR test set: each image becomes a PNG in ``DIR/.parts/cifar/test.pngs``."""
     images, labels, names, family = read_cifar(path)
@@ -157,7 +151,9 @@ def index_cifar(path: str, output_dir: str) -> ListedInput:
 
 def _index_cifar_arrays(images: np.ndarray, labels: list, names: tuple, family: str, output_dir: str) -> SourceIndex:
     """The listing of a CIFAR test set read by :func:`read_cifar`, its PNG stack written."""
-    blobs = [_png(image) for image in images]
+    from transforms import encode_png
+
+    blobs = [encode_png(image) for image in images]
     relative = f"{PARTS_DIR}/cifar/test.pngs"
     storage.write_atomic(output_dir, relative, b"".join(blobs))
     stack = storage.join(output_dir, relative)
