@@ -1,7 +1,8 @@
 """How long one image takes: every corruption at every severity, plus decode and JPEG encode.
 
 The measurements run on real photographs from ``skimage.data``, each JPEG-encoded in memory
-first so that the decode step decodes a real JPEG, then preprocessed to 224x224 as a release does.
+first so that the decode step decodes a real JPEG, then preprocessed to 224x224 as a release does;
+OpenCV runs on one thread, as in a build's workers (:func:`transforms.threads.one_opencv_thread`).
 Every call is warmed up once (numba compilation, texture caches) before it is timed; a figure is
 the median over ``repeats`` calls, averaged over the images. All figures are milliseconds per
 image; ``run_bench`` returns them as a JSON-ready dict and :func:`format_table` prints it.
@@ -25,6 +26,8 @@ from skimage import data
 from schemas.imagenet_c import BENCHMARK_CORRUPTIONS, SEVERITIES, select_corruptions
 from transforms import RNG_MODES, corrupt, encode_jpeg, example_rng, example_seed, preprocess
 from transforms.draws import draw_ms
+from transforms.threads import one_opencv_thread
+
 
 #: Photographs timed, name -> loader of an RGB uint8 array (all ship with scikit-image).
 BENCH_IMAGES = MappingProxyType({
@@ -219,6 +222,7 @@ def run_bench(corruptions: Optional[Sequence[str]] = None, images: int = len(BEN
         raise ValueError(f"images must be an int in 1..{len(BENCH_IMAGES)}, got {images!r}")
     if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
         raise ValueError(f"repeats must be an int >= 1, got {repeats!r}")
+    one_opencv_thread()  # as a build's workers run the corruptions
     jpegs = {f"bench/{name}": source_jpeg(name) for name in list(BENCH_IMAGES)[:images]}
     decode_ms = []
     for jpeg in jpegs.values():

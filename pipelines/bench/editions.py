@@ -22,6 +22,7 @@ from schemas.editions import EDITIONS
 from schemas.imagenet_c import BENCHMARK_CORRUPTIONS, SEVERITIES, select_corruptions
 from transforms import corrupt, encode_jpeg, encode_png, example_rng, example_seed, preprocess
 from transforms.draws import draw_ms
+from transforms.threads import one_opencv_thread
 
 from pipelines.bench.corruptions import (BENCH_IMAGES, BENCH_RELEASE_SEED, CLOCKS, SOURCE_JPEG_QUALITY, check_clock,
                                          median_ms, source_jpeg)
@@ -123,6 +124,7 @@ def run_editions_bench(corruptions: Optional[Sequence[str]] = None, editions: Op
     if isinstance(images, bool) or not isinstance(images, int) or not 1 <= images <= len(BENCH_IMAGES):
         raise ValueError(f"images must be an int in 1..{len(BENCH_IMAGES)}, got {images!r}")
     check_clock(clock)
+    one_opencv_thread()  # as a build's workers run the corruptions
     jpegs = {f"bench/{name}": source_jpeg(name) for name in list(BENCH_IMAGES)[:images]}
     result = {edition: _time_edition(edition, names, jpegs, repeats, clock) for edition in chosen}
     if "imagenet" in result and result["imagenet"]["total_ms"]:

@@ -19,6 +19,7 @@ from typing import Callable, Optional, Sequence
 
 from schemas.imagenet_p import GRAIN_RATE_CONTROL, PERTURBATIONS, select_perturbations
 from transforms import example_rng, perturb_sequence, preprocess_uncropped
+from transforms.threads import one_opencv_thread
 
 from pipelines.bench.corruptions import BENCH_IMAGES, BENCH_RELEASE_SEED, median_ms, source_jpeg
 from pipelines.formats.video import PRESETS, encode_frames_lossless, encode_h264, encoder_versions
@@ -96,6 +97,7 @@ def run_p_bench(perturbations: Optional[Sequence[str]] = None, images: int = len
     if preset not in PRESETS:
         raise ValueError(f"unknown x264 preset {preset!r}; valid presets: {', '.join(PRESETS)}")
     encoder = encoder_versions()  # finds and warms up ffmpeg before any timing
+    one_opencv_thread()  # as a build's workers run the perturbations
     jpegs = {f"bench/{name}": source_jpeg(name) for name in list(BENCH_IMAGES)[:images]}
     decode_ms = []
     for jpeg in jpegs.values():
