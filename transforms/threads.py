@@ -1,10 +1,10 @@
 """OpenCV's threads: one per process, for processes that run one per core.
 
 A local build starts one SDK worker process per core (other runners too, by default), so
-OpenCV's own pool of one thread per core only competes with the other workers. With it, the 95
-conditions of an image cost 8 CPU ms more (3 % of a build) and no less on the worker's own
-thread. Every output is the same whatever the number of threads: OpenCV's parallel loops split
-the rows of an image, and the tests compare both.
+OpenCV's own pool of one thread per core only competes with the other workers, and the work it
+hands to its helper threads escapes the build's count of each image's own work (the CPU time of
+the worker's thread). Every output is the same whatever the number of threads: OpenCV's
+parallel loops split the rows of an image, and the tests compare both.
 """
 from __future__ import annotations
 
