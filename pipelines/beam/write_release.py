@@ -110,12 +110,30 @@ the interpreter's caches are warm, instead of one between every two corruptions 
 outputs are about 1.3 MB)."""
 
 
+_class_folders_made: set = set()
+"""``(release directory, parent)`` of the folders of classes this worker process made
+(:func:`_make_class_folders_once`)."""
+
+
+def _make_class_folders_once(output_dir: str, folder: str, names: Sequence[str]) -> None:
+    """Before the first file of a folder of classes (the parent of ``folder``), make all its class
+    folders, once per worker process (:func:`pipelines.formats.class_folders.make_class_folders`):
+    the release holds them all anyway, and the outputs of a subset, most of them the first of
+    their class in their config, then find their folder made instead of each failing to create its
+    file, making its folder and trying again. ``write_group`` makes any that are still missing."""
+    key = (output_dir, folder.rpartition("/")[0])
+    if key not in _class_folders_made:
+        make_class_folders(output_dir, [folder], names)
+        _class_folders_made.add(key)
+
+
 class _WriteOutputFilesFn(beam.DoFn):
     """OutputRecord -> its file in the tree; its run line (manifest line, checksum, shard) and its
     serialized example go to this worker's current part (:class:`pipelines.formats.parts.PartWriter`).
     Records are written in batches (at most ``batch``: records, bytes; :data:`WRITE_BATCH`; no more
     records than a part holds), the last one at the end of the bundle, each before the part that
-    lists it commits.
+    lists it commits; a folder of classes gets all its class folders before its first file
+    (:func:`_make_class_folders_once`).
     Emits ``(group, (group, part, offset, length))`` of each run it commits, nothing per output."""
 
     def __init__(self, output_dir: str, dataset: TfdsDataset, shard_count: int, progress_dir: Optional[str],
@@ -128,6 +146,7 @@ class _WriteOutputFilesFn(beam.DoFn):
     def setup(self):
         self._progress = ProgressCounter(self._progress_dir)
         self._lock = WorkerLock(self._progress_dir)
+        self._class_names = label_names(self._dataset)
 
     def start_bundle(self):
         self._parts = PartWriter(self._output_dir, *self._part_limits)
@@ -141,6 +160,7 @@ class _WriteOutputFilesFn(beam.DoFn):
         if record.stacked:  # a row of a stacked .npy, written by pipelines.beam.npy_release
             info = FileInfo(record.path, hashlib.sha256(record.data).hexdigest(), len(record.data), record.group)
         else:
+            _make_class_folders_once(self._output_dir, record.path.rpartition("/")[0], self._class_names)
             info = storage.write_new(self._output_dir, record.path, record.data, group=record.group)
         index = shard_index(record.key, self._shard_count)
         shard = f"{self._dataset.config_dir(record.group)}/{self._dataset.shard_name(index, self._shard_count)}"
