@@ -40,6 +40,7 @@ from PIL import Image
 from schemas.imagenet_val import validation_wnids
 
 from pipelines.bench.corruptions import BENCH_IMAGES, machine_info
+from pipelines.bench.format_floor import FLOOR_STEPS, measure_format_floor
 from pipelines.beam.build import SourceSelection, build_imagenet_c
 from pipelines.beam.imagenet_c import ImageNetCConfig
 from pipelines.beam.progress import IMAGE_WORK_COUNTER
@@ -387,7 +388,7 @@ def measure_resume(input_dir: str, count: int, config: ImageNetCConfig, workers:
 
 def run_scaling(sizes: Sequence[int] = SCALING_SIZES, workers: Sequence[int] = SCALING_WORKERS,
                 config: ImageNetCConfig = ImageNetCConfig(), seed: int = 0, resume: bool = False,
-                compare_bench: bool = True) -> dict:
+                compare_bench: bool = True, format_floor: bool = True) -> dict:
     """Build the synthetic set at every size with every worker count.
 
     Parameters
@@ -407,6 +408,9 @@ def run_scaling(sizes: Sequence[int] = SCALING_SIZES, workers: Sequence[int] = S
     compare_bench : bool
         Also time the same conditions with the bench (:func:`bench_ms_per_image`), for
         ``build_cost``.
+    format_floor : bool
+        Also time what the release format itself costs per image on the smallest size, in one
+        process (:func:`pipelines.bench.format_floor.measure_format_floor`).
 
     Returns
     -------
@@ -414,6 +418,7 @@ def run_scaling(sizes: Sequence[int] = SCALING_SIZES, workers: Sequence[int] = S
         JSON-ready: ``runs`` (one :func:`measure_build` dict per size and worker count, sizes
         outer, each with ``speedup``), ``driver_memory`` (:func:`driver_memory_trend`),
         ``resume`` (when asked), ``build_cost`` (:func:`build_cost`; None with one size),
+        ``format_floor`` (when asked),
         ``conditions_per_image``, ``corruptions``, ``severities``,
         ``rng``, ``image_size``, ``memory`` (how it was measured), ``machine``, and
         ``scratch_filesystem`` (:func:`filesystem_type` of the folder the builds wrote to).
@@ -437,10 +442,13 @@ def run_scaling(sizes: Sequence[int] = SCALING_SIZES, workers: Sequence[int] = S
             last = max((run for run in runs if run["images"] == max(sizes)), key=lambda run: run["workers"])
             resumed = measure_resume(input_dir, last["images"], config, last["workers"], last["seconds"],
                                      os.path.join(scratch, "resumed"))
+        floor = measure_format_floor(input_dir, min(sizes), config, os.path.join(scratch, "floor")) \
+            if format_floor else None
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     cost = build_cost(runs, bench_ms_per_image(config) if compare_bench and len(set(sizes)) > 1 else None)
     return {"runs": runs, "driver_memory": driver_memory_trend(runs), "resume": resumed, "build_cost": cost,
+            "format_floor": floor,
             "scratch_filesystem": filesystem_type(os.path.dirname(scratch)),
             "conditions_per_image": len(config.pairs), "corruptions": list(config.corruptions),
             "severities": list(config.severities), "rng": config.rng, "image_size": list(SYNTHETIC_SIZE),
@@ -477,6 +485,13 @@ def format_scaling_table(result: dict) -> str:
         if cost["build_over_image_work"]:
             lines.append(f"the images' own work inside those builds: {cost['image_work_cpu_ms_per_image']:.0f} CPU ms "
                          f"per image; build / own work {cost['build_over_image_work']:.2f}")
+        floor = result.get("format_floor")
+        if floor:
+            spent = sum(floor[f"{step}_cpu_ms_per_image"] for step in FLOOR_STEPS[:3])
+            lines.append(f"the format's floor ({floor['images']} images in one process, no Beam, no parts: the arrays' "
+                         f"and files' SHA-256, tree files, TFRecord examples): {spent:.0f} CPU ms per image; floor / "
+                         f"own work {floor['floor_over_own_work']:.3f} "
+                         f"({floor['with_manifest_over_own_work']:.3f} with manifest lines)")
         if bench:
             lines.append(f"whole build of {cost['to_images']} images: {cost['whole_build_cpu_ms_per_image']:.0f} CPU ms "
                          f"per image; build / bench {cost['whole_build_over_bench']:.2f}")

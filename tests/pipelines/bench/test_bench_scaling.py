@@ -58,6 +58,8 @@ def test_scaling_run_through_the_cli(capsys):
         assert all(mib > 50 for mib in run["worker_peak_rss_mib"]) and run["driver_peak_rss_mib"] > 50
         assert len(run["load_average"]) == 3
         assert 0 < run["image_work_cpu_seconds"] < run["cpu_seconds"]  # the images' own work, inside the build
+    floor = result["format_floor"]  # the format's own cost, in one process, on the smallest size
+    assert (floor["images"], floor["outputs"]) == (3, 15) and floor["floor_over_own_work"] > 1
     assert result["runs"][0]["speedup"] == 1.0
     assert result["runs"][1]["speedup"] == pytest.approx(result["runs"][1]["images_per_s"]
                                                          / result["runs"][0]["images_per_s"])
