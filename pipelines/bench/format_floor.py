@@ -24,6 +24,7 @@ import tempfile
 import time
 from typing import Optional
 
+from schemas.edition import JPEG
 from schemas.release import json_line
 from transforms import encode_jpeg, preprocess
 from transforms.threads import one_opencv_thread
@@ -58,11 +59,14 @@ def measure_format_floor(input_dir: str, count: int, config: ImageNetCConfig = I
     dict
         ``images``, ``outputs``, ``own_work_cpu_ms_per_image``, ``<step>_cpu_ms_per_image`` for
         each of :data:`FLOOR_STEPS` (CPU time of this thread, ``time.thread_time_ns``),
-        ``floor_over_own_work`` (1 + hashes, tree files and examples over the own work) and
+        ``floor_cpu_ms_per_image`` (hashes, tree files and examples together),
+        ``floor_over_own_work`` (1 + that over the own work) and
         ``with_manifest_over_own_work`` (the manifest lines too).
     """
     if isinstance(count, bool) or not isinstance(count, int) or count < 1:
         raise ValueError(f"count must be an int >= 1, got {count!r}")
+    if config.edition.c.encoding != JPEG:
+        raise ValueError(f"the format's floor is timed for editions that save JPEGs, not {config.edition.name}")
     if output_dir is None:
         with tempfile.TemporaryDirectory(prefix="imagenet-cp-floor-") as scratch:
             return measure_format_floor(input_dir, count, config, scratch)
@@ -123,8 +127,9 @@ def measure_format_floor(input_dir: str, count: int, config: ImageNetCConfig = I
     finally:
         for stream, _ in (*shards.values(), *manifests.values()):
             stream.close()
-    per_image = {f"{name}_cpu_ms_per_image": ns / 1e6 / len(entries) for name, ns in spent.items()}
+    spent["floor"] = sum(spent[step] for step in FLOOR_STEPS if step != "manifest")
     own = spent["own_work"]
-    floor = sum(spent[step] for step in FLOOR_STEPS[:3])
-    return {"images": len(entries), "outputs": len(entries) * len(conditions), **per_image,
-            "floor_over_own_work": 1 + floor / own, "with_manifest_over_own_work": 1 + (floor + spent["manifest"]) / own}
+    return {"images": len(entries), "outputs": len(entries) * len(conditions),
+            **{f"{name}_cpu_ms_per_image": ns / 1e6 / len(entries) for name, ns in spent.items()},
+            "floor_over_own_work": 1 + spent["floor"] / own,
+            "with_manifest_over_own_work": 1 + (spent["floor"] + spent["manifest"]) / own}

@@ -18,6 +18,8 @@ def test_the_floor_writes_every_output_and_times_each_step(tmp_path):
     floor = measure_format_floor(input_dir, 2, config, str(tmp_path / "floor"))
     assert (floor["images"], floor["outputs"]) == (2, 10)  # clean + 2 corruptions x 2 severities
     assert all(floor[f"{step}_cpu_ms_per_image"] > 0 for step in ("own_work",) + FLOOR_STEPS)
+    assert floor["floor_cpu_ms_per_image"] == pytest.approx(sum(floor[f"{step}_cpu_ms_per_image"]
+                                                                for step in ("hashes", "tree_files", "examples")))
     assert 1 < floor["floor_over_own_work"] < floor["with_manifest_over_own_work"]
     for folder in ("clean", "fog/3"):
         name = folder.replace("/", "_")
@@ -31,14 +33,17 @@ def test_the_floor_writes_every_output_and_times_each_step(tmp_path):
             assert example["label"] == [row["label"]] and len(row["array_sha256"]) == 64
 
 
-def test_the_floor_rejects_a_bad_count(tmp_path):
+def test_the_floor_rejects_a_bad_count_and_a_npy_edition(tmp_path):
     with pytest.raises(ValueError, match="count"):
         measure_format_floor(str(tmp_path), 0)
+    with pytest.raises(ValueError, match="JPEG"):
+        measure_format_floor(str(tmp_path), 1, ImageNetCConfig(edition="cifar"))
 
 
 def test_the_scaling_table_shows_the_floor():
     floor = {"images": 100, "own_work_cpu_ms_per_image": 300.0, "hashes_cpu_ms_per_image": 11.0,
              "tree_files_cpu_ms_per_image": 8.0, "examples_cpu_ms_per_image": 5.0, "manifest_cpu_ms_per_image": 3.0,
+             "floor_cpu_ms_per_image": 24.0,
              "floor_over_own_work": 1.08, "with_manifest_over_own_work": 1.09}
     cost = bench_scaling.build_cost([{"workers": 2, "images": 10, "cpu_seconds": 30.0, "image_work_cpu_seconds": 8.0},
                                      {"workers": 2, "images": 50, "cpu_seconds": 70.0, "image_work_cpu_seconds": 40.0}],
