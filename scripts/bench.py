@@ -33,7 +33,8 @@ def add_arguments(parser):
     parser.add_argument("--scaling", action="store_true",
                         help="instead: run the real ImageNet-C build on a synthetic ImageNet-layout set for every "
                              "--sizes x --workers, reporting images/s, CPU seconds and peak memory per process, and "
-                             "(with two sizes or more) the build's CPU cost per image beside the bench's")
+                             "(with two sizes or more) the build's CPU cost per image beside the bench's; and, on the "
+                             "smallest size, the release format's own floor (one process, no Beam, no parts)")
     parser.add_argument("--sizes", type=_int_list,
                         help="with --scaling: comma-separated image counts (default 100,250,500)")
     parser.add_argument("--workers", type=_int_list,
