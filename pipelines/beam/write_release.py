@@ -112,10 +112,10 @@ outputs are about 1.3 MB)."""
 
 _class_folders_made: set = set()
 """``(release directory, parent)`` of the folders of classes this worker process made
-(:func:`_make_class_folders_once`)."""
+(:func:`make_class_folders_once`)."""
 
 
-def _make_class_folders_once(output_dir: str, folder: str, names: Sequence[str]) -> None:
+def make_class_folders_once(output_dir: str, folder: str, names: Sequence[str]) -> None:
     """Before the first file of a folder of classes (the parent of ``folder``), make all its class
     folders, once per worker process (:func:`pipelines.formats.class_folders.make_class_folders`):
     the release holds them all anyway, and the outputs of a subset, most of them the first of
@@ -133,7 +133,7 @@ class _WriteOutputFilesFn(beam.DoFn):
     Records are written in batches (at most ``batch``: records, bytes; :data:`WRITE_BATCH`; no more
     records than a part holds), the last one at the end of the bundle, each before the part that
     lists it commits; a folder of classes gets all its class folders before its first file
-    (:func:`_make_class_folders_once`).
+    (:func:`make_class_folders_once`).
     Emits ``(group, (group, part, offset, length))`` of each run it commits, nothing per output."""
 
     def __init__(self, output_dir: str, dataset: TfdsDataset, shard_count: int, progress_dir: Optional[str],
@@ -160,7 +160,7 @@ class _WriteOutputFilesFn(beam.DoFn):
         if record.stacked:  # a row of a stacked .npy, written by pipelines.beam.npy_release
             info = FileInfo(record.path, hashlib.sha256(record.data).hexdigest(), len(record.data), record.group)
         else:
-            _make_class_folders_once(self._output_dir, record.path.rpartition("/")[0], self._class_names)
+            make_class_folders_once(self._output_dir, record.path.rpartition("/")[0], self._class_names)
             info = storage.write_new(self._output_dir, record.path, record.data, group=record.group)
         index = shard_index(record.key, self._shard_count)
         shard = f"{self._dataset.config_dir(record.group)}/{self._dataset.shard_name(index, self._shard_count)}"

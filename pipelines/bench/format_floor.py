@@ -1,13 +1,16 @@
 """The floor of the release format: what any writer of an ImageNet-C release must spend per image.
 
-:func:`measure_format_floor` makes every output of the first images of a folder the way a build
-makes them (decode + preprocess, then corrupt + JPEG encode of every condition: the images' own
-work) and, in the same process, timed apart, only what the release format itself asks of each
+:func:`measure_format_floor` makes every output of the first images of a folder with the build's
+own :func:`pipelines.beam.imagenet_c.corrupted_outputs` (its :class:`pipelines.beam.progress.WorkClock`
+counts the images' own work as a build's workers count it: decode + preprocess, corrupt + JPEG
+encode) and, in the same process, timed apart, only what the release format itself asks of each
 output, with nothing a build adds to make it run anywhere and resume:
 
-- ``hashes``: the SHA-256 of the array (the manifests' ``array_sha256``);
-- ``tree_files``: creating and writing the output's file in its class folder (made beforehand),
-  with its SHA-256 (``SHA256SUMS``): :func:`pipelines.formats.storage.write_new`;
+- ``records``: the rest of ``corrupted_outputs``, the output records with the SHA-256 of each
+  array (the manifests' ``array_sha256``);
+- ``tree_files``: creating and writing the output's file, its class folder made beforehand
+  (:func:`pipelines.beam.write_release.make_class_folders_once`, untimed), with its SHA-256
+  (``SHA256SUMS``): :func:`pipelines.formats.storage.write_new`;
 - ``examples``: its ``tf.train.Example``, framed and appended to one TFRecord file per config,
   hashed as it goes;
 - ``manifest``: its manifest line (:func:`schemas.release.json_line`), appended and hashed.
@@ -25,17 +28,21 @@ import time
 from typing import Optional
 
 from schemas.edition import JPEG
+from schemas.records import Failure, SourceImage
 from schemas.release import json_line
-from transforms import encode_jpeg, preprocess
+from transforms import preprocess
 from transforms.threads import one_opencv_thread
 
-from pipelines.beam.imagenet_c import ImageNetCConfig, array_sha256, condition_array
+from pipelines.beam.imagenet_c import ImageNetCConfig, corrupted_outputs, imagenet_c_dataset
+from pipelines.beam.progress import WorkClock
+from pipelines.beam.write_release import make_class_folders_once
 from pipelines.formats import storage
+from pipelines.formats.class_folders import label_names
 from pipelines.formats.tfrecord import encode_example, frame_record
 from pipelines.inputs.families import open_input
 from pipelines.inputs.listing import read_entry
 
-FLOOR_STEPS = ("hashes", "tree_files", "examples", "manifest")
+FLOOR_STEPS = ("records", "tree_files", "examples", "manifest")
 """The format's steps of :func:`measure_format_floor`, in the order each output takes them."""
 
 
@@ -59,7 +66,7 @@ def measure_format_floor(input_dir: str, count: int, config: ImageNetCConfig = I
     dict
         ``images``, ``outputs``, ``own_work_cpu_ms_per_image``, ``<step>_cpu_ms_per_image`` for
         each of :data:`FLOOR_STEPS` (CPU time of this thread, ``time.thread_time_ns``),
-        ``floor_cpu_ms_per_image`` (hashes, tree files and examples together),
+        ``floor_cpu_ms_per_image`` (records, tree files and examples together),
         ``floor_over_own_work`` (1 + that over the own work) and
         ``with_manifest_over_own_work`` (the manifest lines too).
     """
@@ -72,64 +79,51 @@ def measure_format_floor(input_dir: str, count: int, config: ImageNetCConfig = I
             return measure_format_floor(input_dir, count, config, scratch)
     os.makedirs(output_dir, exist_ok=True)
     one_opencv_thread()
-    layout = config.layout()
     entries = open_input(config.edition, input_dir).list(output_dir).entries[:count]
-    conditions = config.conditions
-    templates = {c: f"{layout.tree}/" + (layout.clean_template if c.is_clean else layout.path_template)
-                 for c in conditions}
+    names = label_names(imagenet_c_dataset(config))
+    files: dict = {}  # (config, suffix) -> (stream, its SHA-256)
 
-    def output_path(condition, entry) -> str:
-        return templates[condition].format(corruption=condition.corruption, severity=condition.severity,
-                                           wnid=entry.wnid, file_name=entry.file_name)
+    def append(group: str, suffix: str, data: bytes) -> None:
+        if (group, suffix) not in files:
+            files[group, suffix] = (open(os.path.join(output_dir, f"{group}.{suffix}"), "wb"), hashlib.sha256())
+        stream, hashed = files[group, suffix]
+        stream.write(data)
+        hashed.update(data)
 
-    for entry in entries:  # the class folders, made beforehand
-        for condition in conditions:
-            os.makedirs(os.path.join(output_dir, output_path(condition, entry).rpartition("/")[0]), exist_ok=True)
-    shards = {c: (open(os.path.join(output_dir, f"{c.folder.replace('/', '_')}.tfrecord"), "wb"), hashlib.sha256())
-              for c in conditions}
-    manifests = {c: (open(os.path.join(output_dir, f"{c.folder.replace('/', '_')}.jsonl"), "wb"), hashlib.sha256())
-                 for c in conditions}
     clock = time.thread_time_ns
     spent = dict.fromkeys(("own_work",) + FLOOR_STEPS, 0)
     try:
         for entry in entries:
-            data = read_entry(entry)
-            start = clock()
-            crop = preprocess(data, edition=config.edition)
-            spent["own_work"] += clock() - start
-            for condition in conditions:
-                start = clock()
-                array, seed = condition_array(crop, condition, entry.key, config)
-                encoded = encode_jpeg(array, config.edition.c.jpeg_quality)
+            work = WorkClock()
+            with work:
+                crop = preprocess(read_entry(entry), edition=config.edition)
+            outputs = corrupted_outputs(SourceImage(entry, b""), crop, config, clock=work)
+            while True:
+                start, before = clock(), work.ns
+                record = next(outputs, None)
+                spent["records"] += clock() - start - (work.ns - before)  # beyond the own work inside
+                if record is None:
+                    break
+                if isinstance(record, Failure):
+                    raise RuntimeError(f"{record.key}: {record.reason}")
+                make_class_folders_once(output_dir, record.path.rpartition("/")[0], names)
                 marks = [clock()]
-                digest = array_sha256(array)
+                info = storage.write_new(output_dir, record.path, record.data)
                 marks.append(clock())
-                path = output_path(condition, entry)
-                info = storage.write_new(output_dir, path, encoded)
+                append(record.group, "tfrecord", frame_record(encode_example(record.example)))
                 marks.append(clock())
-                record = frame_record(encode_example({"image": encoded, "label": entry.label,
-                                                      "file_name": entry.file_name}))
-                stream, hashed = shards[condition]
-                stream.write(record)
-                hashed.update(record)
+                append(record.group, "jsonl", json_line({**record.metadata, "key": record.key, "path": record.path,
+                                                         "sha256": info.sha256, "bytes": info.size}).encode("utf-8"))
                 marks.append(clock())
-                line = json_line({"image_key": entry.key, "wnid": entry.wnid, "label": entry.label,
-                                  **condition.manifest_fields(), "seed": seed, "array_sha256": digest,
-                                  "key": f"{condition.folder}/{entry.key}", "path": path, "sha256": info.sha256,
-                                  "bytes": info.size}).encode("utf-8")
-                stream, hashed = manifests[condition]
-                stream.write(line)
-                hashed.update(line)
-                marks.append(clock())
-                spent["own_work"] += marks[0] - start
-                for step, begin, end in zip(FLOOR_STEPS, marks, marks[1:]):
+                for step, begin, end in zip(FLOOR_STEPS[1:], marks, marks[1:]):
                     spent[step] += end - begin
+            spent["own_work"] += work.ns
     finally:
-        for stream, _ in (*shards.values(), *manifests.values()):
+        for stream, _ in files.values():
             stream.close()
     spent["floor"] = sum(spent[step] for step in FLOOR_STEPS if step != "manifest")
     own = spent["own_work"]
-    return {"images": len(entries), "outputs": len(entries) * len(conditions),
+    return {"images": len(entries), "outputs": len(entries) * len(config.conditions),
             **{f"{name}_cpu_ms_per_image": ns / 1e6 / len(entries) for name, ns in spent.items()},
             "floor_over_own_work": 1 + spent["floor"] / own,
             "with_manifest_over_own_work": 1 + (spent["floor"] + spent["manifest"]) / own}

@@ -487,8 +487,8 @@ def format_scaling_table(result: dict) -> str:
                          f"per image; build / own work {cost['build_over_image_work']:.2f}")
         floor = result.get("format_floor")
         if floor:
-            lines.append(f"the format's floor ({floor['images']} images in one process, no Beam, no parts: the arrays' "
-                         f"and files' SHA-256, tree files, TFRecord examples): {floor['floor_cpu_ms_per_image']:.0f} "
+            lines.append(f"the format's floor ({floor['images']} images in one process, no Beam, no parts: the records "
+                         f"with the arrays' SHA-256, tree files with theirs, TFRecord examples): {floor['floor_cpu_ms_per_image']:.0f} "
                          f"CPU ms per image; floor / "
                          f"own work {floor['floor_over_own_work']:.3f} "
                          f"({floor['with_manifest_over_own_work']:.3f} with manifest lines)")

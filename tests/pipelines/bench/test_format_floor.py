@@ -19,10 +19,9 @@ def test_the_floor_writes_every_output_and_times_each_step(tmp_path):
     assert (floor["images"], floor["outputs"]) == (2, 10)  # clean + 2 corruptions x 2 severities
     assert all(floor[f"{step}_cpu_ms_per_image"] > 0 for step in ("own_work",) + FLOOR_STEPS)
     assert floor["floor_cpu_ms_per_image"] == pytest.approx(sum(floor[f"{step}_cpu_ms_per_image"]
-                                                                for step in ("hashes", "tree_files", "examples")))
+                                                                for step in ("records", "tree_files", "examples")))
     assert 1 < floor["floor_over_own_work"] < floor["with_manifest_over_own_work"]
-    for folder in ("clean", "fog/3"):
-        name = folder.replace("/", "_")
+    for name in ("clean", "fog_3"):
         rows = [json.loads(line) for line in (tmp_path / "floor" / f"{name}.jsonl").read_text().splitlines()]
         with open(tmp_path / "floor" / f"{name}.tfrecord", "rb") as stream:
             examples = [decode_example(data) for _, data in iter_records(stream)]
@@ -41,7 +40,7 @@ def test_the_floor_rejects_a_bad_count_and_a_npy_edition(tmp_path):
 
 
 def test_the_scaling_table_shows_the_floor():
-    floor = {"images": 100, "own_work_cpu_ms_per_image": 300.0, "hashes_cpu_ms_per_image": 11.0,
+    floor = {"images": 100, "own_work_cpu_ms_per_image": 300.0, "records_cpu_ms_per_image": 11.0,
              "tree_files_cpu_ms_per_image": 8.0, "examples_cpu_ms_per_image": 5.0, "manifest_cpu_ms_per_image": 3.0,
              "floor_cpu_ms_per_image": 24.0,
              "floor_over_own_work": 1.08, "with_manifest_over_own_work": 1.09}

@@ -40,11 +40,11 @@ def test_a_worker_makes_a_parents_class_folders_before_its_first_file_once(tmp_p
     from pipelines.formats import storage
 
     monkeypatch.setattr(write_release, "_class_folders_made", set())
-    write_release._make_class_folders_once(str(tmp_path), "T/fog/3/n2", NAMES)
+    write_release.make_class_folders_once(str(tmp_path), "T/fog/3/n2", NAMES)
     assert sorted(p.name for p in (tmp_path / "T/fog/3").iterdir()) == ["n1", "n2", "n3"]
     storage.write_new(str(tmp_path), "T/fog/3/n2/a.JPEG", b"x")  # its folder is there: created in place
     (tmp_path / "T/fog/3/n1").rmdir()
-    write_release._make_class_folders_once(str(tmp_path), "T/fog/3/n3", NAMES)  # same parent: nothing again
+    write_release.make_class_folders_once(str(tmp_path), "T/fog/3/n3", NAMES)  # same parent: nothing again
     assert sorted(p.name for p in (tmp_path / "T/fog/3").iterdir()) == ["n2", "n3"]
-    write_release._make_class_folders_once(str(tmp_path), "T/other/x", NAMES)  # not a class folder: nothing
+    write_release.make_class_folders_once(str(tmp_path), "T/other/x", NAMES)  # not a class folder: nothing
     assert not (tmp_path / "T/other").exists()
