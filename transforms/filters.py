@@ -11,12 +11,20 @@ from __future__ import annotations
 import functools
 import math
 
+import cv2
 import numba
 import numpy as np
 from scipy import ndimage
 
 #: scipy.ndimage boundary mode -> the numpy.pad mode that extends a line the same way.
 PAD_MODES = {"reflect": "symmetric", "mirror": "reflect", "nearest": "edge"}
+
+#: scipy.ndimage boundary mode -> the ``cv2.copyMakeBorder`` type that extends a line the same way.
+_BORDER_TYPES = {"reflect": cv2.BORDER_REFLECT, "mirror": cv2.BORDER_REFLECT_101, "nearest": cv2.BORDER_REPLICATE}
+
+#: :func:`extend_lines` lets OpenCV copy the border of lines whose positions hold at most this
+#: many elements (as an image's channels); ``numpy.take`` gathers such short runs slowly.
+_BORDER_MAX_STEP = 4
 
 
 @functools.lru_cache(maxsize=64)
@@ -219,6 +227,43 @@ def extended_rows(length: int, radius: int, mode: str) -> np.ndarray:
     return rows
 
 
+def extend_lines(lines: np.ndarray, radius: int, mode: str) -> np.ndarray:
+    """Each line of ``lines`` (shape (L, n, step)) extended by ``radius`` positions at both ends.
+
+    The values of ``numpy.take(lines, extended_rows(n, radius, mode), axis=1)`` (a copy, the
+    samples only moved): for positions of at most :data:`_BORDER_MAX_STEP` elements by
+    ``cv2.copyMakeBorder`` (the lines as the rows of an image, the elements as its channels),
+    which copies such short runs about four times faster; otherwise by that ``take``.
+
+    Parameters
+    ----------
+    lines : numpy.ndarray
+        float64, shape (L, n, step), C-contiguous.
+    radius : int
+        Positions added at each end, >= 0.
+    mode : str
+        One of :data:`PAD_MODES`.
+
+    Returns
+    -------
+    numpy.ndarray
+        float64, shape (L, n + 2 * radius, step), C-contiguous.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from transforms.filters import extend_lines
+    >>> extend_lines(np.arange(3.0).reshape(1, 3, 1), 2, 'reflect')[0, :, 0].tolist()
+    [1.0, 0.0, 0.0, 1.0, 2.0, 2.0, 1.0]
+    """
+    count, length, step = lines.shape
+    if step > _BORDER_MAX_STEP or count == 0:
+        return np.take(lines, extended_rows(length, radius, mode), axis=1)
+    image = lines if step > 1 else lines.reshape(count, length)
+    extended = cv2.copyMakeBorder(image, 0, 0, radius, radius, _BORDER_TYPES[mode])
+    return extended.reshape(count, length + 2 * radius, step)
+
+
 #: :func:`gaussian_filter1d` runs :func:`_correlate_folded` for kernels of at least
 #: ``_ROWS_MIN_RADIUS`` taps a side on axes whose neighbours are at least ``_ROWS_MIN_STEP`` elements
 #: apart, and moves a closer-spaced axis first (a copy) to get there; short kernels gain nothing.
@@ -266,7 +311,8 @@ def gaussian_filter1d(image: np.ndarray, sigma: float, axis: int, mode: str, tru
                           out.reshape(lines, image.shape[axis], step))
         return out
     # numpy.pad's values (``extended_rows`` is its index table), in one C call
-    padded = np.take(image, extended_rows(image.shape[axis], radius, mode), axis=axis).reshape(lines, -1)
+    padded = extend_lines(np.ascontiguousarray(image).reshape(lines, image.shape[axis], step), radius,
+                          mode).reshape(lines, -1)
     out = np.empty(image.shape).reshape(lines, -1)
     _correlate_symmetric(padded, half, step, out)
     return out.reshape(image.shape)
