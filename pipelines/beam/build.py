@@ -30,7 +30,7 @@ from pipelines.formats.parts import PART_RECORDS, PART_SECONDS, completed_images
 from pipelines.beam.progress import COUNTERS, NAMESPACE, ProgressLine
 from pipelines.beam.write_release import WriteRelease, committed_names, seal_release
 from pipelines.release.publish import write_publication
-from pipelines.formats.webdataset import FORMATS
+from pipelines.beam.sinks import ReleaseSink, check_formats, release_sinks
 from pipelines.beam.shutdown import stopping_cleanly
 from pipelines.beam.runner import is_local, make_pipeline
 from pipelines.beam.sources import ReadImageNet
@@ -166,7 +166,7 @@ def run_build(output_dir: str, selection: SourceSelection, document: Mapping[str
               beam_args: Sequence[str] = (), examples_per_shard: int = DEFAULT_EXAMPLES_PER_SHARD,
               progress_interval: float = 10.0, stream: TextIO = sys.stderr,
               source: Optional[Input] = None,
-              add_sinks: Optional[Callable[[Any, Any, str], None]] = None, force: bool = False,
+              sinks: Sequence[ReleaseSink] = (), force: bool = False,
               related: Optional[Callable] = None, part_records: int = PART_RECORDS,
               part_seconds: float = PART_SECONDS, formats: Sequence[str] = ()) -> BuildResult:
     """Build a release of any edition.
@@ -199,10 +199,11 @@ def run_build(output_dir: str, selection: SourceSelection, document: Mapping[str
     source : Input, optional
         The input, opened (read once) by :func:`pipelines.inputs.families.open_input`; default:
         ImageNet val (or its bundled sample) at ``selection.input``.
-    add_sinks : callable, optional
-        ``add_sinks(outputs, index, output_dir)`` adds the edition's own sinks to the graph (e.g. the stacked
-        ``.npy`` arrays) next to ``WriteRelease``. Such a sink sees every output, so a resumed
-        build of such an edition builds every image again (the parts still dedupe the rest).
+    sinks : sequence of ReleaseSink
+        The edition's own sinks (:mod:`pipelines.beam.sinks`, e.g. the stacked ``.npy`` arrays),
+        handed to ``WriteRelease`` after those of ``formats``. A sink with a branch of its own sees
+        every output, so a resumed build of such an edition builds every image again (the parts
+        still dedupe the rest).
     force : bool
         Replace a release or build in progress of another config or input in ``output_dir``
         (only the names of the release layout are removed).
@@ -212,7 +213,7 @@ def run_build(output_dir: str, selection: SourceSelection, document: Mapping[str
     part_records, part_seconds : int, float
         When workers commit their work (see :class:`pipelines.formats.parts.PartWriter`).
     formats : sequence of str
-        Output formats added to the release (:data:`pipelines.formats.webdataset.FORMATS`); recorded in
+        Output formats added to the release (:data:`pipelines.beam.sinks.FORMAT_SINKS`); recorded in
         ``release.json``'s config when any is given.
 
     The same call into the same folder after an interruption builds only what is missing; on a
@@ -227,9 +228,7 @@ def run_build(output_dir: str, selection: SourceSelection, document: Mapping[str
     """
     if examples_per_shard < 1:
         raise ValueError(f"examples_per_shard must be >= 1, got {examples_per_shard}")
-    unknown = sorted(set(formats) - set(FORMATS))
-    if unknown:
-        raise ValueError(f"unknown output format {unknown[0]!r}; valid: {', '.join(FORMATS)}")
+    check_formats(formats)
     storage.configure(beam_args)  # object-store options (--s3_endpoint_url, ...) for the driver's own I/O
     ids = None
     config = dict(document["config"], examples_per_shard=examples_per_shard, limit=selection.limit,
@@ -248,12 +247,12 @@ def run_build(output_dir: str, selection: SourceSelection, document: Mapping[str
         with stopping_cleanly(output_dir, signals=False):  # a full disk in the driver: one line too
             return _locked_build(output_dir, selection, dict(document, config=config), dataset, outputs_per_image,
                                  make_transform, ids, workers, beam_args, examples_per_shard, progress_interval,
-                                 stream, force, related, part_records, part_seconds, source, add_sinks)
+                                 stream, force, related, part_records, part_seconds, source, sinks)
 
 
 def _locked_build(output_dir, selection, document, dataset, outputs_per_image, make_transform, ids, workers,
                   beam_args, examples_per_shard, progress_interval, stream, force, related, part_records,
-                  part_seconds, source, add_sinks) -> BuildResult:
+                  part_seconds, source, sinks) -> BuildResult:
     """:func:`run_build` once the folder is locked."""
     config, identity = document["config"], (document["edition"], document["benchmark"])
     state, record = _check_folder(output_dir, identity, config, force)
@@ -286,8 +285,9 @@ def _locked_build(output_dir, selection, document, dataset, outputs_per_image, m
                                         "input": {"kind": index.kind, "listing_sha256": listing,
                                                   "images": len(index.entries)}})
     ledger = read_ledger(output_dir)
+    sinks = release_sinks(config.get("formats", ()), sinks, index.entries)
     done = set()
-    if ledger and add_sinks is None:
+    if ledger and not any(sink.sees_every_output for sink in sinks):
         done = completed_images(output_dir, ledger, index.entries, outputs_per_image, related)
     pending = [entry for entry in index.entries if entry.key not in done]
     if ledger:
@@ -305,9 +305,7 @@ def _locked_build(output_dir, selection, document, dataset, outputs_per_image, m
     _ = ({"records": outputs.records, "sources": outputs.sources, **failures,
           "environments": outputs.environments}
          | "WriteRelease" >> WriteRelease(output_dir, dataset, shard_count, progress_dir, committed_names(ledger),
-                                          part_records, part_seconds, config.get("formats", ())))
-    if add_sinks is not None:
-        add_sinks(outputs, index, output_dir)
+                                          part_records, part_seconds, sinks))
 
     def space_needed() -> int:
         entries = read_ledger(output_dir)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from schemas.edition import NPY
 
 from pipelines.beam.imagenet_c import CorruptImages, ImageNetCConfig, imagenet_c_dataset, imagenet_c_document
-from pipelines.beam.npy_release import WriteStackedArrays
+from pipelines.beam.npy_release import StackedArrays
 from pipelines.inputs.families import Input
 
 
@@ -21,12 +21,8 @@ def edition_build_options(config: ImageNetCConfig, source: Input) -> dict:
     edition = config.edition
     family, class_names = source.family, source.class_names
     layout = edition.c.layout(family)
-
-    def add_sinks(outputs, index, output_dir):
-        _ = outputs.records | "WriteStackedArrays" >> WriteStackedArrays(
-            output_dir, f"{layout.tree}/{layout.labels_file}",
-            [e.key for e in index.entries], [e.label for e in index.entries], config.severities,
-            (edition.image_size, edition.image_size, 3))
+    arrays = StackedArrays((edition.image_size, edition.image_size, 3), tuple(config.severities),
+                           f"{layout.tree}/{layout.labels_file}")
 
     return {
         "document": imagenet_c_document(config, family, class_names),
@@ -34,5 +30,5 @@ def edition_build_options(config: ImageNetCConfig, source: Input) -> dict:
         "outputs_per_image": len(config.conditions_of(family)),
         "make_transform": lambda progress_dir: CorruptImages(config, progress_dir, family),
         "source": source,
-        "add_sinks": add_sinks if edition.c.encoding == NPY else None,  # a sink makes a resumed build redo all
+        "sinks": (arrays,) if edition.c.encoding == NPY else (),  # a sink makes a resumed build redo all
     }

@@ -18,7 +18,7 @@ manifest metadata.
 Other editions (``ImageNetPConfig.edition``): the source becomes what that edition's sequences
 receive (:func:`transforms.views_p.edition_input`), the tree is the edition's
 (``Tiny-ImageNet-P/<dataset>/<wnid>/<stem>.mp4``, ...), and the cifar edition emits each sequence
-as a stacked row of ``CIFAR-10-P/<dataset>.npy`` (:mod:`pipelines.beam.npy_sequences`) with lossless
+as a stacked row of ``CIFAR-10-P/<dataset>.npy`` (:mod:`pipelines.beam.npy_release`) with lossless
 TFDS frames; the inputs are the editions' own (:mod:`pipelines.inputs.families`).
 
 Two source images whose videos would share a path (``x.JPEG`` and ``x.png`` in one class folder)
@@ -274,7 +274,7 @@ def make_video(task: SequenceTask, config: ImageNetPConfig, tree: Optional[str] 
                 "difficulty": difficulty, "seed": example_seed(config.seed, entry.key, name, difficulty),
                 "frames": len(frames), "frames_sha256": hashlib.sha256(frames.tobytes()).hexdigest()}
     example = {"label": entry.label, "file_name": entry.file_name}
-    if npy:  # lossless arrays: one row of <tree>/<group>.npy (WriteSequenceArrays)
+    if npy:  # lossless arrays: one row of <tree>/<group>.npy (StackedArrays)
         return OutputRecord(key=key, group=group, path=f"{tree}/{group}.npy", data=frames.tobytes(),
                             example={"video": encode_frames_lossless(frames), **example}, metadata=metadata,
                             stacked=True)
@@ -411,23 +411,20 @@ def p_build_options(config: ImageNetPConfig, source: Input) -> dict:
     """``run_build`` options of an ImageNet-P build of any edition from its opened input
     (:func:`pipelines.inputs.families.open_input`): tree, TFDS dataset, ``release.json`` fields and,
     for ``.npy`` editions, the array sink."""
-    from pipelines.beam.npy_sequences import WriteSequenceArrays
+    from pipelines.beam.npy_release import SEQUENCE_ARRAYS_GROUP, StackedArrays
 
     family, class_names = source.family, source.class_names
     tree = p_tree_of(config, family)
-
-    def add_sinks(outputs, index, output_dir):
-        size = config.table.frame_size
-        shapes = {f"{tree}/{name}.npy": (config.table.perturbations[p].frames, size, size, 3)
-                  for name, (p, _) in zip(config.groups, config.pairs)}
-        _ = outputs.records | "WriteSequenceArrays" >> WriteSequenceArrays(
-            output_dir, [e.key for e in index.entries], shapes)
+    size = config.table.frame_size
+    shapes = {f"{tree}/{name}.npy": (config.table.perturbations[p].frames, size, size, 3)
+              for name, (p, _) in zip(config.groups, config.pairs)}
+    arrays = StackedArrays(shapes, checksum_part=SEQUENCE_ARRAYS_GROUP)
 
     return {"document": imagenet_p_document(config, family, class_names),
             "dataset": p_dataset(config.edition, family, class_names),
             "make_transform": lambda progress_dir: PerturbImages(config, progress_dir, tree),
             "source": source, "related": lambda entry: video_name(entry).casefold(),
-            "add_sinks": add_sinks if config.table.output == NPY else None}  # a sink makes a resumed build redo all
+            "sinks": (arrays,) if config.table.output == NPY else ()}  # a sink makes a resumed build redo all
 
 
 def build_imagenet_p(output_dir: str, selection: SourceSelection = SourceSelection(),

@@ -1,31 +1,39 @@
-"""WriteStackedArrays: the sink of editions that save ``.npy`` (the CIFAR-10-C layout).
+"""StackedArrays: the sink of editions that save ``.npy`` (the CIFAR-10-C and CIFAR-10-P layouts).
 
-``<tree>/<corruption>.npy`` holds the uint8 outputs of one corruption, shape
+ImageNet-C: ``<tree>/<corruption>.npy`` holds the uint8 outputs of one corruption, shape
 (S x N, side, side, 3): rows 0..N-1 are severity 1 (the first selected), in input order, then the
 next severity, and so on; ``<tree>/labels.npy`` holds the N labels repeated S times (uint8), as
 ``make_cifar_c.py`` writes them. The clean config's rows (severity None) make a one-block array,
 ``<tree>/clean.npy`` of shape (N, side, side, 3), in input order (ours: the official archive has
-none); it leaves the corruption arrays and ``labels.npy`` as they are. The rows arrive as stacked :class:`schemas.records.OutputRecord` s
-(``stacked=True``, raw bytes); each corruption's array is assembled in a local scratch file
-(memory stays flat) and moved into place. The files go into the release checksums through a
-checksum part of their own.
+none); it leaves the corruption arrays and ``labels.npy`` as they are.
+
+ImageNet-P: ``<tree>/<perturbation>[_<d>].npy`` holds one dataset: uint8, shape (N, T, H, W, 3),
+row i the sequence of the i-th input image in input order (a CIFAR test set's order), as
+``make_cifar_p.py`` saves it: one block, as its rows have no severity.
+
+The rows arrive as stacked :class:`schemas.records.OutputRecord` s (``stacked=True``, raw bytes);
+each array is assembled in a local scratch file (memory stays flat) and streamed into place. The
+files go into the release checksums through a checksum part of their own.
 """
 from __future__ import annotations
 
 import io
 import tempfile
-from typing import Sequence
+from dataclasses import dataclass, replace
+from typing import Mapping, Optional, Sequence, Union
 
 import apache_beam as beam
 import numpy as np
 
-from schemas.records import OutputRecord
+from schemas.records import OutputRecord, SourceEntry
 
 from pipelines.formats import storage
-from pipelines.beam.write_release import write_checksum_part
+from pipelines.beam.sinks import ReleaseFiles, ReleaseSink
 
 ARRAYS_GROUP = "_arrays"
-"""Checksum-part name of the stacked array files."""
+"""Checksum-part name of ImageNet-C's stacked array files."""
+SEQUENCE_ARRAYS_GROUP = "_sequence_arrays"
+"""Checksum-part name of ImageNet-P's ``.npy`` sequence files."""
 
 _CHUNK = 1 << 20
 
@@ -50,14 +58,16 @@ def _stream(header: bytes, scratch, size: int):
         yield chunk
 
 
-class _WriteCorruptionArrayFn(beam.DoFn):
+class _WriteArrayFn(beam.DoFn):
     """``(path, [(severity, image key, row bytes)])`` -> the stacked ``.npy`` at ``path``; a FileInfo.
 
-    Rows of severity None (the clean config) make one block of N rows."""
+    One block of N rows per severity; rows of severity None (the clean config, a P dataset) make
+    one block of N rows."""
 
-    def __init__(self, output_dir: str, keys: Sequence[str], severities: Sequence[int], row_shape: tuple):
+    def __init__(self, output_dir: str, keys: Sequence[str], severities: Sequence[int],
+                 row_shape: Union[tuple, Mapping[str, tuple]], group: str):
         self._output_dir, self._keys, self._severities = output_dir, tuple(keys), tuple(severities)
-        self._row_shape = tuple(row_shape)
+        self._row_shape, self._group = row_shape, group
 
     def setup(self):
         self._position = {key: i for i, key in enumerate(self._keys)}
@@ -66,22 +76,23 @@ class _WriteCorruptionArrayFn(beam.DoFn):
     def process(self, element):
         path, rows = element
         rows = list(rows)
-        row_bytes = int(np.prod(self._row_shape))
-        clean = rows[0][0] is None  # the clean config: one block of N rows
-        blocks = {None: 0} if clean else self._block
-        count = len(self._keys) * (1 if clean else len(self._severities))
+        shape = tuple(self._row_shape[path] if isinstance(self._row_shape, Mapping) else self._row_shape)
+        row_bytes = int(np.prod(shape))
+        one_block = rows[0][0] is None  # the clean config, a P dataset: one block of N rows
+        blocks = {None: 0} if one_block else self._block
+        count = len(self._keys) * (1 if one_block else len(self._severities))
         with tempfile.TemporaryFile() as scratch:
             scratch.truncate(count * row_bytes)  # rows that failed stay zero (they are in failures.jsonl)
             for severity, image_key, data in rows:
                 if len(data) != row_bytes:
-                    raise ValueError(f"{path}: a row of {len(data)} bytes, expected {row_bytes}")
-                if (severity is None) != clean:
+                    raise ValueError(f"{path}: a row of {len(data)} bytes, expected {row_bytes} for {shape}")
+                if (severity is None) != one_block:
                     raise ValueError(f"{path}: clean and corrupted rows in one array")
                 scratch.seek((blocks[severity] * len(self._keys) + self._position[image_key]) * row_bytes)
                 scratch.write(data)
-            header = npy_header((count, *self._row_shape))
+            header = npy_header((count, *shape))
             yield storage.write_atomic(self._output_dir, path, _stream(header, scratch, count * row_bytes),
-                                       group=ARRAYS_GROUP)
+                                       group=self._group)
 
 
 def labels_array(labels: Sequence[int], severities: int) -> np.ndarray:
@@ -90,51 +101,59 @@ def labels_array(labels: Sequence[int], severities: int) -> np.ndarray:
 
 
 def _row(record: OutputRecord):
-    return record.path, (record.metadata["severity"], record.metadata["image_key"], record.data)
+    return record.path, (record.metadata.get("severity"), record.metadata["image_key"], record.data)
 
 
-class WriteStackedArrays(beam.PTransform):
-    """Stacked output records -> ``<tree>/<corruption>.npy`` per corruption and ``<tree>/labels.npy``
-    (and ``<tree>/clean.npy``, one block, where the records hold the clean config).
+@dataclass(frozen=True)
+class StackedArrays(ReleaseSink):
+    """Stacked output records -> one ``.npy`` per path (``record.path``), rows in input order, one
+    block per severity (and ``labels.npy`` where ``labels_path`` is given); a
+    :class:`pipelines.beam.sinks.ReleaseSink` with a branch of its own, so it sees every output.
 
-    Parameters
+    Attributes
     ----------
-    output_dir : str
-        The release directory.
-    labels_path : str
-        Release-relative path of the labels array, e.g. ``'CIFAR-10-C/labels.npy'``.
-    keys, labels : sequence
-        The input images' keys and labels in input (row) order.
+    row_shape : tuple of int, or mapping
+        Shape of one row, e.g. (32, 32, 3); or release-relative path of each array -> the shape of
+        its rows, e.g. (T, H, W, 3).
     severities : sequence of int
-        The selected severities, in order (one block of rows each).
-    row_shape : tuple of int
-        Shape of one output, e.g. (32, 32, 3).
+        The selected severities, in order (one block of rows each); rows without a severity make
+        one block.
+    labels_path : str, optional
+        Release-relative path of the labels array, e.g. ``'CIFAR-10-C/labels.npy'``: the N labels
+        repeated once per severity.
+    checksum_part : str
+        The checksum part of the arrays (:data:`ARRAYS_GROUP`, :data:`SEQUENCE_ARRAYS_GROUP`).
+    keys, labels : tuple
+        The input images' keys and labels in input (row) order (:meth:`for_input`).
     """
 
-    def __init__(self, output_dir: str, labels_path: str, keys: Sequence[str], labels: Sequence[int],
-                 severities: Sequence[int], row_shape: tuple):
-        super().__init__()
-        self._output_dir, self._labels_path = output_dir, labels_path
-        self._keys, self._labels = list(keys), [int(v) for v in labels]
-        self._severities, self._row_shape = list(severities), tuple(row_shape)
+    name = "npy"
+    row_shape: Union[tuple, Mapping[str, tuple]] = ()
+    severities: tuple = ()
+    labels_path: Optional[str] = None
+    checksum_part: str = ARRAYS_GROUP
+    keys: tuple = ()
+    labels: tuple = ()
 
-    def expand(self, records):
-        out = self._output_dir
+    def for_input(self, entries: Sequence[SourceEntry]) -> "StackedArrays":
+        return replace(self, keys=tuple(e.key for e in entries), labels=tuple(e.label for e in entries))
+
+    def expand(self, records, release: ReleaseFiles):
+        out = release.output_dir
         arrays = (records
                   | "StackedRows" >> beam.Filter(lambda r: r.stacked)
                   | "KeyByArray" >> beam.Map(_row)
                   | "GroupArrays" >> beam.GroupByKey()
-                  | "WriteArrays" >> beam.ParDo(_WriteCorruptionArrayFn(out, self._keys, self._severities,
-                                                                      self._row_shape)))
-        labels = labels_array(self._labels, len(self._severities))
+                  | "WriteArrays" >> beam.ParDo(_WriteArrayFn(out, self.keys, self.severities, self.row_shape,
+                                                              self.checksum_part)))
+        if self.labels_path is None:
+            return arrays
+        labels = labels_array([int(v) for v in self.labels], len(self.severities))
         labels_file = (records.pipeline
-                       | "Labels" >> beam.Create([self._labels_path])
-                       | "WriteLabels" >> beam.Map(lambda path: storage.write_atomic(
-                           out, path, npy_header(labels.shape) + labels.tobytes(), group=ARRAYS_GROUP)))
-        return ((arrays, labels_file)
-                | "ArrayFiles" >> beam.Flatten()
-                | "CollectArrayFiles" >> beam.combiners.ToList()
-                | "WriteArrayChecksums" >> beam.Map(lambda infos: write_checksum_part(out, (ARRAYS_GROUP, infos))))
+                       | "Labels" >> beam.Create([self.labels_path])
+                       | "WriteLabels" >> beam.Map(lambda path, group: storage.write_atomic(
+                           out, path, npy_header(labels.shape) + labels.tobytes(), group=group), self.checksum_part))
+        return (arrays, labels_file) | "ArrayFiles" >> beam.Flatten()
 
 
-__all__ = ["WriteStackedArrays", "npy_header", "labels_array", "ARRAYS_GROUP"]
+__all__ = ["StackedArrays", "npy_header", "labels_array", "ARRAYS_GROUP", "SEQUENCE_ARRAYS_GROUP"]

@@ -1,13 +1,15 @@
-"""WriteRelease: the sinks of a build, and the driver's last step that seals a release.
+"""WriteRelease: the writer of a build and its own sinks, and the driver's last step that seals a release.
 
 :class:`WriteRelease` takes the output records, source records, failures and worker environments
 of any edition and writes, under the release directory:
 
-- each record's file in the folder tree (``record.path``);
+- each record's file in the folder tree (``record.path``; :class:`TreeFiles`);
 - TFDS TFRecord shards, one set per group (TFDS config): the shard of a record is a hash of its
   key, records are sorted by key inside a shard, so the bytes do not depend on workers or order;
-- ``dataset_info.json``, ``features.json`` and label files of every config;
+  ``dataset_info.json``, ``features.json`` and label files of every config (:class:`TfdsRecords`);
 - ``manifest/<group>.jsonl``, ``sources.jsonl`` and ``failures.jsonl``, sorted;
+- the files of the build's other sinks (:mod:`pipelines.beam.sinks`: the ``--formats`` and the
+  edition's, e.g. WebDataset shards, stacked ``.npy`` arrays);
 - per-group checksum parts and the worker environments, in ``.parts/`` for the driver.
 
 No per-output element goes through a shuffle (a local runner would hold it in the driver's
@@ -36,13 +38,13 @@ from schemas.tfds import TfdsDataset
 from transforms.threads import one_opencv_thread
 
 from pipelines.formats import storage
-from pipelines.formats.class_folders import label_names, make_class_folders
-from pipelines.formats.webdataset import WEBDATASET, write_config_webdataset
+from pipelines.formats.class_folders import make_class_folders
 from pipelines.release.output_folder import WorkerLock
 from pipelines.release.versions import library_versions
 from pipelines.formats.parts import (FAILURES_TABLE, PART_RECORDS, PART_SECONDS, SOURCES_TABLE, PartWriter, iter_file_chunks,
                     ledger_runs, merge_runs)
 from pipelines.beam.progress import ProgressCounter
+from pipelines.beam.sinks import GroupOutputs, ReleaseFiles, ReleaseSink
 from pipelines.formats.spill import SpillReader
 from pipelines.formats.tfrecord import encode_example, frame_record
 
@@ -127,6 +129,73 @@ def make_class_folders_once(output_dir: str, folder: str, names: Sequence[str]) 
         _class_folders_made.add(key)
 
 
+class TreeFiles(ReleaseSink):
+    """The release's folder tree: each output's file at ``record.path``, and every class folder of
+    each folder of classes. Per output, on the worker (:meth:`write_output`); per config, the class
+    folders a subset leaves empty (:meth:`write_group`). A stacked row (``record.stacked``) has no
+    file of its own: a sink of the edition stacks it (:class:`pipelines.beam.npy_release.StackedArrays`)."""
+
+    name = "tree"
+
+    def write_output(self, release: ReleaseFiles, record: OutputRecord) -> FileInfo:
+        """Write ``record``'s file (a folder of classes gets all its class folders before its first
+        file, :func:`make_class_folders_once`); the FileInfo of its bytes (for a stacked row, of the row)."""
+        if record.stacked:
+            return FileInfo(record.path, hashlib.sha256(record.data).hexdigest(), len(record.data), record.group)
+        make_class_folders_once(release.output_dir, record.path.rpartition("/")[0], release.class_names)
+        return storage.write_new(release.output_dir, record.path, record.data, group=record.group)
+
+    def write_group(self, release: ReleaseFiles, group: str, outputs: GroupOutputs) -> list[FileInfo]:
+        make_class_folders(release.output_dir, outputs.folders, release.class_names)  # empty ones a subset misses
+        return []
+
+
+class TfdsRecords(ReleaseSink):
+    """The TFDS records: per output, its shard (:func:`shard_index`) and serialized example
+    (:meth:`write_output`, spilled by the worker's part); per config, the TFRecord shards (examples in
+    key order; a shard that received none is written empty), ``dataset_info.json``, ``features.json``
+    and the label files (:meth:`write_group`)."""
+
+    name = "tfds"
+
+    def write_output(self, release: ReleaseFiles, record: OutputRecord) -> tuple[int, str, bytes]:
+        """``(shard index, shard path, serialized example)`` of ``record``."""
+        dataset, count = release.dataset, release.shard_count
+        index = shard_index(record.key, count)
+        return index, f"{dataset.config_dir(record.group)}/{dataset.shard_name(index, count)}", \
+            encode_example(record.example)
+
+    def write_group(self, release: ReleaseFiles, group: str, outputs: GroupOutputs) -> list[FileInfo]:
+        output_dir, dataset, shard_count = release.output_dir, release.dataset, release.shard_count
+        refs, folder = outputs.shard_refs, dataset.config_dir(group)
+        lengths, num_bytes, reader, infos = [0] * shard_count, [0], SpillReader(output_dir), []
+
+        def frames(index):
+            for ref in refs[index]:
+                example = reader.read(*ref)
+                lengths[index] += 1
+                num_bytes[0] += len(example)
+                yield frame_record(example)
+
+        try:
+            for index in range(shard_count):
+                infos.append(storage.write_atomic(output_dir, f"{folder}/{dataset.shard_name(index, shard_count)}",
+                                                  frames(index), group=group))
+                refs[index] = []  # memory: a shard's references go once it is written
+        finally:
+            reader.close()
+        files = {"dataset_info.json": dataset.dataset_info_json(group, lengths, num_bytes[0]),
+                 "features.json": dataset.features_json(), **dataset.metadata_files()}
+        for name, text in sorted(files.items()):
+            infos.append(storage.write_atomic(output_dir, f"{folder}/{name}", text.encode("utf-8"), group=group))
+        return infos
+
+
+WRITER_SINKS = (TreeFiles(), TfdsRecords())
+"""The sinks every release has, in the order they write a config's files; the parts hold their
+per-output results (the file's path and checksum, the example and its shard)."""
+
+
 class _WriteOutputFilesFn(beam.DoFn):
     """OutputRecord -> its file in the tree; its run line (manifest line, checksum, shard) and its
     serialized example go to this worker's current part (:class:`pipelines.formats.parts.PartWriter`).
@@ -139,14 +208,14 @@ class _WriteOutputFilesFn(beam.DoFn):
     def __init__(self, output_dir: str, dataset: TfdsDataset, shard_count: int, progress_dir: Optional[str],
                  part_records: int = PART_RECORDS, part_seconds: float = PART_SECONDS,
                  batch: tuple[int, int] = WRITE_BATCH):
-        self._output_dir, self._dataset, self._shard_count = output_dir, dataset, shard_count
+        self._output_dir, self._release = output_dir, ReleaseFiles(output_dir, dataset, shard_count)
         self._progress_dir, self._part_limits = progress_dir, (part_records, part_seconds)
         self._batch = (min(batch[0], part_records), batch[1])  # a batch never holds more than a part
+        self._tree, self._tfds = WRITER_SINKS
 
     def setup(self):
         self._progress = ProgressCounter(self._progress_dir)
         self._lock = WorkerLock(self._progress_dir)
-        self._class_names = label_names(self._dataset)
 
     def start_bundle(self):
         self._parts = PartWriter(self._output_dir, *self._part_limits)
@@ -157,17 +226,12 @@ class _WriteOutputFilesFn(beam.DoFn):
         return [(run[0], run) for run in self._parts.commit()]
 
     def _write(self, record: OutputRecord) -> None:
-        if record.stacked:  # a row of a stacked .npy, written by pipelines.beam.npy_release
-            info = FileInfo(record.path, hashlib.sha256(record.data).hexdigest(), len(record.data), record.group)
-        else:
-            make_class_folders_once(self._output_dir, record.path.rpartition("/")[0], self._class_names)
-            info = storage.write_new(self._output_dir, record.path, record.data, group=record.group)
-        index = shard_index(record.key, self._shard_count)
-        shard = f"{self._dataset.config_dir(record.group)}/{self._dataset.shard_name(index, self._shard_count)}"
+        info = self._tree.write_output(self._release, record)
+        index, shard, example = self._tfds.write_output(self._release, record)
         row = {**record.metadata, "key": record.key, "path": record.path, "sha256": info.sha256,
                "bytes": info.size, "shard": shard}
         self._parts.add_output(record.group, record.key, index, json_line(row), info.sha256,
-                               None if record.stacked else info.path, info.size, encode_example(record.example))
+                               None if record.stacked else info.path, info.size, example)
 
     def _write_pending(self) -> list:
         """Write the held records; the runs of every part that came due meanwhile."""
@@ -241,55 +305,38 @@ def _merged_checksums(records: Iterable[tuple], others: Iterable[FileInfo]) -> I
         yield line.encode("utf-8")
 
 
-def write_group(output_dir: str, dataset: TfdsDataset, shard_count: int, group: str, runs: Iterable[tuple]) -> None:
-    """Merge the committed runs of one group into its files: ``manifest/<group>.jsonl``, the
-    TFRecord shards (examples sorted by key; a shard that received none is written empty),
-    ``dataset_info.json``, ``features.json``, the label files, the group's checksum part
-    ``.parts/sha256/<group>.txt``, and every class folder of the group's folders of classes
-    (:mod:`pipelines.formats.class_folders`).
+def write_group(output_dir: str, dataset: TfdsDataset, shard_count: int, group: str, runs: Iterable[tuple],
+                sinks: Sequence[ReleaseSink] = ()) -> None:
+    """Merge the committed runs of one group into its files: ``manifest/<group>.jsonl``, then the
+    files of the writer's own sinks (:data:`WRITER_SINKS`: every class folder of the group's folders
+    of classes, the TFRecord shards and metadata files), the group's checksum part
+    ``.parts/sha256/<group>.txt``, and the files of the other ``sinks`` (each with its checksum part
+    ``.parts/sha256/<group>.<sink name>.txt``).
 
     The runs are read and merged once: the manifest pass keeps each output's shard reference and
     checksum line for the shards and the checksum part. Memory: one chunk per run being merged, and
     per output of the group its ``(part, offset, length)`` and its ``sha256sum`` line (about 300
     bytes together).
     """
+    release = ReleaseFiles(output_dir, dataset, shard_count)
     runs = sorted(set(map(tuple, runs)))
-    refs: list = [[] for _ in range(shard_count)]
-    folders = set()  # the folders holding the group's files
+    outputs = GroupOutputs(shard_refs=[[] for _ in range(shard_count)])
     checksums: list = []  # (path, line) of the outputs' own files, in key order (= path order)
 
     def manifest_lines():
         for _, shard, offset, length, sha256, path, line, part in merge_runs(output_dir, group, runs):
-            refs[shard].append((part, offset, length))
+            outputs.shard_refs[shard].append((part, offset, length))
             if path is not None:  # None: a row of a stacked array, checksummed by its own sink
-                folders.add(path.rpartition("/")[0])
+                outputs.folders.add(path.rpartition("/")[0])
                 checksums.append((path, checksum_line(sha256, path)))
             yield line.encode("utf-8")
 
     infos = [storage.write_atomic(output_dir, manifest_path(group), manifest_lines(), group=group)]
-    make_class_folders(output_dir, folders, label_names(dataset))  # empty ones for the classes a subset misses
-    folder = dataset.config_dir(group)
-    lengths, num_bytes, reader = [0] * shard_count, [0], SpillReader(output_dir)
-
-    def frames(index):
-        for ref in refs[index]:
-            example = reader.read(*ref)
-            lengths[index] += 1
-            num_bytes[0] += len(example)
-            yield frame_record(example)
-
-    try:
-        for index in range(shard_count):
-            infos.append(storage.write_atomic(output_dir, f"{folder}/{dataset.shard_name(index, shard_count)}",
-                                              frames(index), group=group))
-            refs[index] = []
-    finally:
-        reader.close()
-    files = {"dataset_info.json": dataset.dataset_info_json(group, lengths, num_bytes[0]),
-             "features.json": dataset.features_json(), **dataset.metadata_files()}
-    for name, text in sorted(files.items()):
-        infos.append(storage.write_atomic(output_dir, f"{folder}/{name}", text.encode("utf-8"), group=group))
+    for sink in WRITER_SINKS:
+        infos += sink.write_group(release, group, outputs)
     storage.write_atomic(output_dir, f"{CHECKSUM_PARTS}/{group}.txt", _merged_checksums(checksums, infos))
+    for sink in sinks:
+        write_checksum_part(output_dir, (f"{group}.{sink.name}", sink.write_group(release, group, outputs)))
 
 
 def write_lists(output_dir: str, names: Iterable[tuple]) -> None:
@@ -307,12 +354,13 @@ def write_lists(output_dir: str, names: Iterable[tuple]) -> None:
 
 
 class _WriteTablesFn(beam.DoFn):
-    """``(group, [(table, part, offset, length)])`` -> the merged files of a group (:func:`write_group`), or, for
+    """``(group, [(table, part, offset, length)])`` -> the merged files of a group (:func:`write_group`,
+    with the files of ``sinks`` that write per group), or, for
     :data:`RELEASE_WIDE_GROUP`, ``sources.jsonl`` and ``failures.jsonl`` (:func:`write_lists`)."""
 
-    def __init__(self, output_dir: str, dataset: TfdsDataset, shard_count: int, formats: Sequence[str] = ()):
+    def __init__(self, output_dir: str, dataset: TfdsDataset, shard_count: int, sinks: Sequence[ReleaseSink] = ()):
         self._output_dir, self._dataset, self._shard_count = output_dir, dataset, shard_count
-        self._formats = tuple(formats)
+        self._sinks = tuple(sinks)
 
     def process(self, element):
         group, names = element
@@ -320,10 +368,8 @@ class _WriteTablesFn(beam.DoFn):
         if group == RELEASE_WIDE_GROUP:
             write_lists(self._output_dir, names)
         elif names:
-            write_group(self._output_dir, self._dataset, self._shard_count, group, [run[1:] for run in names])
-            if WEBDATASET in self._formats:  # the group's shards, from its manifest and tree files
-                write_checksum_part(self._output_dir, (f"{group}.{WEBDATASET}",
-                                                       write_config_webdataset(self._output_dir, group)))
+            write_group(self._output_dir, self._dataset, self._shard_count, group, [run[1:] for run in names],
+                        self._sinks)
         return []
 
 
@@ -339,6 +385,17 @@ def committed_names(ledger: Iterable[Mapping[str, Any]]) -> list:
     :func:`pipelines.formats.parts.read_ledger`)."""
     return [(table if not table.startswith("_") else RELEASE_WIDE_GROUP, (table, *run))
             for table, runs in ledger_runs(ledger).items() for run in runs]
+
+
+class _SinkBranch(beam.PTransform):
+    """Output records -> the FileInfo s of the files a sink's branch writes (:meth:`ReleaseSink.expand`)."""
+
+    def __init__(self, sink: ReleaseSink, release: ReleaseFiles):
+        super().__init__()
+        self._sink, self._release = sink, release
+
+    def expand(self, records):
+        return self._sink.expand(records, self._release)
 
 
 class WriteRelease(beam.PTransform):
@@ -364,21 +421,25 @@ class WriteRelease(beam.PTransform):
         :func:`committed_names` of parts an earlier, interrupted run of this build committed.
     part_records, part_seconds : int, float
         When workers commit a part (see :class:`pipelines.formats.parts.PartWriter`).
-    formats : sequence of str
-        Output formats beside the tree, TFDS and the manifests: ``'webdataset'`` adds each config's
-        WebDataset shards (:mod:`pipelines.formats.webdataset`).
+    sinks : sequence of ReleaseSink
+        Sinks beside the writer's own (:data:`WRITER_SINKS`: the tree, the TFDS records) and the
+        manifests, each made for the build's input (:func:`pipelines.beam.sinks.release_sinks`: the
+        ``--formats`` and the edition's, e.g. WebDataset shards, stacked ``.npy`` arrays). A sink's
+        :meth:`~pipelines.beam.sinks.ReleaseSink.write_group` runs per config once its manifest is
+        written; its :meth:`~pipelines.beam.sinks.ReleaseSink.expand` adds a branch over the records,
+        whose files go into a checksum part of their own (``sink.checksum_part``).
     """
 
     def __init__(self, output_dir: str, dataset: TfdsDataset, shard_count: int, progress_dir: Optional[str] = None,
                  committed: Sequence = (), part_records: int = PART_RECORDS, part_seconds: float = PART_SECONDS,
-                 formats: Sequence[str] = ()):
+                 sinks: Sequence[ReleaseSink] = ()):
         super().__init__()
         if shard_count < 1:
             raise ValueError(f"shard_count must be >= 1, got {shard_count}")
         self._output_dir, self._dataset, self._shard_count = output_dir, dataset, shard_count
         self._progress_dir, self._committed = progress_dir, list(committed)
         self._part_limits = (part_records, part_seconds)
-        self._formats = tuple(formats)
+        self._sinks = tuple(sinks)
 
     def expand(self, inputs):
         out, args = self._output_dir, (self._output_dir, self._dataset, self._shard_count)
@@ -396,9 +457,24 @@ class WriteRelease(beam.PTransform):
         earlier = pipeline | "CommittedParts" >> beam.Create(
             self._committed + [(RELEASE_WIDE_GROUP, None)], reshuffle=False)
         environments = self._write_environments(inputs["environments"])
+        self._expand_sinks(inputs["records"])
+        group_sinks = [sink for sink in self._sinks if type(sink).write_group is not ReleaseSink.write_group]
         return ((output_parts, *list_parts, earlier) | "AllParts" >> beam.Flatten()
                 | "GroupPartsByConfig" >> beam.GroupByKey()
-                | "WriteTables" >> beam.ParDo(_WriteTablesFn(*args, self._formats)), environments)
+                | "WriteTables" >> beam.ParDo(_WriteTablesFn(*args, group_sinks)), environments)
+
+    def _expand_sinks(self, records) -> None:
+        """The branch of each sink that has one, and the checksum part of the files it writes."""
+        out, release = self._output_dir, ReleaseFiles(self._output_dir, self._dataset, self._shard_count)
+        for sink in self._sinks:
+            if not sink.sees_every_output:
+                continue
+            label = type(sink).__name__
+            files = records | label >> _SinkBranch(sink, release)
+            _ = (files
+                 | f"Collect{label}Files" >> beam.combiners.ToList()
+                 | f"Write{label}Checksums" >> beam.Map(
+                     lambda infos, part: write_checksum_part(out, (part, infos)), sink.checksum_part))
 
     def _write_environments(self, environments):
         relative = f"{ENVIRONMENTS_DIR}/{uuid.uuid4().hex}.json"
