@@ -1,0 +1,134 @@
+"""Sinks as classes (pipelines.beam.sinks): a new output format, or an edition's own sink, is one class
+plugged into the writer, which is not edited; its files are in the release and in SHA256SUMS."""
+from __future__ import annotations
+
+import json
+
+import apache_beam as beam
+import pytest
+
+from pipelines.beam.build import SourceSelection, build_imagenet_c, run_build
+from pipelines.beam.edition_c import edition_build_options
+from pipelines.beam.imagenet_c import ImageNetCConfig
+from pipelines.beam.npy_release import ARRAYS_GROUP, SEQUENCE_ARRAYS_GROUP, StackedArrays
+from pipelines.beam.sinks import FORMAT_SINKS, ReleaseSink, WebDatasetShards, release_sinks
+from pipelines.formats import storage
+from pipelines.inputs.families import open_input
+from pipelines.release.verify import verify_release
+from schemas.records import Locator, SourceEntry
+from schemas.release import parse_checksum_lines
+
+pytestmark = pytest.mark.beam  # runs Beam builds: `pytest -m "not beam"` leaves it out
+
+CONFIG = ImageNetCConfig.select(["contrast"], [1])
+
+
+def manifest_keys(release, config):
+    return [json.loads(line)["key"] for line in (release / "manifest" / f"{config}.jsonl").read_text().splitlines()]
+
+
+def test_a_new_format_is_one_class_registered_in_the_table(tmp_path, monkeypatch):
+    class KeyIndex(ReleaseSink):  # defined here: Beam's workers get the class itself, pickled by value
+        """``--formats keys``: ``keys/<config>.txt``, the config's output keys in manifest order."""
+
+        name = "keys"
+
+        def write_group(self, release, group, outputs):
+            lines = storage.read_bytes(storage.join(release.output_dir, f"manifest/{group}.jsonl")).splitlines()
+            text = "".join(json.loads(line)["key"] + "\n" for line in lines)
+            return [storage.write_atomic(release.output_dir, f"keys/{group}.txt", text.encode("utf-8"), group=group)]
+
+    monkeypatch.setitem(FORMAT_SINKS, KeyIndex.name, KeyIndex)
+    release = tmp_path / "release"
+    build_imagenet_c(str(release), SourceSelection(), CONFIG, workers=1, progress_interval=3600, formats=["keys"])
+
+    for config in ("contrast_1", "clean"):
+        keys = (release / "keys" / f"{config}.txt").read_text().splitlines()
+        assert keys == manifest_keys(release, config) and len(keys) == 8
+    listed = parse_checksum_lines((release / "SHA256SUMS").read_text().splitlines())
+    assert {"keys/contrast_1.txt", "keys/clean.txt"} <= set(listed)
+    assert json.loads((release / "release.json").read_text())["config"]["formats"] == ["keys"]
+    assert verify_release(str(release)).ok
+
+
+def test_an_edition_sink_with_a_branch_of_its_own_sees_every_output(tmp_path):
+    class RecordKeys(ReleaseSink):
+        """``record-keys.txt``: every output key, sorted, from a branch over the records."""
+
+        checksum_part = "_record_keys"
+
+        def expand(self, records, release):
+            out = release.output_dir
+            return (records
+                    | "Keys" >> beam.Map(lambda r: r.key)
+                    | "AllKeys" >> beam.combiners.ToList()
+                    | "WriteKeys" >> beam.Map(lambda keys: storage.write_atomic(
+                        out, "record-keys.txt", "".join(k + "\n" for k in sorted(keys)).encode("utf-8"))))
+
+    assert RecordKeys().sees_every_output and not WebDatasetShards().sees_every_output
+    options = edition_build_options(CONFIG, open_input(CONFIG.edition, None))
+    options["sinks"] = (*options["sinks"], RecordKeys())
+    release = tmp_path / "release"
+    run_build(str(release), SourceSelection(), **options, workers=1, progress_interval=3600)
+
+    keys = sorted(manifest_keys(release, "contrast_1") + manifest_keys(release, "clean"))
+    assert (release / "record-keys.txt").read_text().splitlines() == keys
+    assert "record-keys.txt" in parse_checksum_lines((release / "SHA256SUMS").read_text().splitlines())
+    assert verify_release(str(release)).ok
+
+
+def test_release_sinks_are_the_formats_in_name_order_then_the_editions_made_for_the_input(monkeypatch):
+    class Other(ReleaseSink):
+        name = "another"
+
+    monkeypatch.setitem(FORMAT_SINKS, Other.name, Other)
+    entries = [SourceEntry("b.png", "n1", 3, Locator("b.png"), "b.png"), SourceEntry("a.png", "n1", 1, Locator("a.png"), "a.png")]
+    made = release_sinks(["webdataset", "another"], [StackedArrays((2, 2, 3), (1, 2), "T/labels.npy")], entries)
+    assert [type(s) for s in made] == [Other, WebDatasetShards, StackedArrays]
+    assert made[2].keys == ("b.png", "a.png") and made[2].labels == (3, 1)  # input order, as listed
+    with pytest.raises(ValueError, match="unknown output format 'tiff'; valid: webdataset"):
+        release_sinks(["tiff"], [], entries)
+
+
+def test_one_npy_sink_stacks_c_severity_blocks_and_p_datasets(tmp_path):
+    """The C layout (a block per severity, labels.npy) and the P layout (one block, a row shape per
+    array) are the same sink, configured."""
+    import numpy as np
+
+    from pipelines.beam.sinks import ReleaseFiles
+    from schemas.records import OutputRecord
+    from schemas.tfds import IMAGENET2012_CORRUPTED
+
+    keys, out = ("k0", "k1"), str(tmp_path)
+
+    def row(path, key, severity, value, shape):
+        metadata = {"image_key": key, **({} if severity is None else {"severity": severity})}
+        return OutputRecord(key=f"{path}/{key}/{severity}", group="g", path=path, stacked=True, example={},
+                            metadata=metadata, data=np.full(shape, value, np.uint8).tobytes())
+
+    c = StackedArrays((1, 1, 3), (1, 5), "C/labels.npy", ARRAYS_GROUP, keys, (4, 7))
+    p = StackedArrays({"P/t.npy": (2, 1, 1, 3)}, checksum_part=SEQUENCE_ARRAYS_GROUP, keys=keys)
+    c_rows = [row("C/fog.npy", "k1", 5, 9, (1, 1, 3)), row("C/fog.npy", "k0", 1, 1, (1, 1, 3)),
+              row("C/clean.npy", "k1", None, 2, (1, 1, 3))]
+    p_rows = [row("P/t.npy", "k1", None, 6, (2, 1, 1, 3))]
+    release = ReleaseFiles(out, IMAGENET2012_CORRUPTED, 1)
+    with beam.Pipeline() as pipeline:
+        _ = pipeline | "CRows" >> beam.Create(c_rows) | "C" >> _Branch(c, release)
+        _ = pipeline | "PRows" >> beam.Create(p_rows) | "P" >> _Branch(p, release)
+
+    fog = np.load(tmp_path / "C" / "fog.npy")
+    assert fog.shape == (4, 1, 1, 3) and fog[:, 0, 0, 0].tolist() == [1, 0, 0, 9]  # severity 1 rows, then 5
+    assert np.load(tmp_path / "C" / "clean.npy")[:, 0, 0, 0].tolist() == [0, 2]
+    assert np.load(tmp_path / "C" / "labels.npy").tolist() == [4, 7, 4, 7]
+    sequences = np.load(tmp_path / "P" / "t.npy")
+    assert sequences.shape == (2, 2, 1, 1, 3) and sequences[:, :, 0, 0, 0].tolist() == [[0, 0], [6, 6]]
+    assert not (tmp_path / "P" / "labels.npy").exists()
+
+
+class _Branch(beam.PTransform):
+    def __init__(self, sink, release):
+        super().__init__()
+        self._sink, self._release = sink, release
+
+    def expand(self, records):
+        return self._sink.expand(records, self._release)
