@@ -30,7 +30,7 @@ from pipelines.formats.parts import PART_RECORDS, PART_SECONDS, completed_images
 from pipelines.beam.progress import COUNTERS, NAMESPACE, ProgressLine
 from pipelines.beam.write_release import WriteRelease, committed_names, seal_release
 from pipelines.release.publish import write_publication
-from pipelines.beam.sinks import ReleaseSink, check_formats, release_sinks
+from pipelines.beam.sinks import ReleaseSink, check_format_names, release_sinks
 from pipelines.beam.shutdown import stopping_cleanly
 from pipelines.beam.runner import is_local, make_pipeline
 from pipelines.beam.sources import ReadImageNet
@@ -228,7 +228,7 @@ def run_build(output_dir: str, selection: SourceSelection, document: Mapping[str
     """
     if examples_per_shard < 1:
         raise ValueError(f"examples_per_shard must be >= 1, got {examples_per_shard}")
-    check_formats(formats)
+    check_format_names(formats)
     storage.configure(beam_args)  # object-store options (--s3_endpoint_url, ...) for the driver's own I/O
     ids = None
     config = dict(document["config"], examples_per_shard=examples_per_shard, limit=selection.limit,

@@ -137,16 +137,16 @@ def release_sinks(formats: Iterable[str], edition_sinks: Sequence[ReleaseSink],
         For a format no sink writes.
     """
     formats = sorted(set(formats))
-    check_formats(formats)
+    check_format_names(formats)
     return tuple(sink.for_input(entries) for sink in [FORMAT_SINKS[name]() for name in formats] + list(edition_sinks))
 
 
-def check_formats(formats: Iterable[str]) -> None:
+def check_format_names(formats: Iterable[str]) -> None:
     """Refuse a format no sink writes (:data:`FORMAT_SINKS`)."""
     unknown = sorted(set(formats) - set(FORMAT_SINKS))
     if unknown:
         raise ValueError(f"unknown output format {unknown[0]!r}; valid: {', '.join(FORMAT_SINKS)}")
 
 
-__all__ = ["FORMAT_SINKS", "GroupOutputs", "ReleaseFiles", "ReleaseSink", "WebDatasetShards", "check_formats",
+__all__ = ["FORMAT_SINKS", "GroupOutputs", "ReleaseFiles", "ReleaseSink", "WebDatasetShards", "check_format_names",
            "release_sinks"]
