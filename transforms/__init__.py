@@ -22,5 +22,3 @@ __all__ = [
     "example_seed", "example_rng", "make_rng", "RNG_MODES", "FastRandomState",
     "vif", "delta_v", "retain_freed_memory",
 ]
-
-retain_freed_memory()  # speed only (no value changes): image-sized temporaries reuse the heap

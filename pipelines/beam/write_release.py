@@ -33,6 +33,7 @@ from schemas.records import FileInfo, OutputRecord
 from schemas.release import (CHECKSUMS, FAILURES, PARTS_DIR, RELEASE_FORMAT, RELEASE_JSON, SCRATCH_DIRS,
                              SOURCES, checksum_line, dumps, json_line, manifest_path)
 from schemas.tfds import TfdsDataset
+from transforms.heap import retain_freed_memory
 from transforms.threads import one_opencv_thread
 
 from pipelines.formats import storage
@@ -56,8 +57,8 @@ RELEASE_WIDE_GROUP = "_release"
 class OutputsFn(beam.DoFn):
     """Base of the DoFns that make an edition's output records.
 
-    Runs OpenCV on the worker's own thread (:func:`transforms.threads.one_opencv_thread`),
-    holds the worker's :class:`ProgressCounter` and reports the worker's environment (the versions
+    Runs OpenCV on the worker's own thread (:func:`transforms.threads.one_opencv_thread`), keeps
+    freed memory for reuse (:func:`transforms.heap.retain_freed_memory`), holds the worker's :class:`ProgressCounter` and reports the worker's environment (the versions
     from :meth:`environment`, as JSON, tagged ``environments``) once per bundle, so that
     ``release.json`` can show every environment a release was built in.
     """
@@ -71,6 +72,7 @@ class OutputsFn(beam.DoFn):
 
     def setup(self):
         one_opencv_thread()
+        retain_freed_memory()
         self._progress = ProgressCounter(self._progress_dir)
         self._environment = json.dumps(self.environment(), sort_keys=True)
 
