@@ -73,11 +73,11 @@ def draw_parameters(name: str, rng: np.random.RandomState, mode: str = "grid") -
 
 def _glass_blur_vcr_code(x, rng, *, sigma, max_delta, iterations):
     """VCR code's glass blur: as ImageNet-C's, but the displacement loop runs over 32x32 pixels."""
-    image = (blur._gaussian_rgb(to_unit(x), sigma) * 255).astype(np.uint8)
+    image = (blur.gaussian_rgb(to_unit(x), sigma) * 255).astype(np.uint8)
     corner = image[:VCR_CODE_GLASS_SIDE, :VCR_CODE_GLASS_SIDE]
     shifts = rng.randint(-max_delta, max_delta, size=(blur.glass_pixel_count(corner.shape, max_delta, iterations), 2))
-    blur._displace_pixels(corner, shifts, max_delta, iterations)
-    return clip_to_255(blur._gaussian_rgb(image / 255., sigma))
+    blur.displace_pixels(corner, shifts, max_delta, iterations)
+    return clip_to_255(blur.gaussian_rgb(image / 255., sigma))
 
 
 def _frost_vcr_code(x, rng, *, image_weight, frost_weight):
