@@ -18,6 +18,9 @@ from .geometry import zoom_sum
 from .motion import magick_motion_blur
 from .units import clip_to_255, to_unit
 
+__all__ = ["gaussian_rgb", "disk_kernel", "defocus_blur", "displace_pixels", "glass_pixel_count", "glass_blur",
+           "motion_blur", "zoom_blur", "gaussian_blur"]
+
 _DISK_GRID_RADIUS = 8  # disks of radius <= 8 are drawn on a 17x17 grid (algorithms.md, "Defocus disk")
 
 

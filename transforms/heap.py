@@ -19,6 +19,8 @@ import ctypes
 import ctypes.util
 import os
 
+__all__ = ["MALLOPT_SETTINGS", "retain_freed_memory"]
+
 #: mallopt parameter -> (value, the environment variable that would set it at a process's start).
 #: The mmap threshold is glibc's largest allowed value on 64-bit systems (32 MiB); blocks above
 #: it (none of the transforms' temporaries) still get their own mapping.

@@ -17,6 +17,11 @@ from schemas.editions import get_edition
 from schemas.editions.imagenet import RESIZE_SHORT_SIDE as RESIZE_256
 from schemas.imagenet_c import IMAGE_SIZE
 
+__all__ = ["RESIZE_SHORT_SIDE", "JPEG_QUALITY", "MAX_ASPECT_RATIO", "HIGH_DEPTH_MODES", "ImageLike", "to_8bit",
+           "to_pil", "check_aspect_ratio", "resize_short_side", "center_crop_box", "center_crop",
+           "center_crop_fraction", "center_square", "STEPS", "apply_recipe", "preprocess", "preprocess_uncropped",
+           "encode_jpeg", "encode_png"]
+
 RESIZE_SHORT_SIDE = RESIZE_256
 """Short side (pixels) of torchvision's ``Resize(256)`` used before the 224 crops (C and P)."""
 

@@ -23,6 +23,8 @@ from .seeds import example_seed
 from .units import clip_to_255, to_unit
 from .weather import FROST_CHOICES
 
+__all__ = ["VCR_CODE_GLASS_SIDE", "vcr_seed", "draw_parameters", "apply_corruption", "vcr_corrupt", "vcr_image"]
+
 VCR_CODE_GLASS_SIDE = 32
 """VCR's glass blur displaces pixels in the top-left 32x32 square only (a CIFAR leftover)."""
 

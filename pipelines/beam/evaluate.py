@@ -59,6 +59,9 @@ from pipelines.evaluation.scores import (PREDICTIONS_DIR, default_output, model_
 from pipelines.formats import storage
 from pipelines.formats.parts import PART_RECORDS, PART_SECONDS
 
+__all__ = ["PREDICTION_FOLDERS", "PredictTop5", "PredictImageNetC", "PredictImageNetP", "check_evaluation_model",
+           "evaluate_release"]
+
 PREDICTION_FOLDERS = {C_TREE: "imagenet-c", P_TREE: "imagenet-p"}
 """Folders below ``predictions/`` of the 224 trees: the benchmarks' names, as before the trees became
 ``ImageNet-C/`` and ``ImageNet-P/``; another edition's ImageNet-C predictions are named by its tree."""

@@ -43,6 +43,9 @@ from pipelines.beam.progress import IMAGE_WORK_COUNTER, NAMESPACE, WorkClock
 from pipelines.beam.write_release import OutputsFn
 from pipelines.inputs.listing import inspect_image, source_note
 
+__all__ = ["BENCHMARK", "ImageNetCConfig", "condition_array", "corrupted_outputs", "array_sha256", "source_record",
+           "CorruptImages", "imagenet_c_dataset", "imagenet_c_document"]
+
 BENCHMARK = C_BENCHMARK
 """``release.json``'s ``benchmark`` of an ImageNet-C release (its ``edition`` is the catalogue name)."""
 

@@ -56,6 +56,11 @@ from pipelines.formats.video import (FRAME_RATE, PIXEL_FORMAT, PNG_COMPRESS_LEVE
                     encode_h264, encoder_settings, encoder_versions,
                     x264_cpu_capabilities)
 
+__all__ = ["BENCHMARK", "DIFFICULTIES", "DEFAULT_PRESET", "ENCODER_THREADS", "TFDS_FRAMES",
+           "DEFAULT_EXAMPLES_PER_SHARD", "ImageNetPConfig", "SequenceTask", "VideoTask", "EditionOutputs",
+           "video_name", "is_noise", "make_video", "one_image_per_video_name", "PerturbImages", "p_tree_of",
+           "imagenet_p_document", "p_build_options", "build_imagenet_p"]
+
 BENCHMARK = P_BENCHMARK
 """``release.json``'s ``benchmark`` of an ImageNet-P release (its ``edition`` is the catalogue name)."""
 

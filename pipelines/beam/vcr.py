@@ -41,6 +41,9 @@ from pipelines.beam.write_release import OutputsFn
 from pipelines.release.versions import library_versions
 from pipelines.inputs.listing import inspect_image
 
+__all__ = ["BENCHMARK", "VcrConfig", "delta_v_bin", "selection_rank", "measure_candidates", "BuildVcrExamples",
+           "vcr_document", "bin_counts", "build_vcr", "read_manifest", "short_bins"]
+
 BENCHMARK = VCR_BENCHMARK
 
 

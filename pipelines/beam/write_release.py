@@ -47,6 +47,10 @@ from pipelines.beam.progress import ProgressCounter
 from pipelines.formats.spill import SpillReader
 from pipelines.formats.tfrecord import encode_example, frame_record
 
+__all__ = ["CHECKSUM_PARTS", "ENVIRONMENTS_DIR", "RELEASE_WIDE_GROUP", "OutputsFn", "shard_index", "global_windowed",
+           "WRITE_BATCH", "make_class_folders_once", "write_group", "write_lists", "write_checksum_part",
+           "committed_names", "WriteRelease", "read_environments", "seal_release"]
+
 CHECKSUM_PARTS = f"{PARTS_DIR}/sha256"
 ENVIRONMENTS_DIR = f"{PARTS_DIR}/environments"
 """One file per run of a build: the distinct worker environments it saw."""

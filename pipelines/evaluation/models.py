@@ -12,6 +12,11 @@ from typing import Sequence
 
 import numpy as np
 
+__all__ = ["FRAMEWORKS", "ModelError", "infer_framework", "P_TREE_CLASSES", "IMAGENET_CLASSES", "A_CLASSES",
+           "TRIAL_IMAGES", "NONFINITE_SHOWN", "describe_file", "RUNNERS", "load_runner", "check_input_shape",
+           "nonfinite_message", "check_logits", "check_model", "read_item", "trial_batch", "key_text", "FILTER_CROP",
+           "check_filter_model"]
+
 FRAMEWORKS = ("onnx", "pytorch", "tensorflow")
 
 

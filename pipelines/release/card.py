@@ -17,6 +17,9 @@ import yaml
 from schemas.publication import (BENCHMARKS, EDITIONS, INPUTS, OFFICIAL_RELEASE_TERMS, edition_and_benchmark,
                                  size_category)
 
+__all__ = ["COMMANDS", "NOT_OPTIONS", "ON_BY_DEFAULT", "build_command", "title", "what", "citations", "front_matter",
+           "dataset_card"]
+
 #: Benchmark -> the build command that makes it.
 COMMANDS = {"c": "build-c", "p": "build-p", "vcr": "build-vcr", "a": "package-a", "o": "package-o"}
 

@@ -22,6 +22,8 @@ from schemas.release import manifest_path
 from pipelines.release.card import citations, title, what
 from pipelines.release.hf_index import HF_DIR, ConfigFacts, condition_columns
 
+__all__ = ["CONFORMS_TO", "CONTEXT", "ENCODINGS", "DATA_TYPES", "LICENSES", "croissant_document"]
+
 CONFORMS_TO = "http://mlcommons.org/croissant/1.1"
 
 CONTEXT = {
