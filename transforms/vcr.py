@@ -18,7 +18,7 @@ from schemas.vcr import DV_RESOLUTIONS, GRID_POINTS, OPERATORS, PARAMETER_MODES,
 from . import blur
 from .assets import frost_texture
 from .corruptions import FUNCTIONS, to_uint8
-from .preprocess import encode_png, preprocess, to_pil
+from .preprocess import BadInput, encode_png, preprocess, to_pil
 from .seeds import example_seed
 from .units import clip_to_255, to_unit
 from .weather import FROST_CHOICES
@@ -116,6 +116,14 @@ def apply_corruption(image: np.ndarray, name: str, parameters: Mapping, rng: np.
     -------
     numpy.ndarray
         uint8, the shape of ``image``, truncated as VCR and ImageNet-C truncate.
+
+    Raises
+    ------
+    transforms.BadInput
+        ImageNet-C's frost on an image larger than the drawn texture (a native-size image): this
+        input cannot make this output, and a build records it in ``failures.jsonl``.
+    ValueError
+        An unknown name or operator set, or an image that is not uint8 (H, W, 3).
     """
     corruption = _check_name(name)
     if operators not in OPERATORS:
@@ -131,9 +139,9 @@ def apply_corruption(image: np.ndarray, name: str, parameters: Mapping, rng: np.
         return np.ascontiguousarray(to_uint8(function(image, rng, **parameters)))
     except ValueError as err:
         if name == "frost" and operators == "imagenet-c":  # the random crop cannot fit
-            raise ValueError(f"ImageNet-C's frost crops a texture at least as large as the image, and the drawn "
-                             f"texture is smaller than {image.shape[0]}x{image.shape[1]}; use operators "
-                             f"'vcr-code' (texture resized) for native-size images ({err})") from None
+            raise BadInput(f"ImageNet-C's frost crops a texture at least as large as the image, and the drawn "
+                           f"texture is smaller than {image.shape[0]}x{image.shape[1]}; use operators "
+                           f"'vcr-code' (texture resized) for native-size images ({err})") from None
         raise
 
 
