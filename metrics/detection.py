@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
+__all__ = ["auroc", "average_precision", "fpr_at_tpr", "fpr_at_recall_closest"]
+
 
 def _scores_and_labels(scores, is_positive) -> tuple[np.ndarray, np.ndarray]:
     scores = np.asarray(scores, dtype=np.float64).ravel()

@@ -21,6 +21,10 @@ import numpy as np
 from metrics.detection import auroc, average_precision, fpr_at_recall_closest, fpr_at_tpr
 from schemas.class_subsets import subset_indices
 
+__all__ = ["NUM_CLASSES", "subset_predictions", "imagenet_a_accuracy", "max_softmax", "imagenet_o_metrics",
+           "CALIBRATION_BIN_SIZE", "CALIBRATION_VARIANTS", "rms_calibration_error", "aurra", "softmax",
+           "imagenet_a_metrics"]
+
 NUM_CLASSES = 1000
 
 

@@ -16,6 +16,9 @@ import numpy as np
 from schemas.baselines import ALEXNET_IMAGENET_C, ErrorBaseline
 from schemas.imagenet_c import BENCHMARK_CORRUPTIONS, CORRUPTIONS, EXTRA_CORRUPTIONS, SEVERITIES
 
+__all__ = ["severity_errors", "clean_error", "unnormalized_ce", "corruption_error", "relative_corruption_error",
+           "summarize_imagenet_c"]
+
 
 def severity_errors(errors: Sequence[float]) -> np.ndarray:
     """Validate one corruption's errors: 5 fractions in [0, 1], severities 1..5, as float64.

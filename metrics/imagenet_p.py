@@ -22,6 +22,11 @@ import numpy as np
 from schemas.baselines import DIFFICULTIES
 from schemas.imagenet_p import PERTURBATIONS, TEST_PERTURBATIONS, perturbation_names_text
 
+__all__ = ["TOP_K", "is_noise", "parse_sequence_set", "frame_pairs", "top_k_classes", "top5_ranks",
+           "top5_distance_from_ranks", "top5_distance", "flip_probability", "flip_probability_by_offset",
+           "mean_top5_distance", "sequence_metrics", "unnormalized_imagenet_p", "flip_baseline",
+           "summarize_imagenet_p"]
+
 TOP_K = 5
 """Length of the rankings the top-5 distance compares."""
 

@@ -25,6 +25,9 @@ from scipy.interpolate import UnivariateSpline, splev
 
 from schemas.vcr import BINS, CURVE_POINTS, EMPTY_BIN_MODES, KNOT_MODES, SMOOTHING, SPLINE_DEGREE
 
+__all__ = ["curve_grid", "bin_values", "bin_positions", "fit_spline", "monotone_curve", "tck_function",
+           "points_function", "area", "compare_curves", "performance_area", "performance_curve"]
+
 
 def curve_grid(points: int = CURVE_POINTS) -> np.ndarray:
     """``t_j = j / points``, j = 0..points-1: the grid the curves live on (stops short of 1)."""

@@ -19,6 +19,7 @@ from typing import Mapping, Optional
 
 from schemas.imagenet_c import Corruption
 from schemas.imagenet_p_editions import PEdition
+from schemas.inputs import Input
 from schemas.release import CLEAN
 
 DEFAULT_EDITION = "imagenet"
@@ -209,6 +210,44 @@ class CEdition:
 
 
 @dataclass(frozen=True)
+class Card:
+    """What the dataset card (``README.md``) and ``croissant.json`` of a release say of its edition.
+
+    Attributes
+    ----------
+    title_suffix : str
+        The edition in the benchmark's title, e.g. ``'299x299, Inception input'`` for
+        ``ImageNet-C (299x299, Inception input)`` (a release whose tree has an official name, such as
+        ``CIFAR-10-C``, is titled by its tree instead).
+    inputs : Mapping[str, schemas.inputs.Input]
+        Source family -> the input data set it is, with its citation, licence and terms; one per
+        family of :attr:`Edition.sources`.
+    citation : str
+        BibTeX of the edition's own paper, cited after the benchmark's; '' for none.
+    """
+
+    title_suffix: str
+    inputs: Mapping[str, Input]
+    citation: str = ""
+
+    def __post_init__(self):
+        object.__setattr__(self, "inputs", MappingProxyType(dict(self.inputs)))
+
+    def input(self, family: Optional[str] = None) -> Input:
+        """The input data set of source ``family`` (None: the edition's first family).
+
+        Raises
+        ------
+        ValueError
+            If this edition reads no such family.
+        """
+        family = family or next(iter(self.inputs))
+        if family not in self.inputs:
+            raise ValueError(f"unknown source family {family!r} for this edition; valid: {', '.join(self.inputs)}")
+        return self.inputs[family]
+
+
+@dataclass(frozen=True)
 class Edition:
     """One edition of the benchmarks: image side, preprocessing and per-benchmark facts.
 
@@ -224,6 +263,8 @@ class Edition:
         Source families a build accepts (see :attr:`CEdition.layouts`).
     title : str
         Human-readable name, e.g. ``'CIFAR-10-C / CIFAR-100-C'``.
+    card : Card
+        What a release's card says of the edition (required: an edition without one is refused).
     c : CEdition, optional
         The ImageNet-C facts.
     p : PEdition, optional
@@ -238,9 +279,15 @@ class Edition:
     preprocessing: Preprocessing
     sources: tuple
     title: str = ""
+    card: Optional[Card] = None
     c: Optional[CEdition] = None
     p: Optional[PEdition] = None
     model_input: Mapping = field(default_factory=lambda: MappingProxyType({}))
 
     def __post_init__(self):
         object.__setattr__(self, "model_input", MappingProxyType(dict(self.model_input)))
+        if not isinstance(self.card, Card):
+            raise ValueError(f"edition {self.name!r} declares no card (schemas.edition.Card: title suffix, "
+                             "citation, inputs)")
+        if missing := [family for family in self.sources if family not in self.card.inputs]:
+            raise ValueError(f"edition {self.name!r}: its card names no input for source {', '.join(missing)}")

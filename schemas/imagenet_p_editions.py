@@ -112,6 +112,9 @@ class PEdition:
         The reference driver.
     preprocessing : str
         One line for documents and ``release.json``.
+    num_classes : tuple of int
+        Classes of the labels of each tree, in the order of :attr:`trees` (the logits per frame a model
+        evaluated on it must give; CIFAR: 10, 100).
     tfds : Mapping[str, PTfdsNames]
         Source family -> its TFDS dataset names (the first is the default; CIFAR: ``cifar10_p``,
         ``cifar100_p``).
@@ -128,6 +131,7 @@ class PEdition:
     trees: tuple
     reference: str
     preprocessing: str
+    num_classes: tuple
     tfds: Mapping[str, PTfdsNames] = field(default_factory=lambda: MappingProxyType({}))
     arrangements: Mapping[str, Arrangement] = field(default_factory=lambda: MappingProxyType({}))
     class_filter: Optional[str] = None
@@ -139,6 +143,8 @@ class PEdition:
         object.__setattr__(self, "tfds", MappingProxyType(dict(self.tfds)))
         assert tuple(self.perturbations) == tuple(PERTURBATIONS_224), self.name
         assert set(self.arrangements) <= set(self.perturbations), self.name
+        if len(self.num_classes) != len(self.trees):
+            raise ValueError(f"edition {self.name}: num_classes {self.num_classes} needs one count per tree {self.trees}")
         # the rate control of each row is the 224 table's: -tune grain for the noise types, CRF 20 otherwise
         assert all(p.rate_control in (GRAIN_RATE_CONTROL, CRF20_RATE_CONTROL) for p in self.perturbations.values())
 
@@ -149,6 +155,19 @@ class PEdition:
         families = list(self.tfds)
         index = families.index(family) if family in families else 0
         return self.trees[index] if index < len(self.trees) else self.trees[0]
+
+    def classes_of(self, tree: str) -> int:
+        """The number of classes of the labels of ``tree``, one of :attr:`trees`.
+
+        Raises
+        ------
+        ValueError
+            If ``tree`` is not a tree of this edition.
+        """
+        if tree not in self.trees:
+            raise ValueError(f"{tree!r} is not an ImageNet-P tree of the {self.name} edition; its trees: "
+                             f"{', '.join(self.trees)}")
+        return self.num_classes[self.trees.index(tree)]
 
     def tfds_names(self, family: Optional[str] = None) -> PTfdsNames:
         """The TFDS names of source ``family`` (default, or a family without its own: the first)."""

@@ -4,7 +4,9 @@ Data tables for the dataset card (``README.md``) and ``croissant.json`` of a rel
 (:mod:`pipelines.release.card`, :mod:`pipelines.release.croissant`). A release is described by
 its *edition* (the catalogue name: ``imagenet``, ``inception``, ``tinyimagenet``, ``imagenet64``,
 ``cifar``) and its *benchmark* (``c``, ``p``, ``vcr``, ``a``, ``o``), read from ``release.json``
-by :func:`edition_and_benchmark` (:func:`schemas.editions.release_identity`).
+by :func:`edition_and_benchmark` (:func:`schemas.editions.release_identity`). What a card says of an
+edition (its title, citation and the terms of its inputs) is the edition's own
+(:class:`schemas.edition.Card`).
 """
 from __future__ import annotations
 
@@ -78,76 +80,7 @@ BENCHMARKS: Mapping[str, Benchmark] = MappingProxyType({
                    "image-classification", (NATURAL_ADVERSARIAL_CITATION,), (), "out-of-distribution", False),
 })
 
-IMAGENET_CITATION = """@article{russakovsky2015imagenet,
-  title={{ImageNet} Large Scale Visual Recognition Challenge},
-  author={Olga Russakovsky and Jia Deng and Hao Su and Jonathan Krause and Sanjeev Satheesh and Sean Ma and Zhiheng Huang and Andrej Karpathy and Aditya Khosla and Michael Bernstein and Alexander C. Berg and Li Fei-Fei},
-  journal={International Journal of Computer Vision},
-  volume={115},
-  number={3},
-  pages={211--252},
-  year={2015}
-}"""
-CIFAR_CITATION = """@techreport{krizhevsky2009learning,
-  title={Learning Multiple Layers of Features from Tiny Images},
-  author={Alex Krizhevsky},
-  institution={University of Toronto},
-  year={2009}
-}"""
-TINY_IMAGENET_CITATION = """@misc{le2015tiny,
-  title={Tiny {ImageNet} Visual Recognition Challenge},
-  author={Ya Le and Xuan Yang},
-  howpublished={CS 231N, Stanford University},
-  year={2015}
-}"""
-IMAGENET64_CITATION = """@article{chrabaszcz2017downsampled,
-  title={A Downsampled Variant of {ImageNet} as an Alternative to the {CIFAR} datasets},
-  author={Patryk Chrabaszcz and Ilya Loshchilov and Frank Hutter},
-  journal={arXiv preprint arXiv:1707.08819},
-  year={2017}
-}"""
-INCEPTION_CITATION = """@inproceedings{szegedy2016rethinking,
-  title={Rethinking the Inception Architecture for Computer Vision},
-  author={Christian Szegedy and Vincent Vanhoucke and Sergey Ioffe and Jon Shlens and Zbigniew Wojna},
-  booktitle={IEEE Conference on Computer Vision and Pattern Recognition},
-  year={2016}
-}"""
 
-
-@dataclass(frozen=True)
-class Input:
-    """The input data set of an edition and its terms."""
-
-    name: str
-    citation: str
-    license: str
-    """Hugging Face ``license`` id."""
-    terms: str
-
-
-IMAGENET_TERMS = ("The images are derived from the ImageNet (ILSVRC 2012) validation set. ImageNet's terms of "
-                  "access allow non-commercial research and educational use only, and do not permit "
-                  "redistribution beyond that; whoever uses or shares these derived images must hold and follow "
-                  "those terms (https://image-net.org/download.php).")
-
-#: Source family (release.json ``source_family``) -> the input data set.
-INPUTS: Mapping[str, Input] = MappingProxyType({
-    "imagenet": Input("ImageNet (ILSVRC 2012) validation set", IMAGENET_CITATION, "other", IMAGENET_TERMS),
-    "tinyimagenet": Input("Tiny ImageNet validation set", TINY_IMAGENET_CITATION, "other",
-                          "Tiny ImageNet is a subset of ImageNet, under ImageNet's terms: " + IMAGENET_TERMS),
-    "cifar10": Input("CIFAR-10 test set", CIFAR_CITATION, "unknown",
-                     "CIFAR-10 is published by its authors without an explicit licence; cite Krizhevsky (2009)."),
-    "cifar100": Input("CIFAR-100 test set", CIFAR_CITATION, "unknown",
-                      "CIFAR-100 is published by its authors without an explicit licence; cite Krizhevsky (2009)."),
-})
-
-#: Edition -> (title suffix, its own citation or '').
-EDITIONS: Mapping[str, tuple[str, str]] = MappingProxyType({
-    "imagenet": ("224x224", ""),
-    "inception": ("299x299, Inception input", INCEPTION_CITATION),
-    "imagenet64": ("64x64", IMAGENET64_CITATION),
-    "tinyimagenet": ("Tiny ImageNet, 64x64", ""),
-    "cifar": ("CIFAR, 32x32", ""),
-})
 
 OFFICIAL_RELEASE_TERMS = ("The official ImageNet-C and ImageNet-P (Zenodo) are distributed under CC BY 4.0; the "
                           "code that makes them (hendrycks/robustness) under Apache-2.0. " + BENCHMARK_HOMEPAGE)

@@ -11,16 +11,14 @@ from schemas.editions import EDITIONS
 from .corruptions import corrupt
 from .heap import retain_freed_memory
 from .perturbations import perturb_sequence
-from .preprocess import encode_jpeg, encode_png, preprocess, preprocess_uncropped
+from .preprocess import BadInput, encode_jpeg, encode_png, preprocess, preprocess_uncropped
 from .rng import RNG_MODES, FastRandomState, make_rng
 from .seeds import example_rng, example_seed
 from .vif import delta_v, vif
 
 __all__ = [
     "EDITIONS", "CORRUPTIONS", "BENCHMARK_CORRUPTIONS", "EXTRA_CORRUPTIONS", "SEVERITIES", "PERTURBATIONS",
-    "corrupt", "perturb_sequence", "encode_jpeg", "encode_png", "preprocess", "preprocess_uncropped",
+    "corrupt", "perturb_sequence", "BadInput", "encode_jpeg", "encode_png", "preprocess", "preprocess_uncropped",
     "example_seed", "example_rng", "make_rng", "RNG_MODES", "FastRandomState",
     "vif", "delta_v", "retain_freed_memory",
 ]
-
-retain_freed_memory()  # speed only (no value changes): image-sized temporaries reuse the heap

@@ -14,6 +14,8 @@ import cv2
 import numpy as np
 from PIL import Image
 
+__all__ = ["RESAMPLE", "inverse_affine_coefficients", "affine", "tilt_homography", "tilt"]
+
 #: Resampling filters by name (torchvision 0.2.1's default ``resample=0`` is nearest).
 RESAMPLE = {"nearest": Image.NEAREST, "bilinear": Image.BILINEAR}
 

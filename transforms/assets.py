@@ -15,6 +15,9 @@ import numpy as np
 
 from schemas.assets import FROST_DIR_ENV, FROST_FILES, FROST_SHA256
 
+__all__ = ["PACKAGE_FROST_DIR", "USER_FROST_DIR", "FrostAssetError", "frost_search_dirs", "sha256_hex",
+           "find_frost_dir", "frost_texture"]
+
 PACKAGE_FROST_DIR = Path(__file__).resolve().parent / "_assets" / "frost"
 USER_FROST_DIR = Path.home() / ".cache" / "imagenet-cp" / "frost"
 

@@ -18,10 +18,13 @@ from .geometry import zoom_sum
 from .motion import magick_motion_blur
 from .units import clip_to_255, to_unit
 
+__all__ = ["gaussian_rgb", "disk_kernel", "defocus_blur", "displace_pixels", "glass_pixel_count", "glass_blur",
+           "motion_blur", "zoom_blur", "gaussian_blur"]
+
 _DISK_GRID_RADIUS = 8  # disks of radius <= 8 are drawn on a 17x17 grid (algorithms.md, "Defocus disk")
 
 
-def _gaussian_rgb(u: np.ndarray, sigma: float) -> np.ndarray:
+def gaussian_rgb(u: np.ndarray, sigma: float) -> np.ndarray:
     """scikit-image's ``gaussian(u, sigma, channel_axis=-1)`` on a float64 (H, W, C) image.
 
     That is ``scipy.ndimage.gaussian_filter`` with sigma (sigma, sigma, 0), mode 'nearest' and
@@ -96,7 +99,7 @@ def defocus_blur(x: np.ndarray, rng: np.random.RandomState, *, radius: int, alia
 
 
 @numba.njit(cache=True)
-def _displace_pixels(image, shifts, max_delta, iterations):
+def displace_pixels(image, shifts, max_delta, iterations):
     """In place: the reference's glass-blur "swap", which copies y[h+dy, w+dx] into y[h, w].
 
     Visits rows H-d..d+1 and, in each row, columns W-d..d+1, both descending, ``iterations``
@@ -144,10 +147,10 @@ def glass_blur(x: np.ndarray, rng: np.random.RandomState, *, sigma: float, max_d
     """
     if max_delta < 1 or iterations < 1:
         raise ValueError(f"max_delta and iterations must be >= 1, got {max_delta!r}, {iterations!r}")
-    image = (_gaussian_rgb(to_unit(x), sigma) * 255).astype(np.uint8)
+    image = (gaussian_rgb(to_unit(x), sigma) * 255).astype(np.uint8)
     shifts = rng.randint(-max_delta, max_delta, size=(glass_pixel_count(x.shape, max_delta, iterations), 2))
-    _displace_pixels(image, shifts, max_delta, iterations)
-    return clip_to_255(_gaussian_rgb(image / 255., sigma))
+    displace_pixels(image, shifts, max_delta, iterations)
+    return clip_to_255(gaussian_rgb(image / 255., sigma))
 
 
 def motion_blur(x: np.ndarray, rng: np.random.RandomState, *, radius: float, sigma: float) -> np.ndarray:
@@ -211,4 +214,4 @@ def gaussian_blur(x: np.ndarray, rng: np.random.RandomState, *, sigma: float) ->
     numpy.ndarray
         float64, shape (H, W, 3), values in [0, 255].
     """
-    return clip_to_255(_gaussian_rgb(to_unit(x), sigma))
+    return clip_to_255(gaussian_rgb(to_unit(x), sigma))

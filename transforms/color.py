@@ -12,6 +12,8 @@ from skimage.util import img_as_float
 
 from .units import clip_to_255
 
+__all__ = ["rgb2hsv", "hsv2rgb", "brightness", "saturate"]
+
 
 def _as_float_triples(array: np.ndarray, name: str) -> np.ndarray:
     """``array`` as float (``skimage.img_as_float``), shape (N, 3); ``ValueError`` unless (..., 3)."""

@@ -10,6 +10,8 @@ from schemas.imagenet_c import CORRUPTIONS, SEVERITIES, corruption_names_text
 from . import blur, color, digital, noise, weather
 from .rng import CorruptionRng, check_rng
 
+__all__ = ["FUNCTIONS", "check_image", "check_severity", "to_uint8", "corrupt"]
+
 #: name -> function(x, rng, **params). Every function takes the NxNx3 uint8 image and a
 #: ``numpy.random.RandomState`` (or a :class:`transforms.rng.FastRandomState`) and returns the
 #: value the reference hands to ``np.uint8``.

@@ -17,6 +17,8 @@ from PIL import Image
 from .filters import gaussian_filter
 from .geometry import displace_reflect
 
+__all__ = ["contrast", "channel_means", "elastic_transform", "pixelate", "jpeg_compression"]
+
 
 def contrast(x: np.ndarray, rng: np.random.RandomState, *, factor: float) -> np.ndarray:
     """Scale every channel's deviation from its own mean by ``factor``.

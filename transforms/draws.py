@@ -18,6 +18,8 @@ from schemas.edition import DEFAULT_EDITION
 from .corruptions import corrupt
 from .rng import make_rng
 
+__all__ = ["DRAW_METHODS", "Draw", "DrawRecorder", "record_draws", "replay_draws", "draw_ms"]
+
 #: The ``RandomState`` methods the corruptions call (all of them draw).
 DRAW_METHODS = ("normal", "poisson", "randint", "random_sample", "standard_normal", "uniform")
 

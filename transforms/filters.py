@@ -16,6 +16,9 @@ import numba
 import numpy as np
 from scipy import ndimage
 
+__all__ = ["PAD_MODES", "gaussian_half_kernel", "extended_rows", "extend_lines", "gaussian_filter1d",
+           "gaussian_filter"]
+
 #: scipy.ndimage boundary mode -> the numpy.pad mode that extends a line the same way.
 PAD_MODES = {"reflect": "symmetric", "mirror": "reflect", "nearest": "edge"}
 

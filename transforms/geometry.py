@@ -7,6 +7,8 @@ import math
 import numba
 import numpy as np
 
+__all__ = ["linear_zoom_taps", "zoom_sum", "clipped_zoom", "displace_reflect"]
+
 
 def linear_zoom_taps(in_len: int, out_len: int, start: int, count: int) -> tuple[np.ndarray, np.ndarray]:
     """Left input tap and the two weights of ``scipy.ndimage.zoom(order=1)`` along one axis.

@@ -9,14 +9,17 @@ and freed heap memory is kept, as ``MALLOC_MMAP_THRESHOLD_`` / ``MALLOC_TRIM_THR
 ``MALLOC_TOP_PAD_`` would from the environment. Only speed changes; every value computed is
 the same. Elsewhere than on glibc it does nothing.
 
-The package calls it once when it is imported, so every process that corrupts images (the
-bench, a build's SDK workers) runs with these settings.
+Importing :mod:`transforms` changes no process setting: whoever corrupts images calls
+:func:`retain_freed_memory` once, explicitly (the command line in ``scripts.cli.main``, and every
+build worker in the ``setup`` of its output DoFns, ``pipelines.beam.write_release.OutputsFn``).
 """
 from __future__ import annotations
 
 import ctypes
 import ctypes.util
 import os
+
+__all__ = ["MALLOPT_SETTINGS", "retain_freed_memory"]
 
 #: mallopt parameter -> (value, the environment variable that would set it at a process's start).
 #: The mmap threshold is glibc's largest allowed value on 64-bit systems (32 MiB); blocks above
@@ -43,7 +46,7 @@ def retain_freed_memory() -> bool:
 
     Examples
     --------
-    Importing :mod:`transforms` has already applied the settings; a second call changes nothing:
+    A second call changes nothing:
 
     >>> import transforms
     >>> transforms.retain_freed_memory() == transforms.retain_freed_memory()

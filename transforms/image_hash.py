@@ -4,6 +4,8 @@ from __future__ import annotations
 import numpy as np
 from PIL import Image
 
+__all__ = ["difference_hash", "hamming"]
+
 
 def difference_hash(image: Image.Image) -> str:
     """16 hex digits: for each row of the 9 x 8 greyscale thumbnail, whether each pixel is brighter

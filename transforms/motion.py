@@ -15,6 +15,8 @@ import numpy as np
 
 from .filters import extended_rows
 
+__all__ = ["motion_kernel", "magick_motion_blur"]
+
 _SQRT_2PI = 2.50662827463100024161235523934010416269302368164062  # ImageMagick's MagickSQ2PI
 _Q16_PER_8BIT = 257.0  # 8-bit value v is the 16-bit quantum 257 * v
 _QUANTUM_RANGE = 65535.0

@@ -11,6 +11,8 @@ import numpy as np
 
 from .units import clip_to_255, to_unit
 
+__all__ = ["gaussian_noise", "shot_noise", "salt_and_pepper_masks", "impulse_noise", "speckle_noise"]
+
 
 def gaussian_noise(x: np.ndarray, rng: np.random.RandomState, *, sigma: float) -> np.ndarray:
     """Add zero-mean Gaussian noise to every channel value.

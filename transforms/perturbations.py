@@ -38,6 +38,10 @@ from .rng import check_rng
 from .views_p import apply_steps, view_function
 from .weather import add_water, liquid_layer, snow_layer, water_mask
 
+__all__ = ["gaussian_noise", "shot_noise", "speckle_noise", "motion_blur", "zoom_blur", "gaussian_blur", "snow",
+           "drip", "spatter", "brightness", "translate", "rotate", "scale", "shear", "tilt", "FUNCTIONS",
+           "check_uncropped_image", "check_edition_input", "perturb_sequence"]
+
 
 def _crop(image: np.ndarray) -> np.ndarray:
     """torchvision ``CenterCrop(224)`` of the resized image: the 224 edition's default ``view``."""

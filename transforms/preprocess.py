@@ -3,6 +3,9 @@ CenterCrop(224)), and the release JPEG encoder.
 
 The recipes of ImageNet-C, ImageNet-P and the other editions are described in
 ``docs/reference/algorithms.md``, "Preprocessing".
+
+An input that cannot become an image raises :class:`BadInput` (a ``ValueError``): a build records it
+in ``failures.jsonl`` and goes on. Any other exception of a transform is a bug and stops the build.
 """
 from __future__ import annotations
 
@@ -16,6 +19,11 @@ from schemas.edition import DEFAULT_EDITION, Preprocessing
 from schemas.editions import get_edition
 from schemas.editions.imagenet import RESIZE_SHORT_SIDE as RESIZE_256
 from schemas.imagenet_c import IMAGE_SIZE
+
+__all__ = ["BadInput", "RESIZE_SHORT_SIDE", "JPEG_QUALITY", "MAX_ASPECT_RATIO", "HIGH_DEPTH_MODES", "ImageLike",
+           "to_8bit", "to_pil", "check_aspect_ratio", "resize_short_side", "center_crop_box", "center_crop",
+           "center_crop_fraction", "center_square", "STEPS", "apply_recipe", "preprocess", "preprocess_uncropped",
+           "encode_jpeg", "encode_png"]
 
 RESIZE_SHORT_SIDE = RESIZE_256
 """Short side (pixels) of torchvision's ``Resize(256)`` used before the 224 crops (C and P)."""
@@ -35,12 +43,22 @@ HIGH_DEPTH_MODES = ("I;16", "I;16L", "I;16B", "I;16N", "I", "F")
 ImageLike = Union[Image.Image, bytes, bytearray, np.ndarray]
 
 
-def _decode_error(err: BaseException) -> ValueError:
-    """A ValueError whose message names the decoder's problem without object reprs (reproducible)."""
+class BadInput(ValueError):
+    """The input data cannot make an output: bytes no decoder reads (truncated, a decompression
+    bomb, a format Pillow does not implement), a high-depth image no scale shows faithfully, or a
+    size beyond the bounds (:data:`MAX_ASPECT_RATIO`).
+
+    A build turns it into a row of ``failures.jsonl`` and goes on; every other exception, a
+    ``TypeError`` or a plain ``ValueError`` in a transform or a writer, is a bug and stops the build.
+    """
+
+
+def _decode_error(err: BaseException) -> BadInput:
+    """A BadInput whose message names the decoder's problem without object reprs (reproducible)."""
     if isinstance(err, UnidentifiedImageError):  # its message holds a memory address
-        return ValueError("cannot decode image: not in any format Pillow reads")
+        return BadInput("cannot decode image: not in any format Pillow reads")
     text = str(err).strip()
-    return ValueError(f"cannot decode image: {type(err).__name__}" + (f": {text}" if text else ""))
+    return BadInput(f"cannot decode image: {type(err).__name__}" + (f": {text}" if text else ""))
 
 
 def to_8bit(image: Image.Image) -> Image.Image:
@@ -51,7 +69,7 @@ def to_8bit(image: Image.Image) -> Image.Image:
 
     Raises
     ------
-    ValueError
+    BadInput
         If a 32-bit integer image holds values outside 0..65535, or a float image values outside
         0..1 or not finite: no scale would show them faithfully.
     """
@@ -60,12 +78,12 @@ def to_8bit(image: Image.Image) -> Image.Image:
     values = np.asarray(image)
     if image.mode == "F":
         if not np.all(np.isfinite(values)) or values.min() < 0 or values.max() > 1:
-            raise ValueError("cannot decode image: float image with values outside 0.0..1.0 "
+            raise BadInput("cannot decode image: float image with values outside 0.0..1.0 "
                              f"(min {float(np.nanmin(values)):g}, max {float(np.nanmax(values)):g})")
         scaled = np.floor(values.astype(np.float64) * 255 + 0.5)
     else:
         if values.min() < 0 or values.max() > 65535:
-            raise ValueError(f"cannot decode image: {image.mode} image with values outside 0..65535 "
+            raise BadInput(f"cannot decode image: {image.mode} image with values outside 0..65535 "
                              f"(min {int(values.min())}, max {int(values.max())})")
         scaled = (values.astype(np.int64) * 255 + 32767) // 65535
     return Image.fromarray(scaled.astype(np.uint8), "L")
@@ -77,9 +95,11 @@ def to_pil(image: ImageLike) -> Image.Image:
 
     Raises
     ------
+    BadInput
+        If the bytes are not a decodable image (whatever the decoder raised) or a high-depth image
+        cannot be scaled.
     ValueError
-        If the bytes are not a decodable image (whatever the decoder raised), a high-depth image
-        cannot be scaled, or the array is not uint8 HxW or HxWxC.
+        If the array is not uint8 HxW or HxWxC, or ``image`` is of another type (the caller's error).
     """
     if isinstance(image, Image.Image):
         return to_8bit(image)
@@ -106,13 +126,13 @@ def check_aspect_ratio(width: int, height: int, size: int = RESIZE_SHORT_SIDE) -
 
     Raises
     ------
-    ValueError
+    BadInput
         If ``max(width, height) > MAX_ASPECT_RATIO * min(width, height)`` or a side is 0.
     """
     short, long = min(width, height), max(width, height)
     if short < 1 or long > MAX_ASPECT_RATIO * short:
         resized = int(size * long / short) if short else 0
-        raise ValueError(f"image of {width}x{height} pixels: aspect ratio above the limit of {MAX_ASPECT_RATIO}:1 "
+        raise BadInput(f"image of {width}x{height} pixels: aspect ratio above the limit of {MAX_ASPECT_RATIO}:1 "
                          f"(Resize({size}) would make {size} x {resized:,} pixels)")
 
 
@@ -123,7 +143,7 @@ def resize_short_side(image: Image.Image, size: int = RESIZE_SHORT_SIDE) -> Imag
 
     Raises
     ------
-    ValueError
+    BadInput
         If the aspect ratio exceeds :data:`MAX_ASPECT_RATIO` (checked before any resize).
     """
     w, h = image.size

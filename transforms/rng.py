@@ -18,6 +18,8 @@ from typing import Union
 import numpy as np
 from numpy.random.bit_generator import ISeedSequence
 
+__all__ = ["RNG_MODES", "FastRandomState", "CorruptionRng", "legacy_random_state", "make_rng", "check_rng"]
+
 #: The two random modes, the reference mode first.
 RNG_MODES = ("reference", "fast")
 

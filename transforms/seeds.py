@@ -5,6 +5,8 @@ import hashlib
 
 from .rng import CorruptionRng, make_rng
 
+__all__ = ["example_seed", "example_rng"]
+
 
 def example_seed(release_seed: int, image_key: str, name: str, severity: int) -> int:
     """A stable 32-bit seed for one output, from SHA-256 of its identity.

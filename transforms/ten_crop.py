@@ -13,6 +13,8 @@ from PIL import Image, ImageOps
 
 from transforms.preprocess import center_crop_box, resize_short_side, to_pil
 
+__all__ = ["CROP_NAMES", "CENTRE_CROP", "upright_rgb", "five_crop_boxes", "ten_crops", "centre_crop", "normalise"]
+
 CROP_NAMES = ("top_left", "top_right", "bottom_left", "bottom_right", "centre",
               "flip_top_left", "flip_top_right", "flip_bottom_left", "flip_bottom_right", "flip_centre")
 """Crop index -> name; ``flip_*`` crops are cut from the flipped image (flip_top_left mirrors the

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import cv2
 
+__all__ = ["one_opencv_thread"]
+
 
 def one_opencv_thread() -> None:
     """Make OpenCV run its functions on the calling thread alone, in this process.

@@ -1,6 +1,8 @@
 """The two conversions every corruption shares: uint8 to [0, 1] floats, and back to [0, 255]."""
 import numpy as np
 
+__all__ = ["to_unit", "clip_to_255"]
+
 
 def to_unit(x: np.ndarray) -> np.ndarray:
     """uint8 image as float64 in [0, 1]: the reference's ``np.array(x) / 255.``."""

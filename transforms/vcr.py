@@ -18,10 +18,12 @@ from schemas.vcr import DV_RESOLUTIONS, GRID_POINTS, OPERATORS, PARAMETER_MODES,
 from . import blur
 from .assets import frost_texture
 from .corruptions import FUNCTIONS, to_uint8
-from .preprocess import encode_png, preprocess, to_pil
+from .preprocess import BadInput, encode_png, preprocess, to_pil
 from .seeds import example_seed
 from .units import clip_to_255, to_unit
 from .weather import FROST_CHOICES
+
+__all__ = ["VCR_CODE_GLASS_SIDE", "vcr_seed", "draw_parameters", "apply_corruption", "vcr_corrupt", "vcr_image"]
 
 VCR_CODE_GLASS_SIDE = 32
 """VCR's glass blur displaces pixels in the top-left 32x32 square only (a CIFAR leftover)."""
@@ -73,11 +75,11 @@ def draw_parameters(name: str, rng: np.random.RandomState, mode: str = "grid") -
 
 def _glass_blur_vcr_code(x, rng, *, sigma, max_delta, iterations):
     """VCR code's glass blur: as ImageNet-C's, but the displacement loop runs over 32x32 pixels."""
-    image = (blur._gaussian_rgb(to_unit(x), sigma) * 255).astype(np.uint8)
+    image = (blur.gaussian_rgb(to_unit(x), sigma) * 255).astype(np.uint8)
     corner = image[:VCR_CODE_GLASS_SIDE, :VCR_CODE_GLASS_SIDE]
     shifts = rng.randint(-max_delta, max_delta, size=(blur.glass_pixel_count(corner.shape, max_delta, iterations), 2))
-    blur._displace_pixels(corner, shifts, max_delta, iterations)
-    return clip_to_255(blur._gaussian_rgb(image / 255., sigma))
+    blur.displace_pixels(corner, shifts, max_delta, iterations)
+    return clip_to_255(blur.gaussian_rgb(image / 255., sigma))
 
 
 def _frost_vcr_code(x, rng, *, image_weight, frost_weight):
@@ -114,6 +116,14 @@ def apply_corruption(image: np.ndarray, name: str, parameters: Mapping, rng: np.
     -------
     numpy.ndarray
         uint8, the shape of ``image``, truncated as VCR and ImageNet-C truncate.
+
+    Raises
+    ------
+    transforms.BadInput
+        ImageNet-C's frost on an image larger than the drawn texture (a native-size image): this
+        input cannot make this output, and a build records it in ``failures.jsonl``.
+    ValueError
+        An unknown name or operator set, or an image that is not uint8 (H, W, 3).
     """
     corruption = _check_name(name)
     if operators not in OPERATORS:
@@ -129,9 +139,9 @@ def apply_corruption(image: np.ndarray, name: str, parameters: Mapping, rng: np.
         return np.ascontiguousarray(to_uint8(function(image, rng, **parameters)))
     except ValueError as err:
         if name == "frost" and operators == "imagenet-c":  # the random crop cannot fit
-            raise ValueError(f"ImageNet-C's frost crops a texture at least as large as the image, and the drawn "
-                             f"texture is smaller than {image.shape[0]}x{image.shape[1]}; use operators "
-                             f"'vcr-code' (texture resized) for native-size images ({err})") from None
+            raise BadInput(f"ImageNet-C's frost crops a texture at least as large as the image, and the drawn "
+                           f"texture is smaller than {image.shape[0]}x{image.shape[1]}; use operators "
+                           f"'vcr-code' (texture resized) for native-size images ({err})") from None
         raise
 
 

@@ -15,6 +15,8 @@ from PIL import Image
 
 from .preprocess import STEPS, center_crop, preprocess_uncropped, resize_short_side, to_pil
 
+__all__ = ["apply_steps", "view_function", "edition_input"]
+
 
 def apply_steps(image: np.ndarray, steps: tuple) -> np.ndarray:
     """Apply ``steps`` (``(name, *arguments)`` tuples) in order to a uint8 array, through PIL.

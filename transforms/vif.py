@@ -21,6 +21,9 @@ import math
 import cv2
 import numpy as np
 
+__all__ = ["PYRAMID_HEIGHT", "PYRAMID_ORDER", "PYRAMID_EDGES", "BANDS", "BLOCK", "NOISE_VARIANCE", "TOLERANCE",
+           "POOL_OFFSET", "MIN_SIDE", "grey", "VifReference", "vif_grey", "vif", "delta_v"]
+
 PYRAMID_HEIGHT = 4
 """Scales of the steerable pyramid."""
 PYRAMID_ORDER = 5

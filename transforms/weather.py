@@ -19,6 +19,9 @@ from .assets import frost_texture
 from .geometry import clipped_zoom
 from .motion import magick_motion_blur
 
+__all__ = ["FROST_CHOICES", "SNOW_ANGLE_RANGE", "WATER_COLOUR", "MUD_COLOUR", "plasma_fractal", "fog", "frost",
+           "liquid_layer", "water_mask", "add_water", "add_mud", "spatter", "snow_layer", "add_snow", "snow"]
+
 FROST_CHOICES = 5
 """The reference draws ``randint(5)``: frost1..frost5; frost6.jpg is never used."""
 

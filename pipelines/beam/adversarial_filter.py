@@ -47,6 +47,9 @@ from pipelines.beam.runner import make_pipeline
 from pipelines.beam.sources import ReadImageNet
 from pipelines.inputs.listing import SourceIndex, inspect_image, source_note, walk_folder, write_entry_lists
 
+__all__ = ["COMMANDS", "CROPS_DIR", "ORIGINALS_DIR", "resolve_classes", "classify_candidate", "index_candidates",
+           "FilterCandidates", "read_metadata", "EXEMPLARS_PER_CLASS", "copy_exemplars", "filter_candidates"]
+
 COMMANDS = {"imagenet_a": "filter-a", "imagenet_o": "filter-o"}
 CROPS_DIR = f"{REVIEW_DIR}/crops"
 ORIGINALS_DIR = f"{REVIEW_DIR}/originals"

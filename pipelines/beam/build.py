@@ -37,6 +37,9 @@ from pipelines.beam.sources import ReadImageNet
 from pipelines.inputs.families import Input, open_input
 from pipelines.inputs.listing import require_entries, select_entries, write_entry_lists
 
+__all__ = ["DEFAULT_EXAMPLES_PER_SHARD", "SourceSelection", "BuildResult", "read_image_ids", "run_build",
+           "build_imagenet_c"]
+
 DEFAULT_EXAMPLES_PER_SHARD = 2048
 """Examples per TFRecord shard on average (about 50 MB of ImageNet-C JPEGs)."""
 

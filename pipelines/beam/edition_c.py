@@ -14,6 +14,8 @@ from pipelines.beam.imagenet_c import CorruptImages, ImageNetCConfig, imagenet_c
 from pipelines.beam.npy_release import StackedArrays
 from pipelines.inputs.families import Input
 
+__all__ = ["edition_build_options"]
+
 
 def edition_build_options(config: ImageNetCConfig, source: Input) -> dict:
     """Keyword arguments of :func:`pipelines.beam.build.run_build` for an ImageNet-C build of ``config``

@@ -49,8 +49,7 @@ from pipelines.beam.prediction_parts import (C_TABLE, EVALUATION_COUNTERS, P_TAB
 from pipelines.beam.progress import ProgressCounter
 from pipelines.beam.runner import make_pipeline
 from pipelines.evaluation.model_input import frame_model_input, image_model_input, model_input
-from pipelines.evaluation.models import (A_CLASSES, P_TREE_CLASSES, check_model, infer_framework, key_text,
-                                         read_item, trial_batch)
+from pipelines.evaluation.models import check_model, infer_framework, key_text, read_item, trial_batch
 from pipelines.evaluation.p_sequences import npy_sequences, p_sets, p_tree, sequence_frames
 from pipelines.evaluation.release_inputs import (adversarial_tree, c_configs, c_examples, c_release,
                                                  labelled_paths, tree_labels)
@@ -58,6 +57,9 @@ from pipelines.evaluation.scores import (PREDICTIONS_DIR, default_output, model_
                                          write_evaluation)
 from pipelines.formats import storage
 from pipelines.formats.parts import PART_RECORDS, PART_SECONDS
+
+__all__ = ["PREDICTION_FOLDERS", "PredictTop5", "PredictImageNetC", "PredictImageNetP", "check_evaluation_model",
+           "evaluate_release"]
 
 PREDICTION_FOLDERS = {C_TREE: "imagenet-c", P_TREE: "imagenet-p"}
 """Folders below ``predictions/`` of the 224 trees: the benchmarks' names, as before the trees became
@@ -229,7 +231,7 @@ def check_evaluation_model(model_path, framework, release_dir, c, configs, sets)
         trial = trial_batch(((f"{key_text(key)}#{i}", frame) for i, frame in enumerate(frames)),
                             frame_model_input(edition))
         tree = p_tree(release_dir)[0]
-        check_model(model_path, framework, edition.image_size, (P_TREE_CLASSES.get(tree, A_CLASSES),),
+        check_model(model_path, framework, edition.image_size, (edition.p.classes_of(tree),),
                     f"the {tree} release", trial)
 
 

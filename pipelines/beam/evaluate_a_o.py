@@ -36,6 +36,8 @@ from pipelines.evaluation.scores import default_output, model_name_of, output_pa
 from pipelines.formats.parts import PART_RECORDS, PART_SECONDS
 from pipelines.inputs.listing import read_entry
 
+__all__ = ["MODEL_INPUTS", "evaluate_adversarial"]
+
 MODEL_INPUTS = {"resize_crop": model_input_a, "clean_config": model_input}
 """How each kind of image becomes model input: raw images (the packaged set, ImageNet val) are
 resized and cropped; a release's clean config is 224 already."""

@@ -38,10 +38,14 @@ from schemas.release import C_BENCHMARK, CLEAN
 from schemas.tfds import TfdsDataset
 from schemas.tfds_c import c_dataset
 from transforms import RNG_MODES, corrupt, encode_jpeg, encode_png, example_seed, make_rng, preprocess
+from transforms.preprocess import BadInput
 
 from pipelines.beam.progress import IMAGE_WORK_COUNTER, NAMESPACE, WorkClock
 from pipelines.beam.write_release import OutputsFn
 from pipelines.inputs.listing import inspect_image, source_note
+
+__all__ = ["BENCHMARK", "ImageNetCConfig", "condition_array", "corrupted_outputs", "array_sha256", "source_record",
+           "CorruptImages", "imagenet_c_dataset", "imagenet_c_document"]
 
 BENCHMARK = C_BENCHMARK
 """``release.json``'s ``benchmark`` of an ImageNet-C release (its ``edition`` is the catalogue name)."""
@@ -157,7 +161,8 @@ def corrupted_outputs(image: SourceImage, crop: np.ndarray, config: ImageNetCCon
                       family: Optional[str] = None, clock: Optional[WorkClock] = None
                       ) -> Iterator[Union[OutputRecord, Failure]]:
     """Every output of one preprocessed image (one per row of ``config.conditions_of(family)``);
-    a corruption that raises becomes a Failure.
+    a corruption that raises :class:`transforms.BadInput` becomes a Failure, any other exception
+    stops the build (a bug, not bad data).
 
     Parameters
     ----------
@@ -189,7 +194,7 @@ def corrupted_outputs(image: SourceImage, crop: np.ndarray, config: ImageNetCCon
                     data = encoded = encode_jpeg(array, edition.c.jpeg_quality)
                 else:  # a raw row of <tree>/<corruption>.npy, a lossless PNG in the TFDS example
                     data, encoded = array.tobytes(), encode_png(array)
-        except Exception as err:  # one bad output must not stop the build: it is reported
+        except BadInput as err:  # this input cannot make this output: reported; any other error is a bug
             yield Failure(key, entry.source, "corrupt", f"{type(err).__name__}: {err}")
             continue
         example = {"image": encoded, "label": entry.label}

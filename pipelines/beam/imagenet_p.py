@@ -42,7 +42,7 @@ from schemas.imagenet_p_editions import NPY, PEdition
 from schemas.release import P_BENCHMARK
 from schemas.records import Failure, OutputRecord, SourceEntry, SourceImage
 from schemas.tfds_p import imagenet_p_config, p_dataset
-from transforms import example_rng, example_seed, perturb_sequence
+from transforms import BadInput, example_rng, example_seed, perturb_sequence
 from transforms.views_p import edition_input
 
 from pipelines.beam.build import BuildResult, SourceSelection, run_build
@@ -55,6 +55,11 @@ from pipelines.formats.webdataset import check_formats
 from pipelines.formats.video import (FRAME_RATE, PIXEL_FORMAT, PNG_COMPRESS_LEVEL, PRESETS, decode_video, encode_frames_lossless,
                     encode_h264, encoder_settings, encoder_versions,
                     x264_cpu_capabilities)
+
+__all__ = ["BENCHMARK", "DIFFICULTIES", "DEFAULT_PRESET", "ENCODER_THREADS", "TFDS_FRAMES",
+           "DEFAULT_EXAMPLES_PER_SHARD", "ImageNetPConfig", "SequenceTask", "VideoTask", "EditionOutputs",
+           "video_name", "is_noise", "make_video", "one_image_per_video_name", "PerturbImages", "p_tree_of",
+           "imagenet_p_document", "p_build_options", "build_imagenet_p"]
 
 BENCHMARK = P_BENCHMARK
 """``release.json``'s ``benchmark`` of an ImageNet-P release (its ``edition`` is the catalogue name)."""
@@ -242,7 +247,10 @@ def is_noise(perturbation: str) -> bool:
 
 
 def make_video(task: SequenceTask, config: ImageNetPConfig, tree: Optional[str] = None) -> Union[OutputRecord, Failure]:
-    """The output of one task; a sequence or an encode that raises becomes a Failure.
+    """The output of one task; a sequence that raises :class:`transforms.BadInput` becomes a Failure.
+
+    Any other exception, of the perturbation or of the encoder (our own frames: an encoder that
+    fails on them is the machine's or the code's fault), stops the build.
 
     Parameters
     ----------
@@ -268,7 +276,7 @@ def make_video(task: SequenceTask, config: ImageNetPConfig, tree: Optional[str] 
     try:
         frames = perturb_sequence(task.image, name, example_rng(config.seed, entry.key, name, difficulty),
                                   difficulty, edition=config.edition)
-    except Exception as err:  # one bad output must not stop the build: it is reported
+    except BadInput as err:  # this input cannot make this video: reported; any other error is a bug
         return Failure(key, entry.source, "perturb", f"{type(err).__name__}: {err}")
     metadata = {"image_key": entry.key, "wnid": entry.wnid, "label": entry.label, "perturbation": name,
                 "difficulty": difficulty, "seed": example_seed(config.seed, entry.key, name, difficulty),
@@ -278,12 +286,9 @@ def make_video(task: SequenceTask, config: ImageNetPConfig, tree: Optional[str] 
         return OutputRecord(key=key, group=group, path=f"{tree}/{group}.npy", data=frames.tobytes(),
                             example={"video": encode_frames_lossless(frames), **example}, metadata=metadata,
                             stacked=True)
-    try:
-        mp4 = encode_h264(frames, noise=is_noise(name), preset=config.preset, threads=ENCODER_THREADS,
-                          simd=config.simd)
-        pngs = encode_frames_lossless(decode_video(mp4) if config.tfds_frames == "decoded" else frames)
-    except Exception as err:
-        return Failure(key, entry.source, "encode", f"{type(err).__name__}: {err}")
+    mp4 = encode_h264(frames, noise=is_noise(name), preset=config.preset, threads=ENCODER_THREADS,
+                      simd=config.simd)
+    pngs = encode_frames_lossless(decode_video(mp4) if config.tfds_frames == "decoded" else frames)
     return OutputRecord(key=key, group=group, path=f"{tree}/{key}", data=mp4,
                         example={"video": pngs, **example}, metadata=metadata)
 

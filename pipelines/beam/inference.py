@@ -20,6 +20,9 @@ except ImportError:
 from pipelines.beam.progress import NAMESPACE as PROGRESS_NAMESPACE
 from pipelines.evaluation.models import FRAMEWORKS, ModelError, infer_framework, key_text, nonfinite_message
 
+__all__ = ["METRICS_NAMESPACE", "NONFINITE_COUNTER", "NONFINITE_KEYS", "PredictLogits", "count_refused",
+           "nonfinite_found", "run_checked", "beam_counters", "threads_per_worker", "model_handler"]
+
 METRICS_NAMESPACE = "imagenet-cp evaluate"
 NONFINITE_COUNTER = "nonfinite_logits"
 NONFINITE_KEYS = "nonfinite_keys"

@@ -49,6 +49,12 @@ from pipelines.formats.parts import (PART_RECORDS, PART_SECONDS, PartWriter, ite
                                      read_ledger)
 from pipelines.release.output_folder import FolderLock, OutputFolderError, WorkerLock, wait_for_orphan_workers
 
+__all__ = ["SCRATCH_DIR", "IDENTITY_FILE", "C_TABLE", "P_TABLE", "A_TABLE", "EVALUATION_COUNTERS", "scratch_dir",
+           "model_sha256", "evaluation_identity", "local_place", "open_scratch", "table_runs", "committed_names",
+           "pending_images", "complete_videos", "pending_videos", "c_record", "p_record", "a_record", "read_logits",
+           "committed_keys", "CommitPredictionsFn", "write_config_file", "write_set_file", "prediction_progress_text",
+           "finished_text", "run_resumable"]
+
 SCRATCH_DIR = ".evaluation"
 """The evaluation's scratch folder inside ``OUT``: removed when the evaluation completes."""
 IDENTITY_FILE = "evaluation.json"

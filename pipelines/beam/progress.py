@@ -23,6 +23,9 @@ from schemas.release import PROGRESS_DIR
 
 from pipelines.formats import storage
 
+__all__ = ["NAMESPACE", "COUNTERS", "IMAGE_WORK_COUNTER", "WorkClock", "ProgressCounter", "read_progress",
+           "format_duration", "progress_text", "ProgressLine"]
+
 NAMESPACE = "imagenet-cp"
 COUNTERS = ("images_read", "outputs_written", "failures")
 IMAGE_WORK_COUNTER = "image_work_cpu_us"

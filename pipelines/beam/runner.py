@@ -20,6 +20,8 @@ from apache_beam.runners.portability.fn_api_runner import FnApiRunner
 from apache_beam.runners.portability.fn_api_runner.fn_runner import ExtendedProvisionInfo
 from google.protobuf import struct_pb2
 
+__all__ = ["WORKER_LOG_LEVEL", "is_local", "make_pipeline"]
+
 WORKER_LOG_LEVEL = "WARNING"
 """Log level of local SDK worker processes (their INFO lines would drown the progress line)."""
 

@@ -19,6 +19,10 @@ import threading
 import time
 from typing import Callable, Optional
 
+__all__ = ["RESUME_HINT", "WORKER_MODULE", "DISK_FULL_MARKERS", "WORKER_DIED_MARKERS", "BuildInterrupted",
+           "BuildStopped", "worker_pids", "stop_workers", "explain_failure", "BEAM_LOGGERS", "BEAM_THREADS",
+           "stopping_cleanly"]
+
 RESUME_HINT = "rerun the same command to resume"
 WORKER_MODULE = "apache_beam.runners.worker.sdk_worker_main"
 DISK_FULL_MARKERS = ("No space left on device", f"[Errno {errno.ENOSPC}]")

@@ -14,6 +14,8 @@ from schemas.records import Failure, SourceEntry, SourceImage
 from pipelines.beam.progress import ProgressCounter
 from pipelines.inputs.listing import os_reason, read_entry, read_entry_list
 
+__all__ = ["ReadImageNet"]
+
 
 class _ReadImagesFn(beam.DoFn):
     """SourceEntry -> SourceImage (its bytes); unreadable entries go to the ``failures`` output."""

@@ -32,7 +32,7 @@ from schemas.release import VCR_BENCHMARK
 from schemas.tfds_vcr import VCR_DATASET, VCR_NATIVE_DATASET
 from schemas.vcr import (BINS, CLEAN, DV_RESOLUTION, DV_RESOLUTIONS, OPERATORS, PARAMETER_MODES, VCR_CORRUPTIONS,
                          VCR_TREE, VIF_VARIANT, clean_key, png_path, select_vcr_corruptions, vcr_key)
-from transforms import encode_png
+from transforms import BadInput, encode_png
 from transforms.rng import legacy_random_state
 from transforms.vcr import vcr_corrupt, vcr_image, vcr_seed
 from transforms.vif import VifReference
@@ -40,6 +40,9 @@ from transforms.vif import VifReference
 from pipelines.beam.write_release import OutputsFn
 from pipelines.release.versions import library_versions
 from pipelines.inputs.listing import inspect_image
+
+__all__ = ["BENCHMARK", "VcrConfig", "delta_v_bin", "selection_rank", "measure_candidates", "BuildVcrExamples",
+           "vcr_document", "bin_counts", "build_vcr", "read_manifest", "short_bins"]
 
 BENCHMARK = VCR_BENCHMARK
 
@@ -142,7 +145,7 @@ def measure_candidates(image_key: str, crop: np.ndarray, config: VcrConfig):
                 array, parameters = vcr_corrupt(crop, corruption, legacy_random_state(seed),
                                                 mode=config.parameters, operators=config.operators)
                 value = vif(array)
-            except Exception as err:  # one bad output must not stop the build: it is reported
+            except BadInput as err:  # this input cannot make this draw: reported; any other error is a bug
                 yield Failure(key, "", "corrupt", f"{type(err).__name__}: {err}")
                 continue
             yield {"key": key, "image_key": image_key, "corruption": corruption, "draw": draw, "seed": seed,

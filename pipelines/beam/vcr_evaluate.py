@@ -46,6 +46,8 @@ from pipelines.evaluation.vcr_scores import (CURVES_FILE, REFUSED, analyse, anal
 from pipelines.formats import storage
 from pipelines.formats.parts import PART_RECORDS, PART_SECONDS
 
+__all__ = ["PredictVcr", "evaluate_vcr"]
+
 
 class _WriteGroupPredictionsFn(beam.DoFn):
     """Sink: ``(table, [runs])`` of a group -> ``predictions/vcr/<group>.jsonl`` sorted by key,

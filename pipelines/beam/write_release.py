@@ -35,6 +35,7 @@ from schemas.records import FileInfo, OutputRecord
 from schemas.release import (CHECKSUMS, FAILURES, PARTS_DIR, RELEASE_FORMAT, RELEASE_JSON, SCRATCH_DIRS,
                              SOURCES, checksum_line, dumps, json_line, manifest_path)
 from schemas.tfds import TfdsDataset
+from transforms.heap import retain_freed_memory
 from transforms.threads import one_opencv_thread
 
 from pipelines.formats import storage
@@ -48,6 +49,10 @@ from pipelines.beam.sinks import GroupOutputs, ReleaseFiles, ReleaseSink
 from pipelines.formats.spill import SpillReader
 from pipelines.formats.tfrecord import encode_example, frame_record
 
+__all__ = ["CHECKSUM_PARTS", "ENVIRONMENTS_DIR", "RELEASE_WIDE_GROUP", "OutputsFn", "shard_index", "global_windowed",
+           "WRITE_BATCH", "make_class_folders_once", "write_group", "write_lists", "write_checksum_part",
+           "committed_names", "WriteRelease", "read_environments", "seal_release"]
+
 CHECKSUM_PARTS = f"{PARTS_DIR}/sha256"
 ENVIRONMENTS_DIR = f"{PARTS_DIR}/environments"
 """One file per run of a build: the distinct worker environments it saw."""
@@ -58,8 +63,8 @@ RELEASE_WIDE_GROUP = "_release"
 class OutputsFn(beam.DoFn):
     """Base of the DoFns that make an edition's output records.
 
-    Runs OpenCV on the worker's own thread (:func:`transforms.threads.one_opencv_thread`),
-    holds the worker's :class:`ProgressCounter` and reports the worker's environment (the versions
+    Runs OpenCV on the worker's own thread (:func:`transforms.threads.one_opencv_thread`), keeps
+    freed memory for reuse (:func:`transforms.heap.retain_freed_memory`), holds the worker's :class:`ProgressCounter` and reports the worker's environment (the versions
     from :meth:`environment`, as JSON, tagged ``environments``) once per bundle, so that
     ``release.json`` can show every environment a release was built in.
     """
@@ -73,6 +78,7 @@ class OutputsFn(beam.DoFn):
 
     def setup(self):
         one_opencv_thread()
+        retain_freed_memory()
         self._progress = ProgressCounter(self._progress_dir)
         self._environment = json.dumps(self.environment(), sort_keys=True)
 

@@ -1,1 +1,3 @@
 """Benchmarks (``imagenet-cp bench``) and the preview contact sheet."""
+
+__all__ = []

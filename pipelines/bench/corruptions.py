@@ -28,6 +28,10 @@ from transforms import RNG_MODES, corrupt, encode_jpeg, example_rng, example_see
 from transforms.draws import draw_ms
 from transforms.threads import one_opencv_thread
 
+__all__ = ["BENCH_IMAGES", "SOURCE_JPEG_QUALITY", "BENCH_RELEASE_SEED", "REFERENCE_ESTIMATE_MS", "CLOCKS",
+           "REPORTED_PACKAGES", "source_jpeg", "median_ms", "machine_info", "load_average", "select_rng_modes",
+           "check_clock", "run_bench", "format_table"]
+
 
 #: Photographs timed, name -> loader of an RGB uint8 array (all ship with scikit-image).
 BENCH_IMAGES = MappingProxyType({

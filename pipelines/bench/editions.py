@@ -27,6 +27,9 @@ from transforms.threads import one_opencv_thread
 from pipelines.bench.corruptions import (BENCH_IMAGES, BENCH_RELEASE_SEED, CLOCKS, SOURCE_JPEG_QUALITY, check_clock,
                                          median_ms, source_jpeg)
 
+__all__ = ["SMALL_SOURCE_ENCODERS", "select_editions", "edition_source", "run_editions_bench",
+           "format_editions_table"]
+
 #: Source family whose images are the dataset's own small squares -> how one is stored: Tiny
 #: ImageNet's 64x64 JPEGs, and the 32x32 PNGs a CIFAR build lists its test set as.
 SMALL_SOURCE_ENCODERS = {

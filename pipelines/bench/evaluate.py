@@ -27,6 +27,9 @@ from transforms.preprocess import encode_jpeg, preprocess
 from pipelines.bench.corruptions import machine_info
 from pipelines.bench.scaling import synthetic_image
 
+__all__ = ["EVALUATE_IMAGES", "EVALUATE_WORKERS", "LOOP_THREADS", "BENCH_CONDITION", "write_bench_release",
+           "plain_loop", "timed_evaluate", "run_evaluate_bench", "format_evaluate_table"]
+
 EVALUATE_IMAGES = 640
 """Images of the bench release (20 batches of 32)."""
 EVALUATE_WORKERS = (1, 2)

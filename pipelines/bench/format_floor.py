@@ -42,6 +42,8 @@ from pipelines.formats.tfrecord import encode_example, frame_record
 from pipelines.inputs.families import open_input
 from pipelines.inputs.listing import read_entry
 
+__all__ = ["FLOOR_STEPS", "measure_format_floor"]
+
 FLOOR_STEPS = ("records", "tree_files", "examples", "manifest")
 """The format's steps of :func:`measure_format_floor`, in the order each output takes them."""
 

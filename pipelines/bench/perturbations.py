@@ -24,6 +24,8 @@ from transforms.threads import one_opencv_thread
 from pipelines.bench.corruptions import BENCH_IMAGES, BENCH_RELEASE_SEED, median_ms, source_jpeg
 from pipelines.formats.video import PRESETS, encode_frames_lossless, encode_h264, encoder_versions
 
+__all__ = ["timed", "run_p_bench", "format_p_table"]
+
 
 def timed(call: Callable[[], object]) -> tuple[float, object]:
     """``(milliseconds, result)`` of one call of ``call()``."""

@@ -19,6 +19,9 @@ from schemas.editions import get_edition
 from schemas.imagenet_c import CORRUPTIONS, IMAGE_SIZE, SEVERITIES, select_corruptions
 from transforms import corrupt, example_rng, preprocess
 
+__all__ = ["MIN_CELL", "GAP", "LABEL_WIDTH", "HEADER_HEIGHT", "FONT_SIZE", "COLUMN_HEADERS", "sheet_size",
+           "cell_scale", "row_images", "contact_sheet", "write_preview"]
+
 MIN_CELL = 128
 """Smallest cell side (pixels) of a sheet; smaller outputs are enlarged by an integer factor."""
 

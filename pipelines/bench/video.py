@@ -20,6 +20,9 @@ from pipelines.bench.corruptions import BENCH_IMAGES, BENCH_RELEASE_SEED, machin
 from pipelines.formats.video import (PRESETS, decode_frames_lossless, decode_video, encode_frames_lossless, encode_h264,
                     encoder_versions)
 
+__all__ = ["BENCH_PERTURBATIONS", "BENCH_PRESETS", "psnr_db", "bench_sequence", "measure_encode", "run_video_bench",
+           "format_video_table"]
+
 #: One perturbation per rate control of the reference: tune grain (CRF 23), then CRF 20.
 BENCH_PERTURBATIONS = ("gaussian_noise", "rotate")
 

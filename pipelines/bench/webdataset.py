@@ -17,6 +17,8 @@ from schemas.release import MANIFEST_DIR
 from pipelines.formats import storage
 from pipelines.formats.webdataset import is_folder_tree, manifest_samples, write_shards
 
+__all__ = ["measure_webdataset", "format_webdataset_table"]
+
 
 def measure_webdataset(release_dir: str, repeats: int = 3) -> dict:
     """Time writing the shards of every folder-tree config of ``release_dir`` (best of ``repeats``).

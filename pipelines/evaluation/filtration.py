@@ -19,6 +19,8 @@ from schemas.class_names import class_name
 from schemas.wnids import imagenet_wnids, wnid_to_label
 from transforms.ten_crop import CENTRE_CROP, CROP_NAMES
 
+__all__ = ["TOP_K", "subset_softmax", "model_scores", "judge_candidate", "rank_confusion"]
+
 TOP_K = 5
 
 

@@ -28,6 +28,10 @@ from schemas.wnids import imagenet_wnids
 from pipelines.evaluation.report import REPORT_FILE
 from pipelines.evaluation.scores import METRICS_FILE, PREDICTIONS_DIR, move_to_output
 
+__all__ = ["PREDICTIONS", "O_PREDICTIONS", "IN_DISTRIBUTION", "IN_DISTRIBUTION_PREDICTIONS", "LOGITS_FILE",
+           "prediction_rows", "write_a_outputs", "chance_aupr", "write_o_outputs", "report_markdown",
+           "o_report_markdown"]
+
 PREDICTIONS = f"{PREDICTIONS_DIR}/{A_TREE}.jsonl"
 O_PREDICTIONS = f"{PREDICTIONS_DIR}/{O_TREE}.jsonl"
 IN_DISTRIBUTION = "in-distribution"

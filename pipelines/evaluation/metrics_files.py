@@ -27,6 +27,10 @@ from metrics.imagenet_p import flip_baseline, summarize_imagenet_p, unnormalized
 from schemas.baselines import ALEXNET_IMAGENET_C, ErrorBaseline
 from schemas.release import dumps
 
+__all__ = ["ERRORS_FILE", "FLIPS_FILE", "read_json", "load_errors", "write_errors", "load_error_baseline",
+           "check_baseline_covers", "load_npz", "load_flips", "write_flips", "load_flip_baseline",
+           "imagenet_c_metrics", "imagenet_p_metrics", "imagenet_a_metrics", "imagenet_o_metrics_file"]
+
 ERRORS_FILE = "imagenet-c-errors.json"
 FLIPS_FILE = "imagenet-p-predictions.npz"
 

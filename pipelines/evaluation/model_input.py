@@ -24,6 +24,9 @@ from schemas.filter_models import IMAGENET_MEAN, IMAGENET_STD
 from transforms.preprocess import center_crop, to_pil
 from transforms.ten_crop import centre_crop, normalise
 
+__all__ = ["A_SIDE", "A_RESIZE", "model_input", "edition_model_input", "image_model_input", "frame_model_input",
+           "model_input_a"]
+
 _MEAN = np.asarray(MODEL_INPUT_MEAN, dtype=np.float32)[:, None, None]
 _STD = np.asarray(MODEL_INPUT_STD, dtype=np.float32)[:, None, None]
 A_SIDE, A_RESIZE = 224, 256

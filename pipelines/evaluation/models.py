@@ -12,6 +12,11 @@ from typing import Sequence
 
 import numpy as np
 
+__all__ = ["FRAMEWORKS", "ModelError", "infer_framework", "IMAGENET_CLASSES", "A_CLASSES",
+           "TRIAL_IMAGES", "NONFINITE_SHOWN", "describe_file", "RUNNERS", "load_runner", "check_input_shape",
+           "nonfinite_message", "check_logits", "check_model", "read_item", "trial_batch", "key_text", "FILTER_CROP",
+           "check_filter_model"]
+
 FRAMEWORKS = ("onnx", "pytorch", "tensorflow")
 
 
@@ -33,9 +38,6 @@ def infer_framework(model_path: str) -> str:
                      f"--framework ({', '.join(FRAMEWORKS)})")
 
 
-P_TREE_CLASSES = {"ImageNet-P": 1000, "ImageNet-P-299": 1000, "ImageNet-64x64-P": 1000, "Tiny-ImageNet-P": 200,
-                  "CIFAR-10-P": 10, "CIFAR-100-P": 100}
-"""Logits per image a model needs on each ImageNet-P tree (the classes of its labels)."""
 IMAGENET_CLASSES = 1000
 """Logits per image of an ImageNet-1k model (the 224 editions, VCR, filter-a / filter-o)."""
 A_CLASSES = IMAGENET_CLASSES

@@ -25,6 +25,8 @@ from pipelines.evaluation.release_inputs import npy_header, read_npy_rows
 from pipelines.formats import storage
 from pipelines.formats.video import read_video
 
+__all__ = ["PSet", "p_tree", "p_sets", "npy_sequences", "sequence_frames"]
+
 
 class PSet(NamedTuple):
     """One sequence set of a release: its name (``rotate``, ``shot_noise_2``), where it lies, its edition."""

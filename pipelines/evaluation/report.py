@@ -17,6 +17,10 @@ from matplotlib.ticker import MaxNLocator  # noqa: E402
 from schemas.baselines import ALEXNET_IMAGENET_C, REFERENCE_RESULTS, ErrorBaseline  # noqa: E402
 from schemas.imagenet_c import BENCHMARK_CORRUPTIONS, CORRUPTIONS, EXTRA_CORRUPTIONS, SEVERITIES  # noqa: E402
 
+__all__ = ["REPORT_FILE", "PLOTS_DIR", "ERROR_PLOT", "CE_PLOT", "ACCURACY_PLOT", "FLIP_PLOT",
+           "plot_error_vs_severity", "plot_corruption_errors", "plot_clean_vs_corrupted", "plot_flip_probability",
+           "CLEAN_SOURCE_TEXT", "clean_error_text", "reference_rows", "summary_lines", "write_report"]
+
 REPORT_FILE = "report.md"
 PLOTS_DIR = "plots"
 ERROR_PLOT = "error_vs_severity.png"

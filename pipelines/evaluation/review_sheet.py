@@ -28,6 +28,9 @@ from transforms.ten_crop import CENTRE_CROP
 
 from pipelines.formats import storage
 
+__all__ = ["ROWS_PER_SHEET", "THUMB", "TEXT_WIDTH", "FONT_SIZE", "HEADER", "shortlist", "DuplicateIndex",
+           "item_lines", "contact_sheets", "write_review_sheet"]
+
 ROWS_PER_SHEET = 10
 THUMB = 224
 TEXT_WIDTH = 900

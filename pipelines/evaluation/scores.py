@@ -26,6 +26,10 @@ from pipelines.evaluation.release_inputs import parse_config
 from pipelines.evaluation.report import REPORT_FILE, clean_error_text, write_report
 from pipelines.formats import storage
 
+__all__ = ["EVALUATIONS_SUFFIX", "METRICS_FILE", "PREDICTIONS_DIR", "CLEAN_SOURCES", "default_output",
+           "model_name_of", "output_path", "choose_clean_error", "imagenet_c_section", "unnormalised_summary",
+           "edition_c_section", "edition_report", "imagenet_p_section", "move_to_output", "write_evaluation"]
+
 EVALUATIONS_SUFFIX = "-evaluations"
 METRICS_FILE = "metrics.json"
 PREDICTIONS_DIR = "predictions"

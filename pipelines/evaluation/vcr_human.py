@@ -31,6 +31,9 @@ import numpy as np
 from metrics.vcr import monotone_curve, performance_curve, points_function, tck_function
 from schemas.vcr import DV_RESOLUTIONS, LABEL_SPACES, VCR_CORRUPTIONS, VIF_VARIANT
 
+__all__ = ["REQUIRED_COLUMNS", "OPTIONAL_COLUMNS", "REQUIRED_META", "RECORDED_META", "MODEL_LABEL_SPACE",
+           "HumanFileError", "HumanCurves", "load_human"]
+
 REQUIRED_COLUMNS = ("corruption", "vd_score", "label", "transf_pred")
 OPTIONAL_COLUMNS = ("orig_pred", "participant", "image_id", "parameter")
 REQUIRED_META = ("label_space", "vif_variant", "dv_resolution")

@@ -25,6 +25,9 @@ from pipelines.evaluation.scores import PREDICTIONS_DIR
 from pipelines.evaluation.vcr_human import HumanCurves
 from pipelines.formats import storage
 
+__all__ = ["CURVES_FILE", "REPORT_FILE", "PLOTS_DIR", "REFUSED", "PROPERTIES", "is_vcr_release", "read_vcr_manifest",
+           "analysis_settings", "read_predictions", "analyse", "plot_curves", "write_report"]
+
 CURVES_FILE = "curves.npz"
 REPORT_FILE = "report.md"
 PLOTS_DIR = "plots"

@@ -24,6 +24,9 @@ from schemas.tfds import TfdsDataset
 
 from pipelines.formats import storage
 
+__all__ = ["LABELS_FILE", "label_names", "class_folder_parents", "class_folders", "make_class_folders",
+           "release_label_names", "expected_class_folders", "release_class_folders"]
+
 LABELS_FILE = "label.labels.txt"
 """The TFDS metadata file of the ``label`` feature: one class name a line, in index order."""
 

@@ -40,6 +40,10 @@ from schemas.release import PARTS_DIR
 from pipelines.formats import storage
 from pipelines.formats.spill import SpillWriter
 
+__all__ = ["RUNS_DIR", "LEDGER_DIR", "SOURCES_TABLE", "FAILURES_TABLE", "PART_RECORDS", "PART_SECONDS", "READ_CHUNK",
+           "run_path", "PartWriter", "read_ledger", "iter_file_chunks", "iter_lines", "merge_runs", "ledger_runs",
+           "completed_images"]
+
 RUNS_DIR = f"{PARTS_DIR}/runs"
 LEDGER_DIR = f"{PARTS_DIR}/ledger"
 SOURCES_TABLE = "_sources"

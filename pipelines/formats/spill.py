@@ -23,6 +23,8 @@ from schemas.release import SPILL_DIR
 
 from pipelines.formats import storage
 
+__all__ = ["SpillRef", "SpillWriter", "read_spilled", "SpillReader"]
+
 
 class SpillRef(NamedTuple):
     """Where one spilled value lies: ``length`` bytes at ``offset`` in the spill file ``path``."""

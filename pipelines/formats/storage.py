@@ -34,6 +34,10 @@ from apache_beam.options.value_provider import RuntimeValueProvider
 from schemas.records import FileInfo
 from schemas.release import TMP_DIR
 
+__all__ = ["OBJECT_STORE_SCHEMES", "configure", "join", "is_local", "is_object_store", "read_bytes", "open_atomic",
+           "write_atomic", "write_new", "open_stream", "create_stream", "match", "parent", "basename", "exists",
+           "delete_tree", "list_files", "list_tree", "size", "is_folder", "list_folders"]
+
 _RAW = CompressionTypes.UNCOMPRESSED
 _MIN_READ_BUFFER = 1 << 16
 

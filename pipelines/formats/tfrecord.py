@@ -19,6 +19,9 @@ from typing import Any, BinaryIO, Iterator, Mapping
 
 import google_crc32c
 
+__all__ = ["HEADER_BYTES", "FRAMING_BYTES", "TFRecordError", "masked_crc32c", "frame_record", "iter_records",
+           "encode_example", "decode_example"]
+
 _LENGTH = struct.Struct("<Q")
 _CRC = struct.Struct("<I")
 HEADER_BYTES = _LENGTH.size + _CRC.size

@@ -41,6 +41,12 @@ from PIL import Image, features
 
 from schemas.imagenet_p import CRF20_RATE_CONTROL, GRAIN_RATE_CONTROL
 
+__all__ = ["FRAME_RATE", "PIXEL_FORMAT", "PRESETS", "PNG_COMPRESS_LEVEL", "X264_PLAIN_C", "X264_CPU_INDEPENDENT",
+           "X264_CPU_LEVELS", "VideoEncoderError", "VideoSource", "ffmpeg_executable", "check_frames", "rate_control",
+           "x264_params", "ffmpeg_command", "encode_h264", "decode_video", "encode_frames_lossless",
+           "decode_frames_lossless", "encoder_versions", "x264_cpu_capabilities", "host_cpu_levels",
+           "encoder_settings", "read_video"]
+
 FRAME_RATE = 1
 """Frames per second of every MP4 (the reference's ``-r 1 -framerate 1``)."""
 

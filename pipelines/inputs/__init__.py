@@ -9,3 +9,5 @@
 
 The workers' side (reading the bytes in a Beam graph) is :class:`pipelines.beam.sources.ReadImageNet`.
 """
+
+__all__ = []

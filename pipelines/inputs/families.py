@@ -367,4 +367,5 @@ def list_input(edition: Edition, path: Optional[str], output_dir: str) -> Listed
 
 
 __all__ = ["Input", "ListedInput", "OPENERS", "open_input", "list_input", "index_cifar", "index_tinyimagenet",
-           "read_cifar", "write_cifar_sample", "write_tinyimagenet_sample"]
+           "read_cifar", "write_cifar_sample", "write_tinyimagenet_sample", "cifar_test_file", "tiny_root",
+           "sample_folder"]

@@ -38,6 +38,11 @@ from transforms.preprocess import HIGH_DEPTH_MODES, check_aspect_ratio
 from pipelines.formats import storage
 from pipelines.formats.tfrecord import TFRecordError, decode_example, iter_records
 
+__all__ = ["SOURCE_KINDS", "TFDS_IMAGENET", "TFDS_SPLIT", "MAX_INPUT_BYTES", "SourceIndex", "NoUsableImages",
+           "require_entries", "classify", "drop_duplicates", "os_reason", "walk_folder", "TAR_BLOCK", "walk_tar",
+           "tfds_version_dir", "walk_tfds", "detect_kind", "index_source", "select_entries", "read_entry",
+           "inspect_image", "source_note", "ENTRIES_PER_LIST", "write_entry_lists", "read_entry_list"]
+
 SOURCE_KINDS = ("sample", "folder", "tar", "tfds")
 TFDS_IMAGENET = "imagenet2012"
 TFDS_SPLIT = "validation"

@@ -1,1 +1,3 @@
 """Installers: frost textures, filter-model export, the bundled sample."""
+
+__all__ = []

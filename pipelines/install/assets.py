@@ -11,6 +11,8 @@ from pathlib import Path
 from schemas.assets import FROST_SHA256, FROST_WHEEL, FROST_WHEEL_FOLDER
 from transforms.assets import PACKAGE_FROST_DIR, FrostAssetError, sha256_hex
 
+__all__ = ["fetch_frost"]
+
 
 def _from_wheel(wheel: Path) -> dict[str, bytes]:
     with zipfile.ZipFile(wheel) as archive:

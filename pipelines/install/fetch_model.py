@@ -23,6 +23,9 @@ from schemas.filter_models import (ARCHITECTURE_PACKAGE, CROP_RATIO, IMAGENET_ME
                                    filter_model)
 from schemas.release import dumps
 
+__all__ = ["OPSET", "AGREEMENT_TOLERANCE", "PROVENANCE_SUFFIX", "METADATA_PREFIX", "weights_path", "sha256_file",
+           "load_torch_model", "preprocessing", "check_input", "export_model", "model_metadata"]
+
 OPSET = 18
 AGREEMENT_TOLERANCE = 1e-4
 """Largest absolute logit difference allowed between onnxruntime and torch (1e-4 is ample for float32 logits)."""

@@ -16,6 +16,8 @@ from PIL import Image
 
 from schemas.imagenet_val import validation_wnids
 
+__all__ = ["SAMPLE_PHOTOGRAPHS", "SAMPLE_JPEG_QUALITY", "sample_arrays", "sample_file_names", "write_sample"]
+
 #: Photograph (``skimage.data`` function, index for multi-image ones) -> wnid (class name).
 SAMPLE_PHOTOGRAPHS = MappingProxyType({
     ("chelsea", None): "n02123045",            # tabby, tabby cat

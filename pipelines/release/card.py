@@ -14,8 +14,13 @@ from typing import Mapping, Sequence
 
 import yaml
 
-from schemas.publication import (BENCHMARKS, EDITIONS, INPUTS, OFFICIAL_RELEASE_TERMS, edition_and_benchmark,
-                                 size_category)
+from schemas.edition import Card
+from schemas.editions import get_edition
+from schemas.inputs import Input
+from schemas.publication import BENCHMARKS, OFFICIAL_RELEASE_TERMS, edition_and_benchmark, size_category
+
+__all__ = ["COMMANDS", "NOT_OPTIONS", "ON_BY_DEFAULT", "edition_card", "release_input", "build_command", "title",
+           "what", "citations", "front_matter", "dataset_card"]
 
 #: Benchmark -> the build command that makes it.
 COMMANDS = {"c": "build-c", "p": "build-p", "vcr": "build-vcr", "a": "package-a", "o": "package-o"}
@@ -25,6 +30,29 @@ NOT_OPTIONS = frozenset({"image_ids_sha256", "jpeg_quality", "image_format", "vi
 
 #: Boolean options whose default is on: written as ``--no-<name>`` when off.
 ON_BY_DEFAULT = frozenset({"clean", "simd"})
+
+
+def edition_card(release: Mapping) -> Card:
+    """What the card says of the release's edition (:attr:`schemas.edition.Edition.card`).
+
+    Raises
+    ------
+    ValueError
+        If the release names an edition that is not registered.
+    """
+    return get_edition(edition_and_benchmark(release)[0]).card
+
+
+def release_input(release: Mapping) -> Input:
+    """The input data set the release was built from: its ``source_family`` (the edition's first
+    family where ``release.json`` names none) in the edition's card.
+
+    Raises
+    ------
+    ValueError
+        If the edition is not registered or reads no such family.
+    """
+    return edition_card(release).input(release.get("source_family"))
 
 
 def build_command(release: Mapping) -> str:
@@ -54,32 +82,28 @@ def title(release: Mapping) -> str:
     tree = release.get("tree", "")
     if edition != "imagenet" and tree[:1].isupper():
         return tree
-    suffix = EDITIONS.get(edition, ("", ""))[0] if BENCHMARKS[benchmark].resized else ""
+    suffix = edition_card(release).title_suffix if BENCHMARKS[benchmark].resized else ""
     return f"{BENCHMARKS[benchmark].title} ({suffix})" if suffix else BENCHMARKS[benchmark].title
 
 
 def what(release: Mapping) -> str:
     """What the release holds, e.g. ``'the CIFAR-10 test set under 15 common corruptions ...'``."""
-    source = INPUTS.get(release.get("source_family", "imagenet"))
-    return BENCHMARKS[edition_and_benchmark(release)[1]].what.format(images=source.name if source else "input images")
+    return BENCHMARKS[edition_and_benchmark(release)[1]].what.format(images=release_input(release).name)
 
 
 def citations(release: Mapping) -> list[str]:
     """BibTeX entries to cite: the benchmark's papers, the edition's, the input's."""
-    edition, benchmark = edition_and_benchmark(release)
-    entries = list(BENCHMARKS[benchmark].citations)
-    entries += [c for c in (EDITIONS.get(edition, ("", ""))[1],) if c]
-    source = INPUTS.get(release.get("source_family", "imagenet"))
-    return entries + ([source.citation] if source else [])
+    entries = list(BENCHMARKS[edition_and_benchmark(release)[1]].citations)
+    entries += [c for c in (edition_card(release).citation,) if c]
+    return entries + [release_input(release).citation]
 
 
 def front_matter(release: Mapping, examples: int, hf_configs: Sequence[dict]) -> dict:
     """The YAML front matter of the card, as data."""
     edition, benchmark = edition_and_benchmark(release)
-    source = INPUTS.get(release.get("source_family", "imagenet"))
     matter = {
         "pretty_name": title(release),
-        "license": source.license if source else "other",
+        "license": release_input(release).license,
         "task_categories": [BENCHMARKS[benchmark].task],
         "size_categories": [size_category(examples)],
         "tags": ["robustness", BENCHMARKS[benchmark].tag, "imagenet-cp", f"benchmark-{benchmark}", f"edition-{edition}"],
@@ -172,9 +196,8 @@ def dataset_card(release: Mapping, config_examples: Mapping[str, int], hf_config
     hf_configs : sequence of dict
         The Hub's ``configs:`` entries (:func:`pipelines.release.hf_index.hf_configs`).
     """
-    edition, benchmark = edition_and_benchmark(release)
+    benchmark = edition_and_benchmark(release)[1]
     facts = BENCHMARKS[benchmark]
-    source = INPUTS.get(release.get("source_family", "imagenet"))
     examples = sum(config_examples.values())
     matter = yaml.dump(front_matter(release, examples, hf_configs), Dumper=_CardDumper, sort_keys=False,
                        allow_unicode=True, width=10_000)
@@ -191,6 +214,6 @@ def dataset_card(release: Mapping, config_examples: Mapping[str, int], hf_config
     lines += ["## Deviations from the reference", ""]
     lines += [f"- {text}" for encoding, text in facts.deviations if encoding in ("", release.get("encoding"))]
     lines += ["- The full list, measured against the reference outputs: `docs/reference/fidelity.md` of imagenet-cp.",
-              "", "## Licence terms of the inputs", "", source.terms if source else "See the input's terms.", "",
+              "", "## Licence terms of the inputs", "", release_input(release).terms, "",
               OFFICIAL_RELEASE_TERMS, "", "## Citation", "", "```bibtex", "\n\n".join(citations(release)), "```", ""]
     return "\n".join(lines)

@@ -19,8 +19,10 @@ from typing import Mapping
 from schemas.publication import BENCHMARKS, edition_and_benchmark
 from schemas.release import manifest_path
 
-from pipelines.release.card import citations, title, what
+from pipelines.release.card import citations, release_input, title, what
 from pipelines.release.hf_index import HF_DIR, ConfigFacts, condition_columns
+
+__all__ = ["CONFORMS_TO", "CONTEXT", "ENCODINGS", "DATA_TYPES", "LICENSES", "croissant_document"]
 
 CONFORMS_TO = "http://mlcommons.org/croissant/1.1"
 
@@ -113,9 +115,7 @@ def croissant_document(release: Mapping, configs: Mapping[str, ConfigFacts], dig
     packages : mapping, optional
         ``packages/<tar>`` -> SHA-256 of the category tars, when packed.
     """
-    from schemas.publication import INPUTS
-
-    source = INPUTS.get(release.get("source_family", "imagenet"))
+    source = release_input(release)
     listed = [p for p in ("release.json", *(manifest_path(c) for c in configs)) if p in digests]
     listed += sorted(p for p in digests if p.endswith(".parquet"))
     distribution = [_file_object(p, digests[p]) for p in listed]
@@ -132,7 +132,7 @@ def croissant_document(release: Mapping, configs: Mapping[str, ConfigFacts], dig
         "@context": CONTEXT, "@type": "sc:Dataset", "conformsTo": CONFORMS_TO,
         "name": title(release).replace(" ", "_").replace("(", "").replace(")", "").replace(",", ""),
         "description": f"{title(release)} built by imagenet-cp: {what(release)}.",
-        "license": LICENSES.get(source.license if source else "other", LICENSES["other"]),
+        "license": LICENSES.get(source.license, LICENSES["other"]),
         "url": "https://github.com/hendrycks/robustness",
         "version": release.get("format", "imagenet-cp-release/1").rsplit("/", 1)[-1] + ".0.0",
         "citeAs": "\n\n".join(citations(release)),

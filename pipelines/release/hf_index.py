@@ -29,6 +29,9 @@ from schemas.wnids import imagenet_wnids
 from pipelines.formats import storage
 from pipelines.release.verify_records import rows_by_shard, shard_examples
 
+__all__ = ["LEVEL_TYPES", "BATCH_ROWS", "ConfigFacts", "config_facts", "label_names", "condition_columns",
+           "COLUMN_TYPES", "write_index", "hf_configs", "check_index"]
+
 
 LEVEL_TYPES = {"severity": "int32", "difficulty": "int32", "draw": "int32"}
 """Manifest level field -> its column kind."""

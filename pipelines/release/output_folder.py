@@ -35,6 +35,10 @@ from schemas.release import (CHECKSUMS, FAILURES, MANIFEST_DIR, PACKAGES_DIR, PA
 
 from pipelines.formats import storage
 
+__all__ = ["LOCK_FILE", "WORKERS_LOCK", "BUILD_RECORD", "ORPHAN_WAIT_SECONDS", "RELEASE_FILES", "release_names",
+           "OutputFolderError", "FolderBusy", "FolderLock", "wait_for_orphan_workers", "WorkerLock", "listing_sha256",
+           "entry_size", "inspect_folder", "write_build_record", "remove_release", "check_not_inside"]
+
 LOCK_FILE = ".lock"
 WORKERS_LOCK = f"{PARTS_DIR}/workers.lock"
 BUILD_RECORD = f"{PARTS_DIR}/build.json"

@@ -32,6 +32,8 @@ from pipelines.formats.class_folders import release_class_folders
 from pipelines.release.output_folder import FolderLock
 from pipelines.release.verify import verify_release
 
+__all__ = ["tar_entries", "PackageError", "write_tar", "package_release", "TarPlan", "find_layout", "package_plan"]
+
 
 def _members(files: Mapping[str, int], relative: str) -> Iterator[tuple[str, Optional[int]]]:
     """``(path, size)`` of the folder ``relative`` and everything below it, folders (size None)

@@ -40,6 +40,8 @@ from pipelines.release.publish import write_publication
 from pipelines.release.versions import library_versions
 from pipelines.release.verify import file_sha256, relative_files
 
+__all__ = ["NAME_FIELDS", "read_reviews", "file_name", "readme_text", "package_set"]
+
 NAME_FIELDS = {
     "imagenet_a": {"p": "probability of the weak label (primary model, centre crop, softmax over the class set), %.6f",
                    "pred1": "centre-crop prediction of model 1 (class short name)",

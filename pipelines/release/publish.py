@@ -25,6 +25,9 @@ from schemas.release import CHECKSUMS, PACKAGES_DIR, RELEASE_JSON, checksum_line
 
 from pipelines.formats import storage
 
+__all__ = ["DIGEST_LABEL", "release_digest", "digest_line", "check_package_output", "read_release",
+           "add_checksum_lines", "publish_release", "write_publication"]
+
 DIGEST_LABEL = "release digest (sha256 of SHA256SUMS)"
 
 

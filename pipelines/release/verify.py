@@ -46,6 +46,9 @@ from pipelines.formats.webdataset import check_release_shards
 from pipelines.release.hf_index import check_index
 from pipelines.release.verify_records import check_loaded_data, open_file
 
+__all__ = ["CHUNK_BYTES", "LOCK_FILE", "LINE_BREAKS", "HEX", "parse_checksums", "iter_checksums", "read_checksums",
+           "file_sha256", "scan_tree", "relative_files", "VerifyReport", "verify_checksums", "verify_release"]
+
 CHUNK_BYTES = 1 << 20
 
 LOCK_FILE = ".lock"

@@ -34,6 +34,10 @@ from PIL import Image
 from pipelines.formats import storage
 from pipelines.formats.tfrecord import TFRecordError, decode_example, iter_records
 
+__all__ = ["open_file", "sha256", "pixels_sha256", "IMAGE_DIGESTS", "TREE_BYTES", "image_digest", "part_rows",
+           "part_config", "manifest_rows", "rows_by_shard", "shard_examples", "check_shard", "check_video",
+           "check_loaded_data"]
+
 
 def open_file(path: str):
     """A release file for reading: a local one without following a link (``O_NOFOLLOW``)."""

@@ -4,6 +4,8 @@ from __future__ import annotations
 import importlib.metadata
 import platform
 
+__all__ = ["library_versions"]
+
 
 def library_versions() -> dict[str, str]:
     """Versions of everything that can change an output's bytes (and of the build tools)."""

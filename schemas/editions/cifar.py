@@ -9,7 +9,8 @@ each corruption are stacked into ``<corruption>.npy`` (rows 5 x N, severity 1 fi
 """
 from types import MappingProxyType
 
-from schemas.edition import NPY, CEdition, Edition, Layout, Preprocessing, TfdsNames
+from schemas.edition import NPY, CEdition, Card, Edition, Layout, Preprocessing, TfdsNames
+from schemas.inputs import CIFAR100_TEST, CIFAR10_TEST
 from schemas.imagenet_p import Ramp
 from schemas.imagenet_p_editions import DRIP_SMALL, NPY as P_NPY, Arrangement, PEdition, PTfdsNames, p_table
 from schemas.imagenet_c import Corruption, severity_rows as rows, zoom_factors
@@ -82,7 +83,7 @@ P = PEdition(
         scale=dict(scales=Ramp(70, 2, 100.), resample="bilinear"),  # (2 i + 70) / 100
         gaussian_blur=dict(sigmas=Ramp(0.3, 0.015), truncate=7.0),
         spatter=dict(loc=0.6, scale=0.265, blur_sigma=1.75, threshold=0.7, intensity=0.6, drip_kernel=DRIP_SMALL)),
-    output=P_NPY, trees=("CIFAR-10-P", "CIFAR-100-P"),
+    output=P_NPY, trees=("CIFAR-10-P", "CIFAR-100-P"), num_classes=(10, 100),
     reference="hendrycks/robustness@8190fe3 ImageNet-P/create_p/make_cifar_p.py",
     preprocessing="none: the 32x32x3 uint8 test image as it is",
     tfds={"cifar10": PTfdsNames("cifar10_p", (SIZE, SIZE), CIFAR10_CLASSES, "test", _P_TITLE),
@@ -97,6 +98,7 @@ EDITION = Edition(
         steps=(("center_square",), ("resize", SIZE, "box")),
         description="RGB, centred square crop and PIL BOX resize to 32x32 (identity on CIFAR's 32x32 images)"),
     sources=("cifar10", "cifar100"),
+    card=Card("CIFAR, 32x32", inputs={"cifar10": CIFAR10_TEST, "cifar100": CIFAR100_TEST}),
     c=CEdition(
         corruptions=CORRUPTIONS,
         encoding=NPY,

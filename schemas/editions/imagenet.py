@@ -3,7 +3,8 @@
 Its severity tables are :data:`schemas.imagenet_c.CORRUPTIONS`; the TFDS dataset is
 ``imagenet2012_corrupted`` (:data:`schemas.tfds.IMAGENET2012_CORRUPTED`).
 """
-from schemas.edition import CLEAN_TEMPLATE, JPEG, CEdition, Edition, Layout, Preprocessing, TfdsNames
+from schemas.edition import CLEAN_TEMPLATE, JPEG, CEdition, Card, Edition, Layout, Preprocessing, TfdsNames
+from schemas.inputs import IMAGENET_VAL
 from schemas.imagenet_p import PERTURBATIONS
 from schemas.imagenet_p_editions import MP4, Arrangement, PEdition, PTfdsNames
 from schemas.wnids import imagenet_wnids
@@ -16,7 +17,7 @@ P = PEdition(
     name="imagenet", frame_size=IMAGE_SIZE, input="resized256",
     arrangement=Arrangement(view=(("center_crop", IMAGE_SIZE),)),
     perturbations=PERTURBATIONS,
-    output=MP4, trees=(P_TREE,),
+    output=MP4, trees=(P_TREE,), num_classes=(1000,),
     reference="hendrycks/robustness@8190fe3 ImageNet-P/create_p/make_imagenet_p.py",
     preprocessing="Resize(256) then RGB; CenterCrop(224) after whole-image moves, before pixel operations",
     tfds={"imagenet": PTfdsNames(
@@ -38,6 +39,7 @@ EDITION = Edition(
         steps=(("resize_short_side", RESIZE_SHORT_SIDE), ("center_crop", IMAGE_SIZE)),
         description="RGB, torchvision Resize(256) (PIL bilinear), CenterCrop(224)"),
     sources=("imagenet",),
+    card=Card("224x224", inputs={"imagenet": IMAGENET_VAL}),
     c=CEdition(
         corruptions=CORRUPTIONS,
         encoding=JPEG,

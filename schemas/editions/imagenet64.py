@@ -6,7 +6,8 @@ code, so :mod:`schemas.editions.tinyimagenet` reuses :data:`CORRUPTIONS`. Beyond
 a 64 plasma map, frost textures shrunk by ``cv2.resize(fx=fy=0.3)`` before the crop, elastic
 scaled by N = 64 with alpha = sigma = 0 at severity 1, zoom lists of 7..26 factors.
 """
-from schemas.edition import CLEAN_TEMPLATE, JPEG, CEdition, Edition, Layout, Preprocessing, TfdsNames
+from schemas.edition import CLEAN_TEMPLATE, JPEG, CEdition, Card, Edition, Layout, Preprocessing, TfdsNames
+from schemas.inputs import IMAGENET_VAL
 from schemas.imagenet_p import Ramp
 from schemas.imagenet_p_editions import DRIP_SMALL, MP4, Arrangement, PEdition, PTfdsNames, p_table
 from schemas.wnids import imagenet_wnids
@@ -73,7 +74,7 @@ P = PEdition(
     arrangement=Arrangement(base=(RESIZE_64,)),
     arrangements={"motion_blur": MOTION_BLUR_64},
     perturbations=p_table(**P_SCHEDULES),
-    output=MP4, trees=("ImageNet-64x64-P",),
+    output=MP4, trees=("ImageNet-64x64-P",), num_classes=(1000,),
     reference="hendrycks/robustness@8190fe3 ImageNet-P/create_p/make_imagenet_64_p.py",
     preprocessing="RGB at full size; PIL bilinear 64x64 (aspect not kept) before every perturbation; "
                   "motion_blur blurs the full-size image, then Resize(64) (short side 64, aspect kept)",
@@ -82,6 +83,14 @@ P = PEdition(
                                  "ImageNet 64x64-P (make_imagenet_64_p.py; motion_blur frames 64 x int(64 * long / short))")})
 """The ImageNet-P facts (``make_imagenet_64_p.py``)."""
 
+CITATION = """@article{chrabaszcz2017downsampled,
+  title={A Downsampled Variant of {ImageNet} as an Alternative to the {CIFAR} datasets},
+  author={Patryk Chrabaszcz and Ilya Loshchilov and Frank Hutter},
+  journal={arXiv preprint arXiv:1707.08819},
+  year={2017}
+}"""
+"""BibTeX of the edition's own paper, cited on its releases' cards."""
+
 EDITION = Edition(
     name="imagenet64",
     title="ImageNet 64x64-C",
@@ -89,6 +98,7 @@ EDITION = Edition(
     preprocessing=Preprocessing(steps=(RESIZE_64,),
                                 description="RGB, PIL bilinear resize of the whole image to 64x64 (no crop)"),
     sources=("imagenet",),
+    card=Card("64x64", inputs={"imagenet": IMAGENET_VAL}, citation=CITATION),
     c=CEdition(
         corruptions=CORRUPTIONS,
         encoding=JPEG,

@@ -4,7 +4,8 @@ Values from ``hendrycks/robustness`` @ 8190fe3, ``ImageNet-C/create_c/make_image
 (see ``docs/reference/algorithms.md``, "Editions of ImageNet-C"). Differences from 224 beyond the constants: fog's
 plasma map is 512 (top-left 299 crop), elastic scales by 360, the zoom lists are the 224 ones.
 """
-from schemas.edition import CLEAN_TEMPLATE, JPEG, CEdition, Edition, Layout, Preprocessing, TfdsNames
+from schemas.edition import CLEAN_TEMPLATE, JPEG, CEdition, Card, Edition, Layout, Preprocessing, TfdsNames
+from schemas.inputs import IMAGENET_VAL
 from schemas.imagenet_p import Ramp
 from schemas.imagenet_p_editions import DRIP_224, MP4, Arrangement, PEdition, PTfdsNames, p_table
 from schemas.wnids import imagenet_wnids
@@ -66,7 +67,7 @@ P = PEdition(
         translate=Ramp(-20, 1), translate_frames=41,
         gaussian_blur=dict(sigmas=Ramp(0.35, 0.035), truncate=6.0),
         spatter=dict(loc=0.65, scale=0.3, blur_sigma=4, threshold=0.69, intensity=0.6, drip_kernel=DRIP_224)),
-    output=MP4, trees=("ImageNet-P-299",),
+    output=MP4, trees=("ImageNet-P-299",), num_classes=(1000,),
     reference="hendrycks/robustness@8190fe3 ImageNet-P/create_p/make_imagenet_p_inception.py",
     preprocessing="RGB at full size; 299 view = central int(0.875 H) x int(0.875 W) crop, PIL bilinear 299x299 "
                   "(aspect not kept); translate/rotate/tilt/shear act on the full image before the view, "
@@ -74,6 +75,14 @@ P = PEdition(
     tfds={"imagenet": PTfdsNames("imagenet_p_299", (SIZE, SIZE), imagenet_wnids(), "validation",
                                  "ImageNet-P at 299x299 (make_imagenet_p_inception.py)")})
 """The ImageNet-P facts (``make_imagenet_p_inception.py``)."""
+
+CITATION = """@inproceedings{szegedy2016rethinking,
+  title={Rethinking the Inception Architecture for Computer Vision},
+  author={Christian Szegedy and Vincent Vanhoucke and Sergey Ioffe and Jon Shlens and Zbigniew Wojna},
+  booktitle={IEEE Conference on Computer Vision and Pattern Recognition},
+  year={2016}
+}"""
+"""BibTeX of the edition's own paper, cited on its releases' cards."""
 
 EDITION = Edition(
     name="inception",
@@ -83,6 +92,7 @@ EDITION = Edition(
         steps=(("center_crop_fraction", 0.875), ("resize", SIZE, "bilinear")),
         description="RGB, centre crop of 0.875 of each side, PIL bilinear resize to 299x299 (aspect not kept)"),
     sources=("imagenet",),
+    card=Card("299x299, Inception input", inputs={"imagenet": IMAGENET_VAL}, citation=CITATION),
     c=CEdition(
         corruptions=CORRUPTIONS,
         encoding=JPEG,

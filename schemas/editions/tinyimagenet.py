@@ -4,7 +4,8 @@ Its corruption code is that of ``make_imagenet_64_c.py`` (the two reference file
 the tables are :data:`schemas.editions.imagenet64.CORRUPTIONS`; the edition differs in its input
 (Tiny ImageNet's validation images, already 64x64 crops of their object) and its release tree.
 """
-from schemas.edition import CLEAN_TEMPLATE, JPEG, CEdition, Edition, Layout, Preprocessing, TfdsNames
+from schemas.edition import CLEAN_TEMPLATE, JPEG, CEdition, Card, Edition, Layout, Preprocessing, TfdsNames
+from schemas.inputs import TINY_IMAGENET_VAL
 from schemas.imagenet_p_editions import MP4, Arrangement, PEdition, PTfdsNames, p_table
 
 from .imagenet64 import CORRUPTIONS, MOTION_BLUR_64, P_SCHEDULES, RESIZE_64, SIZE
@@ -14,7 +15,7 @@ P = PEdition(
     arrangement=Arrangement(base=(("resize_short_side", SIZE),), view=(("center_crop", SIZE),)),
     arrangements={"motion_blur": MOTION_BLUR_64},
     perturbations=p_table(**P_SCHEDULES),
-    output=MP4, trees=("Tiny-ImageNet-P",),
+    output=MP4, trees=("Tiny-ImageNet-P",), num_classes=(200,),
     reference="hendrycks/robustness@8190fe3 ImageNet-P/create_p/make_tinyimagenet_p.py",
     preprocessing="RGB at full size (the reference read bounding-box crops); Resize(64) (short side 64), "
                   "CenterCrop(64) after whole-image moves, before pixel operations; motion_blur blurs the "
@@ -33,6 +34,7 @@ EDITION = Edition(
         description="RGB, centred square crop (identity on Tiny ImageNet's 64x64 files), PIL bilinear resize "
                     "to 64x64"),
     sources=("tinyimagenet",),
+    card=Card("Tiny ImageNet, 64x64", inputs={"tinyimagenet": TINY_IMAGENET_VAL}),
     c=CEdition(
         corruptions=CORRUPTIONS,
         encoding=JPEG,

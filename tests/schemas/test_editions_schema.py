@@ -44,3 +44,28 @@ def test_every_tree_is_unique_and_names_its_corruption_entries():
     assert len(trees) == len(set(trees))
     assert EDITIONS["cifar"].c.layout("cifar100").corruption_entry("fog") == "fog.npy"
     assert EDITIONS["tinyimagenet"].c.layout().corruption_entry("fog") == "fog"
+
+
+def test_every_edition_owns_its_card_facts_and_its_p_class_counts():
+    from schemas.inputs import CIFAR100_TEST, IMAGENET_VAL
+
+    for edition in EDITIONS.values():
+        assert edition.card.title_suffix and set(edition.sources) <= set(edition.card.inputs), edition.name
+        assert [edition.p.classes_of(tree) for tree in edition.p.trees] == list(edition.p.num_classes)
+    assert EDITIONS["inception"].card.citation.startswith("@inproceedings{szegedy2016rethinking")
+    assert EDITIONS["imagenet"].card.citation == "" and EDITIONS["imagenet"].card.input() is IMAGENET_VAL
+    assert EDITIONS["cifar"].card.input("cifar100") is CIFAR100_TEST
+    assert EDITIONS["cifar"].p.num_classes == (10, 100) and EDITIONS["tinyimagenet"].p.classes_of("Tiny-ImageNet-P") == 200
+
+
+def test_unknown_families_and_trees_and_an_edition_without_a_card_raise():
+    from dataclasses import replace
+
+    with pytest.raises(ValueError, match="unknown source family 'cifar10' for this edition; valid: imagenet"):
+        EDITIONS["imagenet"].card.input("cifar10")
+    with pytest.raises(ValueError, match="'ImageNet-P' is not an ImageNet-P tree of the cifar edition"):
+        EDITIONS["cifar"].p.classes_of("ImageNet-P")
+    with pytest.raises(ValueError, match="edition 'nocard' declares no card"):
+        replace(EDITIONS["imagenet"], name="nocard", card=None)
+    with pytest.raises(ValueError, match="its card names no input for source cifar10"):
+        replace(EDITIONS["imagenet"], sources=("imagenet", "cifar10"))

@@ -66,7 +66,7 @@ def test_glass_displacement_matches_reference_loop(max_delta, iterations):
     got = image.copy()
     count = blur.glass_pixel_count(image.shape, max_delta, iterations)
     shifts = np.random.RandomState(5).randint(-max_delta, max_delta, size=(count, 2))
-    blur._displace_pixels(got, shifts, max_delta, iterations)
+    blur.displace_pixels(got, shifts, max_delta, iterations)
     np.testing.assert_array_equal(got, expected)
 
 
@@ -74,7 +74,7 @@ def test_glass_displacement_copies_not_swaps():
     image = np.arange(5 * 5 * 3, dtype=np.uint8).reshape(5, 5, 3)
     out = image.copy()
     # max_delta 2 on 5x5 visits only (3, 3); shift (dx, dy) = (-1, -2) reads (1, 2).
-    blur._displace_pixels(out, np.array([[-1, -2]]), 2, 1)
+    blur.displace_pixels(out, np.array([[-1, -2]]), 2, 1)
     np.testing.assert_array_equal(out[3, 3], image[1, 2])
     np.testing.assert_array_equal(out[1, 2], image[1, 2])
     assert np.count_nonzero(out != image) == 3

@@ -56,7 +56,7 @@ def test_vcr_code_variants(crop):
     params = {"sigma": 1.0, "max_delta": 3, "iterations": 1}
     faithful = apply_corruption(crop, "glass_blur", params, np.random.RandomState(1))
     code = apply_corruption(crop, "glass_blur", params, np.random.RandomState(1), operators="vcr-code")
-    twice = (blur._gaussian_rgb(((blur._gaussian_rgb(to_unit(crop), 1.0) * 255).astype(np.uint8)) / 255., 1.0)
+    twice = (blur.gaussian_rgb(((blur.gaussian_rgb(to_unit(crop), 1.0) * 255).astype(np.uint8)) / 255., 1.0)
              * 255).astype(np.uint8)
     # Outside the 32x32 corner (plus the blur's reach) VCR's variant is just two Gaussian blurs.
     np.testing.assert_array_equal(code[40:, 40:], twice[40:, 40:])

@@ -5,6 +5,8 @@ import io
 import json
 import os
 import shutil
+import subprocess
+import sys
 import tarfile
 
 import pytest
@@ -210,3 +212,39 @@ def test_full_sample_build_all_95_configs(tmp_path, fast_build):
         images = sorted(ex["image"].numpy() for ex in loaded)
         assert images == sorted((tmp_path / "full" / r["path"]).read_bytes() for r in manifest(tmp_path / "full", config))
     assert verify_release(str(tmp_path / "full")).ok
+
+
+PLANTED_BUG = '''
+"""Planted by test_a_bug_in_a_transform_stops_the_build: in every worker process Python starts,
+contrast raises a TypeError, as a bug in a transform would (a worker imports this at start-up)."""
+import transforms.corruptions
+
+
+def contrast_with_a_bug(x, rng, **parameters):
+    raise TypeError("unsupported operand type(s) for *: 'planted' and 'bug'")
+
+
+transforms.corruptions.FUNCTIONS["contrast"] = contrast_with_a_bug
+'''
+
+
+def test_a_bug_in_a_transform_stops_the_build_with_one_line(tmp_path, monkeypatch, capsys):
+    """A bug is not bad data: a TypeError in a corruption stops the build (one line, exit 1, no
+    release.json), where a BadInput would be a row of failures.jsonl; --debug shows the traceback.
+    The bug is planted in the workers' processes with a ``sitecustomize`` module on their PYTHONPATH."""
+    planted = tmp_path / "planted"
+    planted.mkdir()
+    (planted / "sitecustomize.py").write_text(PLANTED_BUG)
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(planted), root, os.environ.get("PYTHONPATH")])))
+    output = tmp_path / "release"
+    command = ["build-c", "--output", str(output), "--workers", "1", "--corruptions", "contrast", "--severities", "1",
+               "--limit", "2"]
+    assert cli(command) == 1
+    errors = [line for line in capsys.readouterr().err.splitlines() if not line.startswith("progress:")]
+    assert errors == [f"error: building {output}: TypeError: unsupported operand type(s) for *: 'planted' and 'bug'"]
+    assert not (output / "release.json").exists() and not (output / FAILURES).exists()
+    run = subprocess.run([sys.executable, "-c", "import sys; from scripts.cli import main; sys.exit(main())",
+                          "--debug", *command, "--force"], capture_output=True, text=True)
+    assert run.returncode == 1 and "Traceback (most recent call last)" in run.stderr
+    assert "in contrast_with_a_bug" in run.stderr and not (output / "release.json").exists()

@@ -1,6 +1,7 @@
 """A new edition is one new module: a fictional 128-pixel JPEG edition, written here as the module
 ``imagenet128`` and registered by it, builds on the bundled sample through the CLI, verifies and packages,
-with nothing else changed."""
+and its dataset card says what the module declares (title, citation, input terms), with nothing else
+changed."""
 import importlib.util
 import json
 import tarfile
@@ -17,11 +18,17 @@ pytestmark = pytest.mark.beam  # runs Beam builds: `pytest -m "not beam"` leaves
 
 MODULE = '''
 """The fictional ``imagenet128`` edition: ImageNet-C at 128 x 128, the 224 tables, Pillow JPEG q85."""
-from schemas.edition import CLEAN_TEMPLATE, JPEG, CEdition, Edition, Layout, Preprocessing, TfdsNames
+from schemas.edition import CLEAN_TEMPLATE, JPEG, CEdition, Card, Edition, Layout, Preprocessing, TfdsNames
 from schemas.editions import register_edition
 from schemas.imagenet_c import CORRUPTIONS
+from schemas.inputs import IMAGENET_VAL
 
 SIZE = 128
+
+CITATION = """@misc{imagenet128,
+  title={ImageNet at 128 pixels, a fictional edition},
+  year={2026}
+}"""
 
 EDITION = register_edition(Edition(
     name="imagenet128",
@@ -30,6 +37,7 @@ EDITION = register_edition(Edition(
     preprocessing=Preprocessing(steps=(("resize_short_side", 146), ("center_crop", SIZE)),
                                 description="RGB, Resize(146) (PIL bilinear), CenterCrop(128)"),
     sources=("imagenet",),
+    card=Card("128x128, fictional", inputs={"imagenet": IMAGENET_VAL}, citation=CITATION),
     c=CEdition(
         corruptions=CORRUPTIONS,
         encoding=JPEG,
@@ -68,6 +76,10 @@ def test_a_fictional_edition_from_one_module_builds_verifies_and_packages(imagen
     assert images and all(Image.open(p).size == (128, 128) for p in images)
     assert np.asarray(Image.open(images[0])).shape == (128, 128, 3)
     assert (output / "tfds" / "imagenet128_corrupted" / "contrast_1" / "1.0.0" / "dataset_info.json").is_file()
+    card = (output / "README.md").read_text()
+    assert "# ImageNet-128-C\n" in card and "@misc{imagenet128," in card  # an official-style tree names it
+    assert "ImageNet's terms of access allow non-commercial research" in card
+    assert "tags:" in card and "- edition-imagenet128" in card
     assert verify_release(str(output)).ok
     assert cli(["verify", str(output)]) == 0
     assert cli(["package", str(output)]) == 0

@@ -73,7 +73,7 @@ def test_16_bit_and_float_images_are_scaled_not_clipped():
     ramp_f = np.linspace(0, 1, 256 * 256, dtype=np.float32).reshape(256, 256)
     out_f = transforms.preprocess(encoded(ramp_f, "TIFF"))
     assert out_f.min() < 20 and out_f.max() > 235  # not the all-black clip of 0..1 floats
-    with pytest.raises(ValueError, match="float image with values outside 0.0..1.0"):
+    with pytest.raises(transforms.BadInput, match="float image with values outside 0.0..1.0"):
         transforms.preprocess(encoded(ramp_f * 1000, "TIFF"))
 
 
@@ -84,7 +84,7 @@ def test_any_decoder_exception_is_a_value_error():
     for decode in (inspect_image, transforms.preprocess):
         with pytest.raises(ValueError, match="cannot decode image: NotImplementedError"):
             decode(dds_unimplemented())
-    with pytest.raises(ValueError, match="not in any format Pillow reads") as info:
+    with pytest.raises(transforms.BadInput, match="not in any format Pillow reads") as info:  # a failure record
         transforms.preprocess(b"plain text")
     assert "0x" not in str(info.value)  # no object repr
 
