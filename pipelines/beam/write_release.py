@@ -49,7 +49,7 @@ from pipelines.beam.sinks import GroupOutputs, ReleaseFiles, ReleaseSink
 from pipelines.formats.spill import SpillReader
 from pipelines.formats.tfrecord import encode_example, frame_record
 
-__all__ = ["CHECKSUM_PARTS", "ENVIRONMENTS_DIR", "RELEASE_WIDE_GROUP", "OutputsFn", "shard_index", "global_windowed",
+__all__ = ["CHECKSUM_PARTS", "ENVIRONMENTS_DIR", "RELEASE_WIDE_GROUP", "OutputsFn", "TreeFiles", "TfdsRecords", "WRITER_SINKS", "shard_index", "global_windowed",
            "WRITE_BATCH", "make_class_folders_once", "write_group", "write_lists", "write_checksum_part",
            "committed_names", "WriteRelease", "read_environments", "seal_release"]
 
