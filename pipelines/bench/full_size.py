@@ -257,6 +257,18 @@ def run_step(name: str, args: Sequence[str], writes: Sequence[str], outputs: int
             "cpu_ms_per_output": 1000 * cpu / outputs, "wall_ms_per_output": 1000 * seconds / outputs}
 
 
+def combined(name: str, steps: Sequence[dict]) -> dict:
+    """One step's figures from ``steps`` run one after the other on the same outputs (a killed run
+    and its rerun): times and bytes added, peaks the largest."""
+    seconds, cpu = sum(s["seconds"] for s in steps), sum(s["cpu_seconds"] for s in steps)
+    outputs, workers = steps[0]["outputs"], [s["worker_peak_rss_mib"] for s in steps if s["worker_peak_rss_mib"]]
+    return {"step": name, "exit_code": steps[-1]["exit_code"], "killed": False, "seconds": seconds,
+            "cpu_seconds": cpu, "driver_peak_rss_mib": max(s["driver_peak_rss_mib"] for s in steps),
+            "worker_peak_rss_mib": max(workers, default=None),
+            "disk_written_bytes": sum(s["disk_written_bytes"] for s in steps), "outputs": outputs,
+            "cpu_ms_per_output": 1000 * cpu / outputs, "wall_ms_per_output": 1000 * seconds / outputs}
+
+
 def _checked(step: dict, log: str, killed: bool = False) -> dict:
     if killed != step["killed"] or (not killed and step["exit_code"] != 0):
         what = "was not killed (it ended first)" if killed else f"failed (exit {step['exit_code']})"
@@ -293,10 +305,14 @@ def measure_size(input_dir: str, count: int, scratch: str, workers: int, model: 
     steps.append(_checked(run_step("build-c (killed)", build, [release], outputs,
                                    lambda: committed_records(release) >= KILL_FRACTION * outputs, log),
                           log, killed=True))
+    steps[-1]["committed_fraction"] = committed_records(release) / outputs
     steps.append(_checked(run_step("build-c (rerun)", build, [release], outputs, log=log), log))
+    steps.append(combined("build-c (killed + rerun)", steps[-2:]))
     if uninterrupted:
-        steps[-1].update(same_digest=release_digest(release) == release_digest(whole),
-                         over_uninterrupted=steps[-1]["seconds"] / steps[0]["seconds"])
+        rerun = steps[-2]
+        rerun.update(same_digest=release_digest(release) == release_digest(whole),
+                     over_uninterrupted=rerun["seconds"] / steps[0]["seconds"],
+                     cpu_over_uninterrupted=rerun["cpu_seconds"] / steps[0]["cpu_seconds"])
         shutil.rmtree(whole)
     steps.append(_checked(run_step("verify", ["verify", release], [], outputs, log=log), log))
     packages = os.path.join(scratch, f"packages-{count}")
@@ -312,7 +328,9 @@ def measure_size(input_dir: str, count: int, scratch: str, workers: int, model: 
         steps.append(_checked(run_step("evaluate (killed)", evaluate, [evaluation], predictions,
                                        lambda: committed_records(scratch_dir) >= KILL_FRACTION * predictions, log),
                               log, killed=True))
+        steps[-1]["committed_fraction"] = committed_records(scratch_dir) / predictions
         steps.append(_checked(run_step("evaluate (rerun)", evaluate, [evaluation], predictions, log=log), log))
+        steps.append(combined("evaluate (killed + rerun)", steps[-2:]))
     return [dict(step, images=count) for step in steps]
 
 
@@ -322,7 +340,7 @@ def projection(steps: Sequence[dict], cores: Sequence[int] = (2, 16, 64)) -> dic
     largest = max(step["images"] for step in steps)
     full_outputs = FULL_IMAGENET_C[0] * FULL_IMAGENET_C[1]
     return {step["step"]: {str(n): step["cpu_ms_per_output"] * full_outputs / 1000 / 3600 / n for n in cores}
-            for step in steps if step["images"] == largest}
+            for step in steps if step["images"] == largest and not step["step"].endswith(("(killed)", "(rerun)"))}
 
 
 def run_full_size(sizes: Sequence[int] = FULL_SIZE_SIZES, input_dir: Optional[str] = None, workers: int = 2,
@@ -351,7 +369,8 @@ def run_full_size(sizes: Sequence[int] = FULL_SIZE_SIZES, input_dir: Optional[st
     -------
     dict
         JSON-ready: ``steps`` (one :func:`run_step` dict per step and size, with ``images``),
-        ``growth`` (each step's CPU and wall per output at each size over the smallest size's),
+        ``growth`` (each step's CPU and wall per output and its driver's peak at each size over the
+        smallest size's),
         ``projection`` (:func:`projection`), ``input`` (``synthetic`` or the path, its bytes and
         seconds to write), ``configs``, ``workers``, ``scratch_filesystem`` and ``machine``.
     """
@@ -384,7 +403,9 @@ def run_full_size(sizes: Sequence[int] = FULL_SIZE_SIZES, input_dir: Optional[st
     growth = [{"step": step["step"], "images": step["images"],
                "cpu_per_output_over_smallest": step["cpu_ms_per_output"] / smallest[step["step"]]["cpu_ms_per_output"],
                "wall_per_output_over_smallest":
-                   step["wall_ms_per_output"] / smallest[step["step"]]["wall_ms_per_output"]}
+                   step["wall_ms_per_output"] / smallest[step["step"]]["wall_ms_per_output"],
+               "driver_peak_over_smallest":
+                   step["driver_peak_rss_mib"] / smallest[step["step"]]["driver_peak_rss_mib"]}
               for step in steps]
     return {"steps": steps, "growth": growth, "projection": projection(steps), "input": source,
             "configs": ["clean", *(f"{name}_{FULL_SIZE_SEVERITY}" for name in FULL_SIZE_CORRUPTIONS)],
@@ -394,22 +415,25 @@ def run_full_size(sizes: Sequence[int] = FULL_SIZE_SIZES, input_dir: Optional[st
 
 def format_full_size_table(result: dict) -> str:
     """The figures of :func:`run_full_size` as an aligned text table."""
-    header = (f"{'step':<18} {'images':>7} {'wall s':>9} {'CPU s':>9} {'CPU ms/out':>10} {'x smallest':>10} "
-              f"{'driver MiB':>10} {'worker MiB':>10} {'written MB':>10}")
+    header = (f"{'step':<24} {'images':>7} {'wall s':>9} {'CPU s':>9} {'CPU ms/out':>10} {'x smallest':>10} "
+              f"{'driver MiB':>10} {'x smallest':>10} {'worker MiB':>10} {'written MB':>10}")
     lines = [f"full-size run: {len(result['configs'])} configs ({', '.join(result['configs'])}), "
              f"{result['workers']} workers, on {result['scratch_filesystem']}", header, "-" * len(header)]
     for step, growth in zip(result["steps"], result["growth"]):
         worker = "-" if step["worker_peak_rss_mib"] is None else f"{step['worker_peak_rss_mib']:.0f}"
-        lines.append(f"{step['step']:<18} {step['images']:>7} {step['seconds']:>9.1f} {step['cpu_seconds']:>9.1f} "
+        lines.append(f"{step['step']:<24} {step['images']:>7} {step['seconds']:>9.1f} {step['cpu_seconds']:>9.1f} "
                      f"{step['cpu_ms_per_output']:>10.2f} {growth['cpu_per_output_over_smallest']:>10.2f} "
-                     f"{step['driver_peak_rss_mib']:>10.0f} {worker:>10} {step['disk_written_bytes'] / 1e6:>10.1f}")
+                     f"{step['driver_peak_rss_mib']:>10.0f} {growth['driver_peak_over_smallest']:>10.2f} "
+                     f"{worker:>10} {step['disk_written_bytes'] / 1e6:>10.1f}")
     for step in result["steps"]:
         if "same_digest" in step:
-            lines.append(f"at {step['images']} images the rerun after a kill at {KILL_FRACTION:.0%} took "
-                         f"{step['over_uninterrupted']:.2f} of the uninterrupted build's time; release digest "
+            killed = next(s for s in result["steps"] if s["step"] == "build-c (killed)" and s["images"] == step["images"])
+            lines.append(f"at {step['images']} images, killed with {killed['committed_fraction']:.0%} of the outputs "
+                         f"committed, the rerun took {step['over_uninterrupted']:.2f} of the uninterrupted build's "
+                         f"wall time and {step['cpu_over_uninterrupted']:.2f} of its CPU; release digest "
                          f"{'the same' if step['same_digest'] else 'DIFFERENT'}")
     images, configs = FULL_IMAGENET_C
     lines.append(f"projected hours of a whole release ({images:,} images x {configs} configs), CPU-bound, by cores:")
     for name, hours in result["projection"].items():
-        lines.append(f"  {name:<18} " + "  ".join(f"{cores} cores {h:8.2f}" for cores, h in hours.items()))
+        lines.append(f"  {name:<24} " + "  ".join(f"{cores} cores {h:8.2f}" for cores, h in hours.items()))
     return "\n".join(lines)

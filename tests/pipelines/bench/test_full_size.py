@@ -44,7 +44,8 @@ def test_the_input_reads_as_a_validation_folder_of_the_ground_truths_classes(tmp
 
 def test_projection_scales_the_largest_sizes_cpu_per_output_to_a_whole_release():
     steps = [{"step": "verify", "images": 10, "cpu_ms_per_output": 9.0},
-             {"step": "verify", "images": 20, "cpu_ms_per_output": 7.5}]
+             {"step": "verify", "images": 20, "cpu_ms_per_output": 7.5},
+             {"step": "build-c (killed)", "images": 20, "cpu_ms_per_output": 2.0}]
     hours = full_size.projection(steps, cores=(2, 16))
     assert hours == {"verify": {"2": pytest.approx(7.5 * 50_000 * 96 / 1000 / 3600 / 2),
                                 "16": pytest.approx(7.5 * 50_000 * 96 / 1000 / 3600 / 16)}}
@@ -56,7 +57,7 @@ def test_the_full_size_command_runs_every_step_at_a_tiny_size(tmp_path, capsys):
     assert main(["bench", "--full-size", "--sizes", "40,80", "--workers", "2", "--scratch", str(scratch),
                  "--json"]) == 0
     result = json.loads(capsys.readouterr().out)
-    names = ["build-c (killed)", "build-c (rerun)", "verify", "package", "publish"]
+    names = ["build-c (killed)", "build-c (rerun)", "build-c (killed + rerun)", "verify", "package", "publish"]
     assert [(s["step"], s["images"]) for s in result["steps"]] == \
         [("build-c", 40)] + [(n, 40) for n in names] + [(n, 80) for n in names]
     for step in result["steps"]:
@@ -68,7 +69,9 @@ def test_the_full_size_command_runs_every_step_at_a_tiny_size(tmp_path, capsys):
     assert all(s["disk_written_bytes"] > 0 for s in result["steps"] if s["step"] in ("build-c", "package"))
     rerun = next(s for s in result["steps"] if "same_digest" in s)
     assert rerun["images"] == 40 and rerun["same_digest"] is True and rerun["over_uninterrupted"] > 0
-    assert set(result["projection"]) == set(names)
+    assert set(result["projection"]) == {"build-c (killed + rerun)", "verify", "package", "publish"}
+    killed = next(s for s in result["steps"] if s["step"] == "build-c (killed)")
+    assert 0.5 <= killed["committed_fraction"] < 1
     assert result["input"]["input"] == "synthetic" and result["input"]["bytes"] > 80 * 10_000
     assert len(result["configs"]) == 10
     # the scratch folder named by --scratch is kept, with a verified release of the largest size
