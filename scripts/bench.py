@@ -2,6 +2,7 @@
 sequence for every ImageNet-P perturbation, generation and video encoding apart."""
 import argparse
 import json
+import os
 import sys
 
 NAME = "bench"
@@ -52,6 +53,16 @@ def add_arguments(parser):
                              "--workers (default 1,2), and print the ratio")
     parser.add_argument("--evaluate-images", type=int, default=640,
                         help="with --evaluate: images of the timed release (default 640)")
+    parser.add_argument("--full-size", action="store_true",
+                        help="instead: the full-size run: make an input in ImageNet's validation layout (or read "
+                             "--input), then for each --sizes (default 5000,20000,50000) build 10 configs, kill the "
+                             "build half way and rerun it, verify, package, publish and (with --model) evaluate two "
+                             "configs, killed once and rerun; wall, CPU, peak memory and disk of every step")
+    parser.add_argument("--input", help="with --full-size: a real ImageNet validation folder or tar")
+    parser.add_argument("--model", help="with --full-size: the ONNX model evaluate runs (imagenet-cp fetch-model "
+                                        "efficientnet-lite0); without it evaluate is left out")
+    parser.add_argument("--scratch", help="with --full-size: the folder to work in, kept afterwards (default: a "
+                                          "new folder under TMPDIR, removed)")
     parser.add_argument("--webdataset", metavar="RELEASE",
                         help="instead: time writing the WebDataset shards of a built release's configs (what "
                              "--formats webdataset adds to a build), into a scratch folder")
@@ -90,9 +101,27 @@ def _webdataset_command(args) -> int:
     return 0
 
 
+def _full_size_command(args) -> int:
+    from pipelines.bench.full_size import FULL_SIZE_SIZES, format_full_size_table, run_full_size
+
+    try:
+        if args.workers is not None and len(args.workers) != 1:
+            raise ValueError(f"--full-size runs with one worker count, got {','.join(map(str, args.workers))}")
+        result = run_full_size(FULL_SIZE_SIZES if args.sizes is None else args.sizes, args.input,
+                               args.workers[0] if args.workers else os.cpu_count() or 1, args.model,
+                               args.scratch, keep=args.scratch is not None)
+    except (ValueError, RuntimeError) as err:
+        print(f"imagenet-cp bench: {err}", file=sys.stderr)
+        return 2
+    print(json.dumps(result, indent=2) if args.json else format_full_size_table(result))
+    return 0
+
+
 def run(args) -> int:
     if args.scaling:
         return _scaling_command(args)
+    if args.full_size:
+        return _full_size_command(args)
     if args.evaluate:
         from pipelines.bench.evaluate import EVALUATE_WORKERS, format_evaluate_table, run_evaluate_bench
 

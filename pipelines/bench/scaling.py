@@ -91,16 +91,24 @@ def synthetic_image(index: int, seed: int = 0) -> np.ndarray:
         uint8 RGB, shape (375, 500, 3) or (500, 375, 3).
     """
     rng = np.random.default_rng([seed, index])
-    loader = list(BENCH_IMAGES.values())[rng.integers(len(BENCH_IMAGES))]
-    photo = Image.fromarray(loader())
+    photo = bench_photo(rng)
     width, height = SYNTHETIC_SIZE if rng.random() >= PORTRAIT_FRACTION else SYNTHETIC_SIZE[::-1]
+    return np.asarray(photo_crop(rng, photo, width, height))
+
+
+def bench_photo(rng: np.random.Generator) -> Image.Image:
+    """One of the bench photographs, drawn by ``rng``."""
+    return Image.fromarray(list(BENCH_IMAGES.values())[rng.integers(len(BENCH_IMAGES))]())
+
+
+def photo_crop(rng: np.random.Generator, photo: Image.Image, width: int, height: int) -> Image.Image:
+    """A random crop of ``photo`` (60-100 % of the largest of its aspect) resized to ``width`` x
+    ``height`` pixels, flipped left-right half of the time; every draw from ``rng``."""
     scale = rng.uniform(0.6, 1.0) * min(photo.width / width, photo.height / height)
     crop_w, crop_h = round(width * scale), round(height * scale)
     left, top = rng.integers(photo.width - crop_w + 1), rng.integers(photo.height - crop_h + 1)
     image = photo.resize((width, height), Image.BILINEAR, box=(left, top, left + crop_w, top + crop_h))
-    if rng.random() < 0.5:
-        image = image.transpose(Image.FLIP_LEFT_RIGHT)
-    return np.asarray(image)
+    return image.transpose(Image.FLIP_LEFT_RIGHT) if rng.random() < 0.5 else image
 
 
 def write_synthetic_imagenet(folder: str, count: int, seed: int = 0) -> str:

@@ -1,0 +1,78 @@
+"""`imagenet-cp bench --full-size`: the validation-like input, and the whole run at a tiny size."""
+import io
+import json
+from collections import Counter
+
+import pytest
+from PIL import Image
+
+from pipelines.bench import full_size
+from pipelines.inputs.listing import index_source
+from schemas.imagenet_val import validation_wnid
+from scripts.cli import main
+
+
+def test_the_input_kinds_are_a_distribution_drawn_per_image():
+    assert sum(kind.share for kind in full_size.INPUT_KINDS) == pytest.approx(1.0)
+    assert full_size.input_kind(7) == full_size.input_kind(7)
+    drawn = Counter(full_size.input_kind(index) for index in range(1, 20_001))
+    for kind in full_size.INPUT_KINDS:
+        assert drawn[kind] / 20_000 == pytest.approx(kind.share, abs=0.01 + kind.share / 2), kind
+    assert {kind for kind in drawn if kind.share >= 0.004} == {k for k in full_size.INPUT_KINDS if k.share >= 0.004}
+
+
+@pytest.mark.parametrize("kind", full_size.INPUT_KINDS, ids=lambda kind: f"{kind.width}x{kind.height}-{kind.mode}-"
+                                                                         f"{kind.format}")
+def test_each_kind_is_saved_at_its_size_mode_and_format(kind):
+    index = next(i for i in range(1, 100_000) if full_size.input_kind(i) == kind)
+    data = full_size.validation_like_image(index)
+    assert data == full_size.validation_like_image(index)
+    image = Image.open(io.BytesIO(data))
+    assert (image.size, image.mode, image.format) == ((kind.width, kind.height), kind.mode, kind.format)
+
+
+def test_the_input_reads_as_a_validation_folder_of_the_ground_truths_classes(tmp_path):
+    folder = tmp_path / "val"
+    written = full_size.write_validation_like(str(folder), 30, workers=2)
+    assert written == sum(path.stat().st_size for path in folder.rglob("*.JPEG"))
+    index = index_source(str(folder))
+    assert not index.failures and len(index.entries) == 30
+    assert all(entry.wnid == validation_wnid(entry.file_name) for entry in index.entries)
+    with pytest.raises(ValueError, match="count"):
+        full_size.write_validation_like(str(tmp_path / "x"), 50_001)
+
+
+def test_projection_scales_the_largest_sizes_cpu_per_output_to_a_whole_release():
+    steps = [{"step": "verify", "images": 10, "cpu_ms_per_output": 9.0},
+             {"step": "verify", "images": 20, "cpu_ms_per_output": 7.5},
+             {"step": "build-c (killed)", "images": 20, "cpu_ms_per_output": 2.0}]
+    hours = full_size.projection(steps, cores=(2, 16))
+    assert hours == {"verify": {"2": pytest.approx(7.5 * 50_000 * 96 / 1000 / 3600 / 2),
+                                "16": pytest.approx(7.5 * 50_000 * 96 / 1000 / 3600 / 16)}}
+
+
+@pytest.mark.beam
+def test_the_full_size_command_runs_every_step_at_a_tiny_size(tmp_path, capsys):
+    scratch = tmp_path / "scratch"
+    assert main(["bench", "--full-size", "--sizes", "40,80", "--workers", "2", "--scratch", str(scratch),
+                 "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    names = ["build-c (killed)", "build-c (rerun)", "build-c (killed + rerun)", "verify", "package", "publish"]
+    assert [(s["step"], s["images"]) for s in result["steps"]] == \
+        [("build-c", 40)] + [(n, 40) for n in names] + [(n, 80) for n in names]
+    for step in result["steps"]:
+        assert step["killed"] == step["step"].endswith("(killed)")
+        assert step["seconds"] > 0 and step["cpu_seconds"] > 0 and step["driver_peak_rss_mib"] > 50
+        assert step["outputs"] == step["images"] * 10
+    builds = [s for s in result["steps"] if s["step"].startswith("build-c")]
+    assert all(s["worker_peak_rss_mib"] > 50 for s in builds)
+    assert all(s["disk_written_bytes"] > 0 for s in result["steps"] if s["step"] in ("build-c", "package"))
+    rerun = next(s for s in result["steps"] if "same_digest" in s)
+    assert rerun["images"] == 40 and rerun["same_digest"] is True and rerun["over_uninterrupted"] > 0
+    assert set(result["projection"]) == {"build-c (killed + rerun)", "verify", "package", "publish"}
+    killed = next(s for s in result["steps"] if s["step"] == "build-c (killed)")
+    assert 0.5 <= killed["committed_fraction"] < 1
+    assert result["input"]["input"] == "synthetic" and result["input"]["bytes"] > 80 * 10_000
+    assert len(result["configs"]) == 10
+    # the scratch folder named by --scratch is kept, with a verified release of the largest size
+    assert main(["verify", str(scratch / "release-80")]) == 0
