@@ -46,9 +46,10 @@ from pipelines.bench.corruptions import machine_info
 from pipelines.bench.scaling import WORKER_MODULE, PeakMemory, bench_photo, filesystem_type, photo_crop
 from pipelines.formats.parts import read_ledger
 
-__all__ = ["FULL_SIZE_SIZES", "FULL_SIZE_CORRUPTIONS", "FULL_SIZE_SEVERITY", "INPUT_KINDS", "InputKind",
-           "KILL_FRACTION", "format_full_size_table", "input_kind", "projection", "run_full_size",
-           "validation_like_image", "write_validation_like"]
+__all__ = ["FULL_SIZE_SIZES", "FULL_SIZE_CORRUPTIONS", "FULL_SIZE_SEVERITY", "EVALUATED_CONFIGS", "KILL_FRACTION",
+           "FULL_IMAGENET_C", "InputKind", "INPUT_KINDS", "JPEG_QUALITY", "input_kind", "validation_like_image",
+           "write_validation_like", "folder_bytes", "committed_records", "cli_command", "run_step", "combined",
+           "release_digest", "measure_size", "projection", "run_full_size", "format_full_size_table"]
 
 FULL_SIZE_SIZES = (5_000, 20_000, 50_000)
 """Image counts of a full-size run: the last is the whole validation set."""

@@ -46,7 +46,7 @@ from pipelines.beam.imagenet_c import ImageNetCConfig
 from pipelines.beam.progress import IMAGE_WORK_COUNTER
 
 __all__ = ["SCALING_SIZES", "SCALING_WORKERS", "SYNTHETIC_SIZE", "SYNTHETIC_JPEG_QUALITY", "PORTRAIT_FRACTION",
-           "POLL_SECONDS", "WORKER_MODULE", "synthetic_image", "write_synthetic_imagenet", "peak_rss_mib",
+           "POLL_SECONDS", "WORKER_MODULE", "synthetic_image", "bench_photo", "photo_crop", "write_synthetic_imagenet", "peak_rss_mib",
            "parent_pids", "descendant_pids", "command_line", "PeakMemory", "filesystem_type", "measure_build",
            "FULL_IMAGENET_C_OUTPUTS", "driver_memory_trend", "bench_ms_per_image", "build_cost", "measure_resume",
            "run_scaling", "format_scaling_table"]
