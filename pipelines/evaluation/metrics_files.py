@@ -39,10 +39,12 @@ def _number(value) -> bool:
 
 
 def read_json(path):
-    """The JSON document of a file; a missing, unreadable or invalid file is a ValueError naming it."""
+    """The JSON document of a file; a missing, unreadable or invalid file, or an object with a key
+    twice (the last value would win unseen), is a ValueError naming it."""
     try:
         text = Path(path).read_bytes().decode("utf-8")
-        return json.loads(text, parse_constant=lambda name: _raise(f"{name} is not a number JSON allows"))
+        return json.loads(text, parse_constant=lambda name: _raise(f"{name} is not a number JSON allows"),
+                          object_pairs_hook=_unique_keys)
     except OSError as err:
         raise ValueError(f"{path}: cannot read: {(err.strerror or type(err).__name__).lower()}") from err
     except UnicodeDecodeError as err:
@@ -53,6 +55,16 @@ def read_json(path):
 
 def _raise(message):
     raise ValueError(message)
+
+
+def _unique_keys(pairs) -> dict:
+    """``object_pairs_hook`` of :func:`read_json`: the object as a dict, refusing a repeated key."""
+    document = {}
+    for key, value in pairs:
+        if key in document:
+            raise ValueError(f"the key {json.dumps(key)} appears twice in one object")
+        document[key] = value
+    return document
 
 
 def load_errors(path) -> tuple[dict, float | None]:
