@@ -126,7 +126,8 @@ def check_baseline_covers(baseline: ErrorBaseline, corruptions, clean) -> None:
 
 
 def load_npz(path) -> dict:
-    """Every array of an ``.npz`` file; an unreadable or invalid file is a ValueError naming it."""
+    """Every array of an ``.npz`` file; an unreadable or invalid file, or one holding an array name
+    twice (the last would win unseen), is a ValueError naming it."""
     try:
         with open(path, "rb") as stream:
             zipped = stream.read(2) == b"PK"
@@ -135,6 +136,11 @@ def load_npz(path) -> dict:
     if not zipped:
         raise ValueError(f"{path}: not a readable .npz archive (not a zip of .npy arrays, as numpy.savez writes)")
     try:
+        with zipfile.ZipFile(path) as members:
+            names = members.namelist()
+        repeated = sorted({name for name in names if names.count(name) > 1})
+        if repeated:
+            raise ValueError(f"the array {repeated[0]!r} appears twice")
         with np.load(path, allow_pickle=False) as archive:
             if not hasattr(archive, "files"):
                 raise ValueError("a single .npy array, not an .npz archive")

@@ -124,3 +124,19 @@ def test_duplicate_keys_are_refused(tmp_path, capsys, text):
     baseline = errors_file(tmp_path, "model.json", ALEXNET)
     code, out, err = run(capsys, "--errors", baseline, "--baseline", path)
     assert code == 2 and out == "" and "appears twice" in err and path in err
+
+
+@pytest.mark.filterwarnings("ignore:Duplicate name")
+def test_npz_with_an_array_twice_is_refused(tmp_path, capsys):
+    import io
+    import zipfile
+
+    path = tmp_path / "flips.npz"
+    with zipfile.ZipFile(path, "w") as archive:
+        for value in (0, 1):
+            buffer = io.BytesIO()
+            np.save(buffer, np.full((2, 10, 5), value, dtype=np.int64))
+            archive.writestr("rotate.npy", buffer.getvalue())
+    code, out, err = run(capsys, "--flips", str(path))
+    assert code == 2 and out == "" and "'rotate.npy' appears twice" in err and str(path) in err, err
+    assert len(err.strip().splitlines()) == 1
