@@ -335,3 +335,48 @@ def test_a_webdataset_sample_of_another_member_type_fails_verify(release):
     _relist(release, shard)
     text = verify_release(str(release)).text()
     assert f"webdataset/contrast_1/{sample_key(rows[0]['path'])}: members .cls, .png, the manifest .jpg and .cls" in text
+
+
+# --- the exit status is the verdict -------------------------------------------------------------
+
+ABORT_AT_EXIT = ("import ctypes, sys; libc = ctypes.CDLL(None)\n"  # a native library that aborts at exit:
+                 "getattr(libc, '__cxa_atexit')(ctypes.cast(libc.abort, ctypes.c_void_p), None, None)\n")
+"""Python that makes the process abort in C ``exit()``, as a native thread alive during the C++
+static destructors does ("terminate called without an active exception", status 134)."""
+
+
+def _imagenet_cp(*argv, prelude="", **options):
+    import os
+    import sys
+    from pathlib import Path
+
+    root = str(Path(__file__).resolve().parents[3])
+    code = prelude + "import sys; from scripts.cli import main; sys.argv = ['imagenet-cp'] + sys.argv[1:]; main()"
+    return subprocess.Popen([sys.executable, "-c", code, *argv], cwd=root, env=dict(os.environ, PYTHONPATH=root),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **options)
+
+
+def test_the_exit_status_is_the_command_s_even_when_a_native_library_aborts_at_exit(release):
+    import sys
+
+    control = subprocess.run([sys.executable, "-c", ABORT_AT_EXIT + "sys.exit(0)"], capture_output=True)
+    assert control.returncode == -6  # the simulation aborts a plain exit (SIGABRT)
+    intact = _imagenet_cp("verify", str(release), prelude=ABORT_AT_EXIT)
+    out, err = intact.communicate(timeout=300)
+    assert intact.returncode == 0 and out.strip().splitlines()[-2].startswith("OK: "), (out, err)
+    (release / "README.md").write_text("edited\n")
+    tampered = _imagenet_cp("verify", str(release), prelude=ABORT_AT_EXIT)
+    out, err = tampered.communicate(timeout=300)
+    assert tampered.returncode == 1 and "changed: README.md" in out, (out, err)
+
+
+def test_verify_exits_0_every_time_on_an_intact_release(release):
+    """30 verify processes, three at a time (a loaded machine), each exits with its verdict."""
+    codes = []
+    for _ in range(10):
+        runs = [_imagenet_cp("verify", str(release)) for _ in range(3)]
+        for run in runs:
+            out, err = run.communicate(timeout=300)
+            codes.append(run.returncode)
+            assert run.returncode == 0, (out, err)
+    assert codes == [0] * 30
