@@ -153,8 +153,33 @@ def test_thin_images_give_the_reference_arrays(width, height):
     with Image.open(io.BytesIO(grey)) as image:
         np.testing.assert_array_equal(transforms.preprocess_uncropped(grey),
                                       np.asarray(reference_resize(image, 256).convert("RGB")))
-    np.testing.assert_array_equal(transforms.preprocess(grey),
-                                  np.asarray(reference_edition(reference_loader(grey), "imagenet")))
+    for edition in transforms.EDITIONS:  # every edition converts to RGB first (the 64 drivers did not)
+        try:
+            expected = np.asarray(reference_edition(reference_loader(grey), edition))
+        except ValueError:
+            continue
+        assert expected.ndim == 3 and expected.shape[2] == 3
+        np.testing.assert_array_equal(transforms.preprocess(grey, edition=edition), expected, err_msg=edition)
+
+
+def test_high_depth_greyscale_beside_the_reference_clip():
+    """A deviation (docs/reference/fidelity.md): the reference's convert('RGB') clips a 16-bit image
+    above 255 to white and turns a 0..1 float image black; to_8bit scales them."""
+    import transforms
+
+    ramp16 = (np.arange(300 * 300, dtype=np.int64).reshape(300, 300) * 65535 // (300 * 300 - 1)).astype(np.uint16)
+    data = encoded(ramp16, "PNG")
+    reference = np.asarray(reference_edition(reference_loader(data), "imagenet"))
+    ours = transforms.preprocess(data)
+    assert (reference == 255).mean() > 0.99  # the reference: almost all white
+    expected = (ramp16.astype(np.int64) * 255 + 32767) // 65535  # ours: the ramp in 8 bits
+    np.testing.assert_array_equal(ours, transforms.preprocess(Image.fromarray(expected.astype(np.uint8), "L")))
+    assert ours.min() < 20 and ours.max() > 235
+    ramp_f = np.linspace(0, 1, 300 * 300, dtype=np.float32).reshape(300, 300)
+    data = encoded(ramp_f, "TIFF")
+    assert np.asarray(reference_edition(reference_loader(data), "imagenet")).max() <= 1  # black
+    ours = transforms.preprocess(data)
+    assert ours.min() < 20 and ours.max() > 235
 
 
 def test_16_bit_and_float_images_are_scaled_not_clipped():
