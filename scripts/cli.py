@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+from typing import NoReturn
 
 COMMAND_MODULES = (
     "scripts.fetch_assets",
@@ -49,12 +50,47 @@ def _pop_flag(argv: list, flag: str) -> bool:
     return False
 
 
+def end_process(code: int) -> NoReturn:
+    """End this process with exit status ``code`` once Python's own clean-up has run.
+
+    Native libraries a command loads keep threads of their own (pyarrow's thread pools, OpenBLAS,
+    OpenCV's decoder, gRPC, TensorFlow, onnxruntime) that the interpreter's shutdown does not stop;
+    one still running while the C++ static destructors run aborts the process ("terminate called
+    without an active exception", status 134) after the command has printed its verdict. So the
+    interpreter's clean-up runs as at a normal exit (Python threads joined, ``atexit`` handlers:
+    temporary folders, worker processes, logs), the standard streams are flushed, and ``os._exit``
+    ends the process before those destructors: the exit status is the command's, always.
+    """
+    import atexit
+    import os
+    import threading
+
+    shutdown = getattr(threading, "_shutdown", None)  # what Py_FinalizeEx runs first
+    if shutdown is not None:
+        shutdown()
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe (``| head``) or a closed stream
+            pass
+    os._exit(code)
+
+
 def main(argv=None) -> int:
     """Run one sub-command. A failure prints one line on stderr (``--debug``: the traceback) and
-    exits 2 for bad arguments or input, 1 for a failure of the environment (disk full, permissions)."""
+    exits 2 for bad arguments or input, 1 for a failure of the environment (disk full, permissions).
+
+    Called without ``argv`` (the ``imagenet-cp`` program), it ends the process itself with the
+    command's exit status (:func:`end_process`); with ``argv`` (in Python) it returns it."""
+    if argv is None:
+        end_process(_main(list(sys.argv[1:])))
+    return _main(list(argv))
+
+
+def _main(argv: list) -> int:
     from scripts.errors import describe, quiet_libraries
 
-    argv = list(sys.argv[1:] if argv is None else argv)
     debug = _pop_flag(argv, "--debug")
     quiet_libraries(verbose=debug)
     parser = build_parser()

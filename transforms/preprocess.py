@@ -10,7 +10,7 @@ in ``failures.jsonl`` and goes on. Any other exception of a transform is a bug a
 from __future__ import annotations
 
 import io
-from typing import Union
+from typing import Optional, Union
 
 import numpy as np
 from PIL import Image, UnidentifiedImageError
@@ -20,8 +20,8 @@ from schemas.editions import get_edition
 from schemas.editions.imagenet import RESIZE_SHORT_SIDE as RESIZE_256
 from schemas.imagenet_c import IMAGE_SIZE
 
-__all__ = ["BadInput", "RESIZE_SHORT_SIDE", "JPEG_QUALITY", "MAX_ASPECT_RATIO", "HIGH_DEPTH_MODES", "ImageLike",
-           "to_8bit", "to_pil", "check_aspect_ratio", "resize_short_side", "center_crop_box", "center_crop",
+__all__ = ["BadInput", "RESIZE_SHORT_SIDE", "JPEG_QUALITY", "MAX_PIXELS", "HIGH_DEPTH_MODES", "ImageLike",
+           "to_8bit", "to_pil", "resized_size", "check_pixels", "resize_short_side", "center_crop_box", "center_crop",
            "center_crop_fraction", "center_square", "STEPS", "apply_recipe", "preprocess", "preprocess_uncropped",
            "encode_jpeg", "encode_png"]
 
@@ -31,11 +31,14 @@ RESIZE_SHORT_SIDE = RESIZE_256
 JPEG_QUALITY = get_edition(DEFAULT_EDITION).c.jpeg_quality
 """Quality of the JPEGs the reference driver writes (``save(quality=85, optimize=True)``)."""
 
-MAX_ASPECT_RATIO = 32
-"""Largest long side / short side accepted: Resize(256) then makes at most 256 x 8192 pixels.
+MAX_PIXELS = 89_478_485
+"""Most pixels an input may hold, and most its ``Resize(256)`` may make: Pillow's default
+``MAX_IMAGE_PIXELS`` (a 9,459 x 9,459 image, 256 MB as RGB), stated here so that a change of
+Pillow's setting changes nothing.
 
-An image beyond it is rejected before any resize (a 1 x 20000 PNG of 164 bytes would otherwise
-become a 256 x 5,120,000 image, 3.9 GB)."""
+Both counts are checked from the header, before anything is decoded or resized: a 1 x 20000 PNG of
+164 bytes would otherwise become a 256 x 5,120,000 image (3.9 GB), while a 3 x 3000 strip
+(256 x 256,000 after the resize) is read as the reference reads it."""
 
 HIGH_DEPTH_MODES = ("I;16", "I;16L", "I;16B", "I;16N", "I", "F")
 """Pillow modes of 16-bit, 32-bit integer and float greyscale images, scaled to 8 bits by :func:`to_8bit`."""
@@ -46,7 +49,7 @@ ImageLike = Union[Image.Image, bytes, bytearray, np.ndarray]
 class BadInput(ValueError):
     """The input data cannot make an output: bytes no decoder reads (truncated, a decompression
     bomb, a format Pillow does not implement), a high-depth image no scale shows faithfully, or a
-    size beyond the bounds (:data:`MAX_ASPECT_RATIO`).
+    size beyond the bounds (:data:`MAX_PIXELS`).
 
     A build turns it into a row of ``failures.jsonl`` and goes on; every other exception, a
     ``TypeError`` or a plain ``ValueError`` in a transform or a writer, is a bug and stops the build.
@@ -106,6 +109,10 @@ def to_pil(image: ImageLike) -> Image.Image:
     if isinstance(image, (bytes, bytearray, memoryview)):
         try:
             pil = Image.open(io.BytesIO(bytes(image)))
+        except Exception as err:  # any decoder exception (NotImplementedError for some DDS ...)
+            raise _decode_error(err) from err
+        check_pixels(pil.width, pil.height, None)  # from the header, before the pixels are decoded
+        try:
             pil.load()
         except Exception as err:  # any decoder exception (NotImplementedError for some DDS ...)
             raise _decode_error(err) from err
@@ -120,20 +127,35 @@ def to_pil(image: ImageLike) -> Image.Image:
     raise ValueError(f"expected a PIL image, encoded bytes or a uint8 array, got {type(image)!r}")
 
 
-def check_aspect_ratio(width: int, height: int, size: int = RESIZE_SHORT_SIDE) -> None:
-    """Refuse an image whose ``Resize(size)`` would exceed :data:`MAX_ASPECT_RATIO` (from its header
-    size alone, before anything is allocated).
+def resized_size(width: int, height: int, size: int = RESIZE_SHORT_SIDE) -> tuple[int, int]:
+    """``(width, height)`` after torchvision ``Resize(size)``: short side ``size``, long side
+    ``int(size * long / short)`` (truncated)."""
+    if width <= height:
+        return size, int(size * height / width)
+    return int(size * width / height), size
+
+
+def check_pixels(width: int, height: int, size: Optional[int] = RESIZE_SHORT_SIDE) -> None:
+    """Refuse an image of more than :data:`MAX_PIXELS` pixels, or whose ``Resize(size)`` would make
+    more (from its header size alone, before anything is allocated; ``size=None``: the image only).
 
     Raises
     ------
     BadInput
-        If ``max(width, height) > MAX_ASPECT_RATIO * min(width, height)`` or a side is 0.
+        If a side is 0, ``width * height > MAX_PIXELS`` or the resized image's pixels exceed it; the
+        message names the size and the limit.
     """
-    short, long = min(width, height), max(width, height)
-    if short < 1 or long > MAX_ASPECT_RATIO * short:
-        resized = int(size * long / short) if short else 0
-        raise BadInput(f"image of {width}x{height} pixels: aspect ratio above the limit of {MAX_ASPECT_RATIO}:1 "
-                         f"(Resize({size}) would make {size} x {resized:,} pixels)")
+    if width < 1 or height < 1:
+        raise BadInput(f"image of {width}x{height} pixels: a side is empty")
+    if width * height > MAX_PIXELS:
+        raise BadInput(f"image of {width}x{height} pixels: {width * height:,} pixels, above the limit of "
+                         f"{MAX_PIXELS:,} pixels")
+    if size is not None:
+        resized_width, resized_height = resized_size(width, height, size)
+        if resized_width * resized_height > MAX_PIXELS:
+            raise BadInput(f"image of {width}x{height} pixels: Resize({size}) would make {resized_width:,} x "
+                             f"{resized_height:,} = {resized_width * resized_height:,} pixels, above the limit "
+                             f"of {MAX_PIXELS:,} pixels")
 
 
 def resize_short_side(image: Image.Image, size: int = RESIZE_SHORT_SIDE) -> Image.Image:
@@ -144,17 +166,13 @@ def resize_short_side(image: Image.Image, size: int = RESIZE_SHORT_SIDE) -> Imag
     Raises
     ------
     BadInput
-        If the aspect ratio exceeds :data:`MAX_ASPECT_RATIO` (checked before any resize).
+        If the resized image would exceed :data:`MAX_PIXELS` (checked before any resize).
     """
     w, h = image.size
-    check_aspect_ratio(w, h, size)
+    check_pixels(w, h, size)
     if (w <= h and w == size) or (h <= w and h == size):
         return image
-    if w < h:
-        ow, oh = size, int(size * h / w)
-    else:
-        oh, ow = size, int(size * w / h)
-    return image.resize((ow, oh), Image.BILINEAR)
+    return image.resize(resized_size(w, h, size), Image.BILINEAR)
 
 
 def center_crop_box(width: int, height: int, size: int = IMAGE_SIZE) -> tuple[int, int, int, int]:

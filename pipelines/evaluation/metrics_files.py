@@ -43,10 +43,12 @@ def _number(value) -> bool:
 
 
 def read_json(path):
-    """The JSON document of a file; a missing, unreadable or invalid file is a ValueError naming it."""
+    """The JSON document of a file; a missing, unreadable or invalid file, or an object with a key
+    twice (the last value would win unseen), is a ValueError naming it."""
     try:
         text = Path(path).read_bytes().decode("utf-8")
-        return json.loads(text, parse_constant=lambda name: _raise(f"{name} is not a number JSON allows"))
+        return json.loads(text, parse_constant=lambda name: _raise(f"{name} is not a number JSON allows"),
+                          object_pairs_hook=_unique_keys)
     except OSError as err:
         raise ValueError(f"{path}: cannot read: {(err.strerror or type(err).__name__).lower()}") from err
     except UnicodeDecodeError as err:
@@ -57,6 +59,16 @@ def read_json(path):
 
 def _raise(message):
     raise ValueError(message)
+
+
+def _unique_keys(pairs) -> dict:
+    """``object_pairs_hook`` of :func:`read_json`: the object as a dict, refusing a repeated key."""
+    document = {}
+    for key, value in pairs:
+        if key in document:
+            raise ValueError(f"the key {json.dumps(key)} appears twice in one object")
+        document[key] = value
+    return document
 
 
 def load_errors(path) -> tuple[dict, float | None]:
@@ -118,7 +130,8 @@ def check_baseline_covers(baseline: ErrorBaseline, corruptions, clean) -> None:
 
 
 def load_npz(path) -> dict:
-    """Every array of an ``.npz`` file; an unreadable or invalid file is a ValueError naming it."""
+    """Every array of an ``.npz`` file; an unreadable or invalid file, or one holding an array name
+    twice (the last would win unseen), is a ValueError naming it."""
     try:
         with open(path, "rb") as stream:
             zipped = stream.read(2) == b"PK"
@@ -127,6 +140,11 @@ def load_npz(path) -> dict:
     if not zipped:
         raise ValueError(f"{path}: not a readable .npz archive (not a zip of .npy arrays, as numpy.savez writes)")
     try:
+        with zipfile.ZipFile(path) as members:
+            names = members.namelist()
+        repeated = sorted({name for name in names if names.count(name) > 1})
+        if repeated:
+            raise ValueError(f"the array {repeated[0]!r} appears twice")
         with np.load(path, allow_pickle=False) as archive:
             if not hasattr(archive, "files"):
                 raise ValueError("a single .npy array, not an .npz archive")

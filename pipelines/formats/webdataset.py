@@ -193,10 +193,11 @@ def read_shard(stream) -> Iterator[tuple[str, dict]]:
 
 def check_shards(root: str, config: str, lines: Iterable[str], listed: Mapping[str, str]) -> list[str]:
     """Problems of one config's shards against its manifest lines: the shards ``SHA256SUMS`` lists,
-    read in order, hold exactly the manifest's samples in order, with the tree files' SHA-256 and
-    labels (empty: they match)."""
+    read in order, hold exactly the manifest's samples in order (their keys), each with the tree
+    file's member type and SHA-256 and its label (empty: they match)."""
     prefix = f"{WEBDATASET}/{config}/"
     shards = sorted(p for p in listed if p.startswith(prefix))
+    lines = list(lines)
     expected, stacked = manifest_sha256s(lines)
     found = []
     for shard in shards:
@@ -208,13 +209,26 @@ def check_shards(root: str, config: str, lines: Iterable[str], listed: Mapping[s
     if [key for key, _ in found] != [key for key, _, _ in expected]:
         return [f"{prefix}: {len(found)} samples, the manifest {len(expected)} (or in another order)"]
     problems = []
-    for (key, members), (_, sha256, label) in zip(found, expected):
+    types = _member_types(lines, stacked)
+    for (key, members), (_, sha256, label), extension in zip(found, expected, types):
         data = [value for extension, value in members.items() if extension != "cls"]
-        if data != [sha256]:
+        kinds = sorted(members)
+        if kinds != sorted((extension, "cls")):
+            problems.append(f"{prefix}{key}: members {', '.join('.' + k for k in kinds)}, the manifest "
+                            f".{extension} and .cls")
+        elif data != [sha256]:
             problems.append(f"{prefix}{key}: the sample's bytes differ from the tree file's")
         elif members.get("cls") != label_bytes(label):
             problems.append(f"{prefix}{key}: label {members.get('cls')!r}, the manifest {label}")
     return problems
+
+
+def _member_types(lines: Iterable[str], stacked: bool) -> list[str]:
+    """The data member's extension of each manifest line's sample (:func:`member_extension` of its
+    tree file, :data:`STACKED_EXTENSION` for a row of a stacked array)."""
+    if stacked:
+        return [STACKED_EXTENSION for _ in lines]
+    return [member_extension(json.loads(line)["path"]) for line in lines]
 
 
 def _digests(members: dict, stacked: bool) -> dict:

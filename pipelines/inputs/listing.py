@@ -33,7 +33,7 @@ from schemas.imagenet_val import (IMAGE_EXTENSIONS, OFFICIAL_VAL_TAR, OFFICIAL_V
 from schemas.records import Failure, Locator, SourceEntry, SourceImage, escape_name
 from schemas.release import PARTS_DIR, is_safe_name, json_line
 from schemas.wnids import imagenet_wnids, wnid_to_label
-from transforms.preprocess import HIGH_DEPTH_MODES, check_aspect_ratio
+from transforms.preprocess import HIGH_DEPTH_MODES, check_pixels
 
 from pipelines.formats import storage
 from pipelines.formats.tfrecord import TFRecordError, decode_example, iter_records
@@ -456,13 +456,13 @@ def inspect_image(data: bytes) -> dict:
     Raises
     ------
     ValueError
-        If Pillow cannot identify the data, it exceeds Pillow's decompression-bomb limit
-        (``PIL.Image.MAX_IMAGE_PIXELS``) or its aspect ratio exceeds
-        :data:`transforms.preprocess.MAX_ASPECT_RATIO`.
+        If Pillow cannot identify the data, or the image or its ``Resize(256)`` would exceed
+        :data:`transforms.preprocess.MAX_PIXELS` pixels (Pillow's decompression-bomb limit; above
+        twice it, Pillow refuses the header with its own message).
     """
     try:
         with warnings.catch_warnings():
-            warnings.simplefilter("error", Image.DecompressionBombWarning)
+            warnings.simplefilter("ignore", Image.DecompressionBombWarning)  # check_pixels says it below
             with Image.open(io.BytesIO(data)) as image:
                 info = {"format": image.format, "mode": image.mode, "width": image.width, "height": image.height}
     except UnidentifiedImageError as err:  # its message holds a memory address: not reproducible
@@ -471,7 +471,7 @@ def inspect_image(data: bytes) -> dict:
         raise ValueError(f"cannot decode image: {err}") from err
     except Exception as err:  # any other decoder exception (NotImplementedError for some DDS ...)
         raise ValueError(f"cannot decode image: {type(err).__name__}: {err}") from err
-    check_aspect_ratio(info["width"], info["height"])
+    check_pixels(info["width"], info["height"])
     return info
 
 

@@ -128,14 +128,16 @@ class _Sink(io.RawIOBase):
         return self._stream.tell()
 
 
-def _write_parquet(root: str, relative: str, records: Iterable[dict], schema) -> str:
+def _write_parquet(root: str, relative: str, records: Iterable[dict], schema,
+                   open_output: Optional[Callable] = None) -> str:
     """Write ``root/relative``, a parquet file of ``records``, :data:`BATCH_ROWS` at a time with fixed
-    options, streamed into place (one batch in memory); return its SHA-256."""
+    options, streamed into place (one batch in memory); return its SHA-256. ``open_output(relative)``,
+    when given, opens the stream instead (a context manager with ``write``, ``tell`` and ``sha256``)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     records = iter(records)
-    with storage.open_atomic(root, relative) as stream:
+    with (open_output or (lambda name: storage.open_atomic(root, name)))(relative) as stream:
         with pq.ParquetWriter(pa.PythonFile(_Sink(stream), mode="w"), schema, compression="zstd",
                               compression_level=3) as writer:
             while batch := list(islice(records, BATCH_ROWS)):
@@ -149,7 +151,7 @@ def _record(config: str, row: dict, columns: tuple) -> dict:
 
 
 def write_index(root: str, release: Mapping, facts: Mapping[str, ConfigFacts],
-                rows_of: Callable[[str], Iterator[dict]]) -> dict[str, str]:
+                rows_of: Callable[[str], Iterator[dict]], open_output: Optional[Callable] = None) -> dict[str, str]:
     """Write the index files of a release (module doc); ``{relative path: sha256}`` of each.
 
     Parameters
@@ -158,6 +160,9 @@ def write_index(root: str, release: Mapping, facts: Mapping[str, ConfigFacts],
         Config name -> its :class:`ConfigFacts`, in the manifests' order.
     rows_of : callable
         Config name -> its manifest rows in key order (read again for each file written).
+    open_output : callable, optional
+        Relative path -> the stream to write it to (default: the file, written atomically); verify
+        gives a stream that only hashes (:class:`pipelines.release.verify_publication.Digest`).
     """
     if edition_and_benchmark(release)[1] == "p":
         return {}
@@ -165,7 +170,7 @@ def write_index(root: str, release: Mapping, facts: Mapping[str, ConfigFacts],
     if not any(f.stacked for f in facts.values()):
         records = ({"file_name": row["path"], **_record(config, row, columns)} for config in facts
                    for row in rows_of(config))
-        return {HF_INDEX: _write_parquet(root, HF_INDEX, records, _schema(names, columns, "file_name"))}
+        return {HF_INDEX: _write_parquet(root, HF_INDEX, records, _schema(names, columns, "file_name"), open_output)}
     written, schema = {}, _schema(names, columns, "image")
     for config in facts:
         records = []
@@ -175,7 +180,7 @@ def write_index(root: str, release: Mapping, facts: Mapping[str, ConfigFacts],
                                 **_record(config, row, columns)})
         records.sort(key=lambda r: r["key"])
         relative = f"{HF_DIR}/{config}.parquet"
-        written[relative] = _write_parquet(root, relative, records, schema)
+        written[relative] = _write_parquet(root, relative, records, schema, open_output)
     return written
 
 

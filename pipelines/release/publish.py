@@ -25,7 +25,7 @@ from schemas.release import CHECKSUMS, PACKAGES_DIR, RELEASE_JSON, checksum_line
 
 from pipelines.formats import storage
 
-__all__ = ["DIGEST_LABEL", "release_digest", "digest_line", "check_package_output", "read_release",
+__all__ = ["DIGEST_LABEL", "release_packages", "release_digest", "digest_line", "check_package_output", "read_release",
            "add_checksum_lines", "publish_release", "write_publication"]
 
 DIGEST_LABEL = "release digest (sha256 of SHA256SUMS)"
@@ -133,35 +133,31 @@ def publish_release(release_dir: str, check: bool = True) -> list[str]:
         lock.release()
 
 
+def release_packages(release_dir: str) -> dict[str, str]:
+    """``packages/<tar>`` -> SHA-256 of the tars ``packages/SHA256SUMS`` lists (empty when not packed)."""
+    from pipelines.release.verify import read_checksums
+
+    packages_sums = storage.join(release_dir, f"{PACKAGES_DIR}/{CHECKSUMS}")
+    packed = read_checksums(storage.join(release_dir, PACKAGES_DIR)) if storage.exists(packages_sums) else {}
+    return {f"{PACKAGES_DIR}/{name}": digest for name, digest in packed.items()}
+
+
 def write_publication(release_dir: str) -> list[str]:
-    """Write the card, the Croissant file and the Hugging Face index of a sealed release and list
-    them in its ``SHA256SUMS`` (module doc); return the relative paths written.
+    """Write the card, the Croissant file and the Hugging Face index of a sealed release
+    (:func:`pipelines.release.publication.render_publication`) and list them in its ``SHA256SUMS`` (module doc); return the
+    relative paths written.
 
     The caller holds the folder: a build writes them as its last step, :func:`publish_release`
     for an existing release (after ``package``, so that ``croissant.json`` lists the tars)."""
-    from schemas.publication import CARD, CROISSANT
-    from schemas.release import TMP_DIR, dumps
+    from schemas.release import TMP_DIR
 
-    from pipelines.release.card import dataset_card
-    from pipelines.release.croissant import croissant_document
-    from pipelines.release.hf_index import config_facts, hf_configs, write_index
-    from pipelines.release.verify import iter_checksums, read_checksums
-    from pipelines.release.verify_records import part_config, part_rows
+    from pipelines.release.publication import render_publication
+    from pipelines.release.verify import iter_checksums
 
-    release = read_release(release_dir)
-    facts = {part_config(p): config_facts(part_rows(release_dir, p)) for p in release["manifest"]["parts"]}
-    written = write_index(release_dir, release, facts, lambda config: part_rows(release_dir, manifest_path(config)))
-    card = dataset_card(release, {c: f.examples for c, f in facts.items()}, hf_configs(release, facts))
-    written[CARD] = storage.write_atomic(release_dir, CARD, card.encode("utf-8")).sha256
-    listed = {RELEASE_JSON, *(manifest_path(config) for config in facts)}  # what croissant.json lists
-    digests = {path: digest for path, digest in iter_checksums(release_dir)
-               if path in listed or path.endswith(".parquet")}
-    digests.update(written)
-    packages_sums = storage.join(release_dir, f"{PACKAGES_DIR}/{CHECKSUMS}")
-    packed = read_checksums(storage.join(release_dir, PACKAGES_DIR)) if storage.exists(packages_sums) else {}
-    packages = {f"{PACKAGES_DIR}/{name}": digest for name, digest in packed.items()}
-    document = croissant_document(release, facts, digests, packages)
-    written[CROISSANT] = storage.write_atomic(release_dir, CROISSANT, dumps(document).encode("utf-8")).sha256
+    written, documents = render_publication(release_dir, read_release(release_dir), iter_checksums(release_dir),
+                                            release_packages(release_dir))
+    for relative, data in documents.items():
+        written[relative] = storage.write_atomic(release_dir, relative, data).sha256
     add_checksum_lines(release_dir, written)
     storage.delete_tree(storage.join(release_dir, TMP_DIR))
     return list(written)

@@ -17,6 +17,9 @@ there (:mod:`pipelines.formats.class_folders`). The three records are cross-chec
   TFDS record (CRCs, label, image bytes against the manifest's SHA-256), every ImageNet-P MP4
   (decoded with OpenCV to the manifest's frame count), the WebDataset shards when there are any, and
   the Hugging Face index ``imagenet-cp publish`` writes (:func:`pipelines.release.hf_index.check_index`);
+- the published files (``README.md``, ``croissant.json``, the Hugging Face index) are made again
+  from ``release.json`` and the manifests and compared byte for byte
+  (:func:`pipelines.release.verify_publication.check_publication`);
 - the WebDataset shards a build wrote hold exactly each manifest's samples, in order, with the tree
   files' bytes and the labels (:func:`pipelines.formats.webdataset.check_release_shards`).
 
@@ -44,6 +47,7 @@ from pipelines.formats import storage
 from pipelines.formats.class_folders import expected_class_folders
 from pipelines.formats.webdataset import check_release_shards
 from pipelines.release.hf_index import check_index
+from pipelines.release.verify_publication import check_publication
 from pipelines.release.verify_records import check_loaded_data, open_file
 
 __all__ = ["CHUNK_BYTES", "LOCK_FILE", "LINE_BREAKS", "HEX", "parse_checksums", "iter_checksums", "read_checksums",
@@ -351,6 +355,16 @@ def _check_manifests(root: str, release: dict, listed: dict, report: VerifyRepor
             problems.append(f"{info_path}: {sum(lengths)} examples, the manifest {rows}")
 
 
+def _packed(root: str) -> dict[str, str]:
+    """``packages/<tar>`` -> SHA-256 of ``packages/SHA256SUMS`` (empty when not packed or unreadable:
+    the packages' own check reports that), as ``croissant.json`` lists them."""
+    try:
+        packed = read_checksums(storage.join(root, PACKAGES_DIR))
+    except (OSError, ValueError):
+        return {}
+    return {f"{PACKAGES_DIR}/{name}": digest for name, digest in packed.items()}
+
+
 def _check_release_json(root: str, report: VerifyReport, listed: Optional[dict] = None,
                         threads: Optional[int] = None) -> None:
     """Recompute the manifest digest and the input checksum that ``release.json`` records."""
@@ -367,6 +381,7 @@ def _check_release_json(root: str, report: VerifyReport, listed: Optional[dict] 
             _check_manifests(root, release, listed, report)
             report.problems += check_loaded_data(root, release, listed, threads)
             report.problems += check_index(root, release, listed)
+            report.problems += check_publication(root, release, listed, _packed(root))
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as err:
         report.problems.append(f"cannot check {RELEASE_JSON}: {type(err).__name__}: {err}")
 

@@ -5,8 +5,9 @@
 
 - every TFDS shard is read record by record, as TFRecord frames it (``uint64 length | masked
   crc32c(length) | data | masked crc32c(data)``): both CRCs are checked, the records must be the
-  manifest rows that name the shard (in key order, one record each) with their ``label``, and the
-  image each holds must have the row's SHA-256 (``sha256``: the tree's file; for the ``.npy``
+  manifest rows that name the shard (in key order, one record each) with exactly the features its
+  ``features.json`` declares, their ``label``, ``file_name`` (the input's file name; VCR's: the
+  row's key) and ``delta_v`` (VCR), and the image each holds must have the row's SHA-256 (``sha256``: the tree's file; for the ``.npy``
   editions ``array_sha256``: its decoded pixels). A video record (ImageNet-P) holds the row's
   ``frames`` frames: with ``--tfds-frames lossless`` their pixels have the row's
   ``frames_sha256``, otherwise they are the frames OpenCV decodes from the row's MP4;
@@ -31,13 +32,22 @@ from typing import Callable, Iterator, Mapping, Optional
 import numpy as np
 from PIL import Image
 
+from schemas.editions import release_identity
+from schemas.release import VCR_BENCHMARK
+
 from pipelines.formats import storage
 from pipelines.formats.tfrecord import TFRecordError, decode_example, iter_records
 
 __all__ = ["open_file", "sha256", "pixels_sha256", "IMAGE_DIGESTS", "TREE_BYTES", "image_digest", "part_rows",
            "part_config", "manifest_rows", "rows_by_shard", "shard_examples", "check_shard", "check_video",
-           "check_loaded_data"]
+           "check_loaded_data", "FEATURES_FILE", "CHECKED_FEATURES", "declared_features", "expected_file_name"]
 
+
+FEATURES_FILE = "features.json"
+"""The TFDS file beside a config's shards that declares its features."""
+
+CHECKED_FEATURES = frozenset({"image", "video", "label", "file_name", "delta_v"})
+"""The features a record is checked on against its manifest row (every feature a release writes)."""
 
 def open_file(path: str):
     """A release file for reading: a local one without following a link (``O_NOFOLLOW``)."""
@@ -106,9 +116,50 @@ def _frames_digest(pngs: list) -> str:
     return sha256(decode_frames_lossless(pngs).tobytes())
 
 
-def _record_problems(example: dict, row: dict, release: dict, decoded: Mapping[str, str]) -> list[str]:
-    """What is wrong with one TFDS record, read as ``row`` of the manifest."""
+def declared_features(root: str, shard: str) -> Optional[frozenset]:
+    """The feature names the ``features.json`` beside a shard declares (None when it has none)."""
+    path = storage.join(root, posixpath.join(posixpath.dirname(shard), FEATURES_FILE))
+    if not storage.exists(path):
+        return None
+    document = json.loads(storage.read_bytes(path))
+    return frozenset(document.get("featuresDict", {}).get("features", {}))
+
+
+def expected_file_name(row: dict, release: dict) -> str:
+    """The ``file_name`` feature of a row's record: VCR's output key, else the input's file name."""
+    if tuple(release_identity(release))[1] == VCR_BENCHMARK:
+        return row["key"]
+    return posixpath.basename(row.get("image_key", row["key"]))
+
+
+def _feature_problems(example: dict, row: dict, release: dict, declared: Optional[frozenset]) -> list[str]:
+    """The features of a record against ``features.json`` and the manifest row: the set of names,
+    ``file_name`` and ``delta_v`` (label, image and video: :func:`_record_problems`)."""
     problems = []
+    names = frozenset(example)
+    if declared is not None and names != declared:
+        for name in sorted(declared - names):
+            problems.append(f"lacks the feature {name!r} that {FEATURES_FILE} declares")
+        for name in sorted(names - declared):
+            problems.append(f"holds the feature {name!r} that {FEATURES_FILE} does not declare")
+    unknown = sorted(names - CHECKED_FEATURES)
+    problems += [f"feature {name!r} has no check against the manifest" for name in unknown]
+    if "file_name" in example:
+        found = example["file_name"][0].decode("utf-8", "backslashreplace")
+        expected = expected_file_name(row, release)
+        if found != expected:
+            problems.append(f"file_name {found!r}, the manifest {expected!r}")
+    if "delta_v" in example:
+        expected = row.get("delta_v")
+        if expected is None or np.float32(example["delta_v"][0]) != np.float32(expected):
+            problems.append(f"delta_v {example['delta_v'][0]!r}, the manifest {expected!r}")
+    return problems
+
+
+def _record_problems(example: dict, row: dict, release: dict, decoded: Mapping[str, str],
+                     declared: Optional[frozenset] = None) -> list[str]:
+    """What is wrong with one TFDS record, read as ``row`` of the manifest: every feature."""
+    problems = _feature_problems(example, row, release, declared)
     label = example.get("label", [None])[0]
     if "label" in row and label != row["label"]:
         problems.append(f"label {label}, the manifest {row['label']}")
@@ -132,6 +183,10 @@ def check_shard(root: str, shard: str, rows: list, release: dict, decoded: Mappi
     """Read one TFDS shard record by record (CRCs checked) against its manifest rows."""
     problems, count = [], 0
     try:
+        declared = declared_features(root, shard)
+    except (OSError, ValueError, AttributeError) as err:
+        return [f"{posixpath.dirname(shard)}/{FEATURES_FILE}: unreadable ({type(err).__name__}: {err})"]
+    try:
         with open_file(storage.join(root, shard)) as stream:
             for count, (offset, data) in enumerate(iter_records(stream), 1):
                 if count > len(rows):
@@ -143,7 +198,7 @@ def check_shard(root: str, shard: str, rows: list, release: dict, decoded: Mappi
                 except TFRecordError as err:
                     problems.append(f"{where}: not a tf.train.Example: {err}")
                     continue
-                problems += [f"{where}: {p}" for p in _record_problems(example, row, release, decoded)]
+                problems += [f"{where}: {p}" for p in _record_problems(example, row, release, decoded, declared)]
     except TFRecordError as err:
         return problems + [f"{shard}: corrupted record ({err}), as TFDS would fail on it (DataLossError)"]
     except OSError as err:

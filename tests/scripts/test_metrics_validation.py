@@ -110,3 +110,33 @@ def test_nan_logits_are_refused(tmp_path, capsys):
     np.savez(tmp_path / "a.npz", logits=logits, labels=np.array([1, 2]))
     code, _, err = run(capsys, "--imagenet-a", str(tmp_path / "a.npz"))
     assert code == 2 and "NaN or infinite" in err
+
+
+@pytest.mark.parametrize("text", [
+    '{"clean": 0.9, "clean": 0.2, "corruptions": CORRUPTIONS}',
+    '{"clean": 0.2, "corruptions": {"fog": [0.1, 0.2, 0.3, 0.4, 0.5], "fog": [0.5, 0.5, 0.5, 0.5, 0.5]}}',
+])
+def test_duplicate_keys_are_refused(tmp_path, capsys, text):
+    path = errors_file(tmp_path, "e.json", text=text.replace("CORRUPTIONS", json.dumps(ALEXNET)))
+    code, out, err = run(capsys, "--errors", path)
+    assert code == 2 and out == "" and "appears twice in one object" in err and path in err, err
+    assert len(err.strip().splitlines()) == 1
+    baseline = errors_file(tmp_path, "model.json", ALEXNET)
+    code, out, err = run(capsys, "--errors", baseline, "--baseline", path)
+    assert code == 2 and out == "" and "appears twice" in err and path in err
+
+
+@pytest.mark.filterwarnings("ignore:Duplicate name")
+def test_npz_with_an_array_twice_is_refused(tmp_path, capsys):
+    import io
+    import zipfile
+
+    path = tmp_path / "flips.npz"
+    with zipfile.ZipFile(path, "w") as archive:
+        for value in (0, 1):
+            buffer = io.BytesIO()
+            np.save(buffer, np.full((2, 10, 5), value, dtype=np.int64))
+            archive.writestr("rotate.npy", buffer.getvalue())
+    code, out, err = run(capsys, "--flips", str(path))
+    assert code == 2 and out == "" and "'rotate.npy' appears twice" in err and str(path) in err, err
+    assert len(err.strip().splitlines()) == 1

@@ -54,11 +54,132 @@ def test_1x20000_png_is_rejected_before_any_resize(monkeypatch):
     calls = []
     monkeypatch.setattr(Image.Image, "resize", lambda self, *a, **k: calls.append(a))
     for decode in (inspect_image, transforms.preprocess, transforms.preprocess_uncropped):
-        with pytest.raises(ValueError, match=r"aspect ratio above the limit of 32:1 .*256 x 5,120,000"):
+        with pytest.raises(ValueError, match=r"^image of 1x20000 pixels: Resize\(256\) would make 256 x 5,120,000 "
+                                             r"= 1,310,720,000 pixels, above the limit of 89,478,485 pixels$"):
             decode(data)
     assert calls == []
     monkeypatch.undo()
-    assert transforms.preprocess(png_of(300, 32 * 300 // 4)).shape == (224, 224, 3)  # within the bound
+    assert transforms.preprocess(png_of(3, 3000)).shape == (224, 224, 3)  # 256 x 256,000: within the limit
+
+
+def test_pixel_limit_is_checked_from_the_header_before_decoding(monkeypatch):
+    import transforms
+    from pipelines.inputs.listing import inspect_image
+    from transforms.preprocess import MAX_PIXELS
+
+    assert MAX_PIXELS == 89_478_485
+    side = 9_460  # 9,460 x 9,460 = 89,491,600 pixels: one row above the limit; Pillow only warns
+    data = png_of(side, side)
+    loads = []
+    monkeypatch.setattr(Image.Image, "load", lambda self: loads.append(self.size))
+    for decode in (inspect_image, transforms.preprocess, transforms.preprocess_uncropped):
+        with pytest.raises(ValueError, match=r"^image of 9460x9460 pixels: 89,491,600 pixels, above the limit of "
+                                             r"89,478,485 pixels$"):
+            decode(data)
+    assert loads == []
+
+
+def reference_loader(data: bytes) -> Image.Image:
+    """The reference's ``pil_loader`` (torchvision ``datasets.folder``): open, convert('RGB')."""
+    with Image.open(io.BytesIO(data)) as image:
+        return image.convert("RGB")
+
+
+def reference_resize(image: Image.Image, size: int) -> Image.Image:
+    """torchvision 0.2 ``Resize(size)`` with an int: short side ``size``, long side truncated, bilinear."""
+    w, h = image.size
+    if (w <= h and w == size) or (h <= w and h == size):
+        return image
+    if w < h:
+        return image.resize((size, int(size * h / w)), Image.BILINEAR)
+    return image.resize((int(size * w / h), size), Image.BILINEAR)
+
+
+def reference_center_crop(image: Image.Image, size: int) -> Image.Image:
+    """torchvision 0.2 ``CenterCrop(size)``: offsets ``int(round((dim - size) / 2.))``."""
+    w, h = image.size
+    top, left = int(round((h - size) / 2.)), int(round((w - size) / 2.))
+    return image.crop((left, top, left + size, top + size))
+
+
+def reference_edition(image: Image.Image, edition: str) -> Image.Image:
+    """Each edition's recipe as its reference driver writes it (see docs/reference/algorithms.md)."""
+    w, h = image.size
+    side = min(w, h)
+    square = image.crop(((w - side) // 2, (h - side) // 2, (w - side) // 2 + side, (h - side) // 2 + side))
+    if edition == "imagenet":
+        return reference_center_crop(reference_resize(image, 256), 224)
+    if edition == "inception":
+        th, tw = int(0.875 * h), int(0.875 * w)
+        top, left = int(round((h - th) / 2.)), int(round((w - tw) / 2.))
+        return image.crop((left, top, left + tw, top + th)).resize((299, 299), Image.BILINEAR)
+    if edition == "imagenet64":
+        return image.resize((64, 64), Image.BILINEAR)
+    if edition == "tinyimagenet":
+        return square.resize((64, 64), Image.BILINEAR)
+    assert edition == "cifar"
+    return square.resize((32, 32), Image.BOX)
+
+
+THIN = ((7, 300), (300, 7), (3, 3000), (1, 349), (349, 1))
+
+
+@pytest.mark.parametrize("width, height", THIN)
+def test_thin_images_give_the_reference_arrays(width, height):
+    import transforms
+    from schemas.editions import get_edition
+    from transforms.views_p import edition_input
+
+    pixels = np.random.RandomState(width * 7919 + height).randint(0, 256, (height, width, 3), dtype=np.uint8)
+    data = encoded(pixels, "PNG")
+    for edition in transforms.EDITIONS:
+        try:
+            expected = np.asarray(reference_edition(reference_loader(data), edition))
+        except ValueError:  # e.g. inception's 0.875 crop of a 1-pixel side is empty: the reference fails too
+            with pytest.raises(ValueError):
+                transforms.preprocess(data, edition=edition)
+            continue
+        np.testing.assert_array_equal(transforms.preprocess(data, edition=edition), expected, err_msg=edition)
+        np.testing.assert_array_equal(transforms.preprocess(Image.open(io.BytesIO(data)), edition=edition),
+                                      expected, err_msg=edition)
+    with Image.open(io.BytesIO(data)) as image:  # P: Resize(256) on the image as opened, then RGB
+        expected_p = np.asarray(reference_resize(image, 256).convert("RGB"))
+    np.testing.assert_array_equal(transforms.preprocess_uncropped(data), expected_p)
+    for edition in transforms.EDITIONS:
+        table = get_edition(edition).p
+        if table is not None:
+            assert edition_input(data, table).ndim == 3, edition  # every P edition reads it
+    grey = encoded(pixels[..., 0], "PNG")  # mode L: P resizes before converting, C after
+    with Image.open(io.BytesIO(grey)) as image:
+        np.testing.assert_array_equal(transforms.preprocess_uncropped(grey),
+                                      np.asarray(reference_resize(image, 256).convert("RGB")))
+    for edition in transforms.EDITIONS:  # every edition converts to RGB first (the 64 drivers did not)
+        try:
+            expected = np.asarray(reference_edition(reference_loader(grey), edition))
+        except ValueError:
+            continue
+        assert expected.ndim == 3 and expected.shape[2] == 3
+        np.testing.assert_array_equal(transforms.preprocess(grey, edition=edition), expected, err_msg=edition)
+
+
+def test_high_depth_greyscale_beside_the_reference_clip():
+    """A deviation (docs/reference/fidelity.md): the reference's convert('RGB') clips a 16-bit image
+    above 255 to white and turns a 0..1 float image black; to_8bit scales them."""
+    import transforms
+
+    ramp16 = (np.arange(300 * 300, dtype=np.int64).reshape(300, 300) * 65535 // (300 * 300 - 1)).astype(np.uint16)
+    data = encoded(ramp16, "PNG")
+    reference = np.asarray(reference_edition(reference_loader(data), "imagenet"))
+    ours = transforms.preprocess(data)
+    assert (reference == 255).mean() > 0.99  # the reference: almost all white
+    expected = (ramp16.astype(np.int64) * 255 + 32767) // 65535  # ours: the ramp in 8 bits
+    np.testing.assert_array_equal(ours, transforms.preprocess(Image.fromarray(expected.astype(np.uint8), "L")))
+    assert ours.min() < 20 and ours.max() > 235
+    ramp_f = np.linspace(0, 1, 300 * 300, dtype=np.float32).reshape(300, 300)
+    data = encoded(ramp_f, "TIFF")
+    assert np.asarray(reference_edition(reference_loader(data), "imagenet")).max() <= 1  # black
+    ours = transforms.preprocess(data)
+    assert ours.min() < 20 and ours.max() > 235
 
 
 def test_16_bit_and_float_images_are_scaled_not_clipped():
@@ -146,7 +267,7 @@ HOSTILE_FAILURES = {
     "n01484850": ("list", "cannot list this folder: permission denied"),
     "n01440764/ILSVRC2012_val_00000010.JPEG": ("list", "above the limit of 536,870,912 bytes per image"),
     "n01440764/ILSVRC2012_val_00000006.JPEG": ("decode", "NotImplementedError"),
-    "n01440764/ILSVRC2012_val_00000007.JPEG": ("decode", "aspect ratio above the limit"),
+    "n01440764/ILSVRC2012_val_00000007.JPEG": ("decode", "above the limit of 89,478,485 pixels"),
 }
 
 

@@ -235,3 +235,148 @@ def test_build_verify_and_package_print_the_release_digest(tmp_path, capsys):
     assert _digest_printed(capsys.readouterr().out) == expected
     assert cli(["package", str(output)]) == 0
     assert _digest_printed(capsys.readouterr().out) == expected
+
+
+# --- every published field: record features, the card, croissant.json ----------------------------
+
+def _rewrite_shard(release, shard, change):
+    """Re-frame ``shard`` with ``change(examples)`` applied (valid CRCs) and relist it."""
+    with open(release / shard, "rb") as stream:
+        examples = [decode_example(data) for _, data in iter_records(stream)]
+    change(examples)
+    (release / shard).write_bytes(b"".join(
+        frame_record(encode_example({k: v[0] for k, v in e.items()})) for e in examples))
+    _relist(release, shard)
+
+
+def _package_refuses(release, capsys, name):
+    capsys.readouterr()
+    assert cli(["package", str(release), "--output", str(release.parent / "packed")]) != 0
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "fails verification, not packed" in err[0] and name in err[0], err
+    assert not (release.parent / "packed").exists()
+
+
+def test_a_record_whose_file_name_changed_fails_verify_and_package(release, capsys):
+    shard = _shard(release)
+    row = _rows(release, "manifest/contrast_1.jsonl")[0]
+    expected = row["image_key"].rsplit("/", 1)[-1]
+
+    def rename(examples):
+        assert examples[0]["file_name"] == [expected.encode()]
+        examples[0]["file_name"] = [b"ILSVRC2012_val_00049999.JPEG"]
+    _rewrite_shard(release, shard, rename)
+    assert _sha256sum_accepts(release)
+    text = verify_release(str(release)).text()
+    assert (f"{shard} record 1 ({row['key']}): file_name 'ILSVRC2012_val_00049999.JPEG', the manifest "
+            f"{expected!r}") in text, text
+    _package_refuses(release, capsys, shard)
+
+
+def test_a_record_without_a_declared_feature_or_with_another_fails_verify(release):
+    shard = _shard(release)
+
+    def drop_and_add(examples):
+        del examples[0]["file_name"]
+        examples[1]["comment"] = [b"mirrored"]
+    _rewrite_shard(release, shard, drop_and_add)
+    text = verify_release(str(release)).text()
+    assert f"{shard} record 1" in text and "lacks the feature 'file_name' that features.json declares" in text
+    assert "holds the feature 'comment' that features.json does not declare" in text
+    assert "feature 'comment' has no check against the manifest" in text
+
+
+@pytest.mark.parametrize("name, edit", [
+    ("README.md", lambda text: text.replace("ImageNet", "ImageNet (mirror)", 1)),
+    ("croissant.json", lambda text: text.replace('"name"', '"name" ', 1)),
+])
+def test_an_edited_card_or_croissant_fails_verify_and_package(release, capsys, name, edit):
+    assert verify_release(str(release)).ok
+    path = release / name
+    edited = edit(path.read_text(encoding="utf-8"))
+    assert edited != path.read_text(encoding="utf-8")
+    path.write_text(edited, encoding="utf-8")
+    _relist(release, name)
+    assert _sha256sum_accepts(release)
+    report = verify_release(str(release))
+    assert not report.ok and not report.changed
+    assert [p for p in report.problems if p.startswith(f"{name}: edited: differs from")], report.text()
+    _package_refuses(release, capsys, name)
+
+
+def test_an_edited_index_fails_verify(release):
+    """A column check_index does not compare (the severity) changed: the index made again differs."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(release / "metadata.parquet")
+    column = table.schema.get_field_index("severity")
+    severities = table.column("severity").to_pylist()
+    edited = table.set_column(column, table.schema.field(column), pa.array([6] + severities[1:], pa.int32()))
+    pq.write_table(edited, release / "metadata.parquet", compression="zstd")
+    _relist(release, "metadata.parquet")
+    report = verify_release(str(release))
+    assert report.problems == ["metadata.parquet: edited: differs from the index release.json and the manifests "
+                               "make"], report.text()
+
+
+def test_a_webdataset_sample_of_another_member_type_fails_verify(release):
+    rows = _rows(release, "manifest/contrast_1.jsonl")
+    shard = _write_webdataset(release, rows)
+    with tarfile.open(release / shard) as archive:
+        members = [(m.name, archive.extractfile(m).read()) for m in archive]
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as archive:
+        for index, (name, payload) in enumerate(members):
+            info = tarfile.TarInfo(name.replace(".jpg", ".png") if index == 0 else name)
+            info.size = len(payload)
+            archive.addfile(info, io.BytesIO(payload))
+    (release / shard).write_bytes(buffer.getvalue())
+    _relist(release, shard)
+    text = verify_release(str(release)).text()
+    assert f"webdataset/contrast_1/{sample_key(rows[0]['path'])}: members .cls, .png, the manifest .jpg and .cls" in text
+
+
+# --- the exit status is the verdict -------------------------------------------------------------
+
+ABORT_AT_EXIT = ("import ctypes, sys; libc = ctypes.CDLL(None)\n"  # a native library that aborts at exit:
+                 "getattr(libc, '__cxa_atexit')(ctypes.cast(libc.abort, ctypes.c_void_p), None, None)\n")
+"""Python that makes the process abort in C ``exit()``, as a native thread alive during the C++
+static destructors does ("terminate called without an active exception", status 134)."""
+
+
+def _imagenet_cp(*argv, prelude="", **options):
+    import os
+    import sys
+    from pathlib import Path
+
+    root = str(Path(__file__).resolve().parents[3])
+    code = prelude + "import sys; from scripts.cli import main; sys.argv = ['imagenet-cp'] + sys.argv[1:]; main()"
+    return subprocess.Popen([sys.executable, "-c", code, *argv], cwd=root, env=dict(os.environ, PYTHONPATH=root),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **options)
+
+
+def test_the_exit_status_is_the_command_s_even_when_a_native_library_aborts_at_exit(release):
+    import sys
+
+    control = subprocess.run([sys.executable, "-c", ABORT_AT_EXIT + "sys.exit(0)"], capture_output=True)
+    assert control.returncode == -6  # the simulation aborts a plain exit (SIGABRT)
+    intact = _imagenet_cp("verify", str(release), prelude=ABORT_AT_EXIT)
+    out, err = intact.communicate(timeout=300)
+    assert intact.returncode == 0 and out.strip().splitlines()[-2].startswith("OK: "), (out, err)
+    (release / "README.md").write_text("edited\n")
+    tampered = _imagenet_cp("verify", str(release), prelude=ABORT_AT_EXIT)
+    out, err = tampered.communicate(timeout=300)
+    assert tampered.returncode == 1 and "changed: README.md" in out, (out, err)
+
+
+def test_verify_exits_0_every_time_on_an_intact_release(release):
+    """30 verify processes, three at a time (a loaded machine), each exits with its verdict."""
+    codes = []
+    for _ in range(10):
+        runs = [_imagenet_cp("verify", str(release)) for _ in range(3)]
+        for run in runs:
+            out, err = run.communicate(timeout=300)
+            codes.append(run.returncode)
+            assert run.returncode == 0, (out, err)
+    assert codes == [0] * 30
