@@ -42,12 +42,12 @@ __all__ = ["open_file", "sha256", "pixels_sha256", "IMAGE_DIGESTS", "TREE_BYTES"
            "part_config", "manifest_rows", "rows_by_shard", "shard_examples", "check_shard", "check_video",
            "check_loaded_data", "FEATURES_FILE", "CHECKED_FEATURES", "declared_features", "expected_file_name"]
 
-
 FEATURES_FILE = "features.json"
 """The TFDS file beside a config's shards that declares its features."""
 
 CHECKED_FEATURES = frozenset({"image", "video", "label", "file_name", "delta_v"})
 """The features a record is checked on against its manifest row (every feature a release writes)."""
+
 
 def open_file(path: str):
     """A release file for reading: a local one without following a link (``O_NOFOLLOW``)."""
