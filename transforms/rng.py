@@ -18,8 +18,7 @@ from typing import Union
 import numpy as np
 from numpy.random.bit_generator import ISeedSequence
 
-#: The two random modes, the reference mode first.
-RNG_MODES = ("reference", "fast")
+from schemas.imagenet_c import RNG_MODES  # the two random modes, declared with the build's other choices
 
 
 class FastRandomState:

@@ -39,7 +39,7 @@ import imageio_ffmpeg
 import numpy as np
 from PIL import Image, features
 
-from schemas.imagenet_p import CRF20_RATE_CONTROL, GRAIN_RATE_CONTROL
+from schemas.imagenet_p import CRF20_RATE_CONTROL, GRAIN_RATE_CONTROL, PRESETS
 
 FRAME_RATE = 1
 """Frames per second of every MP4 (the reference's ``-r 1 -framerate 1``)."""
@@ -47,9 +47,6 @@ FRAME_RATE = 1
 PIXEL_FORMAT = "yuv444p"
 """Encoded pixel format: full-resolution chroma, what ffmpeg chose for the reference's RGB input."""
 
-PRESETS = ("ultrafast", "superfast", "veryfast", "faster", "fast", "medium", "slow", "slower",
-           "veryslow", "placebo")
-"""x264 presets, fastest first; the reference used ``veryslow``."""
 
 PNG_COMPRESS_LEVEL = 6
 """zlib level of the lossless frame PNGs (Pillow, no optimisation pass, no metadata chunks)."""

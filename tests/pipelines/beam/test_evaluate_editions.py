@@ -13,6 +13,8 @@ pytest.importorskip("onnxruntime")
 
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
+from pipelines.beam.runner import RunOptions
+
 from pipelines.beam.evaluate import evaluate_release  # noqa: E402
 from pipelines.evaluation.model_input import edition_model_input as model_input  # noqa: E402
 from pipelines.evaluation.scores import unnormalised_summary  # noqa: E402
@@ -99,12 +101,13 @@ def test_unnormalised_summary_averages_benchmark_corruptions_only():
 
 def test_a_built_cifar_release_scores_alike_from_npy_and_from_tfds(tmp_path):
     pytest.importorskip("tensorflow_datasets")
-    from pipelines.beam.build import SourceSelection, build_imagenet_c
-    from pipelines.beam.imagenet_c import ImageNetCConfig
+    from pipelines.beam.build import SourceSelection
+    from pipelines.beam.imagenet_c import build_imagenet_c
+    from schemas.configs import ImageNetCConfig
 
     release = tmp_path / "release"
     build_imagenet_c(str(release), SourceSelection(), ImageNetCConfig.select(["glass_blur"], [1, 3], edition="cifar"),
-                     workers=1, progress_interval=3600)
+                     RunOptions(workers=1, progress_interval=3600))
     weights = write_onnx_model(tmp_path / "cifar.onnx", 32, 10, 3)
     runs = {}
     for source in ("tree", "tfds"):

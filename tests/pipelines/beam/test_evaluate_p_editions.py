@@ -14,12 +14,14 @@ pytest.importorskip("onnxruntime")
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
 from metrics.imagenet_p import top_k_classes  # noqa: E402
+from pipelines.beam.runner import RunOptions
 from pipelines.beam.build import SourceSelection  # noqa: E402
 from pipelines.beam.evaluate import evaluate_release  # noqa: E402
 from pipelines.evaluation.model_input import frame_model_input  # noqa: E402
 from pipelines.evaluation.p_sequences import p_sets  # noqa: E402
 from schemas.editions import get_edition  # noqa: E402
-from pipelines.beam.imagenet_p import ImageNetPConfig, build_imagenet_p  # noqa: E402
+from schemas.configs import ImageNetPConfig
+from pipelines.beam.imagenet_p import build_imagenet_p  # noqa: E402
 
 W = (0.5 * np.cos(np.arange(3)[:, None] * 1.7 + np.arange(1000)[None, :] * 0.37)).astype(np.float32)
 
@@ -63,7 +65,8 @@ def models(tmp_path_factory):
 
 def build(output, edition, perturbations, limit):
     config = ImageNetPConfig.select(perturbations, [1], preset="ultrafast", edition=edition)
-    result = build_imagenet_p(str(output), SourceSelection(limit=limit), config, workers=1, progress_interval=3600)
+    result = build_imagenet_p(str(output), SourceSelection(limit=limit), config,
+                              RunOptions(workers=1, progress_interval=3600))
     assert result.failures == 0
 
 
