@@ -5,6 +5,8 @@ A model maps a batch (N, 3, S, S) of :mod:`pipelines.evaluation.model_input` arr
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
+from typing import Optional
 
 import apache_beam as beam
 import numpy as np
@@ -23,6 +25,26 @@ from pipelines.evaluation.models import FRAMEWORKS, ModelError, infer_framework,
 METRICS_NAMESPACE = "imagenet-cp evaluate"
 NONFINITE_COUNTER = "nonfinite_logits"
 NONFINITE_KEYS = "nonfinite_keys"
+
+
+@dataclass(frozen=True)
+class Model:
+    """A model file to evaluate, and how it runs.
+
+    Attributes
+    ----------
+    path : str
+        ONNX file (TorchScript or TensorFlow SavedModel when installed).
+    framework : str, optional
+        ``onnx``, ``torch`` or ``tensorflow``; None: inferred from the file
+        (:func:`pipelines.evaluation.models.infer_framework`).
+    batch_size : int
+        Images per RunInference batch.
+    """
+
+    path: str
+    framework: Optional[str] = None
+    batch_size: int = 32
 
 
 class _KeepFiniteFn(beam.DoFn):

@@ -43,6 +43,25 @@ class HumanFileError(ValueError):
     """A human file that cannot be used; the message names the file and the problem."""
 
 
+@dataclass(frozen=True)
+class HumanFile:
+    """The human file a VCR evaluation compares the model with (:func:`load_human` reads it).
+
+    Attributes
+    ----------
+    path : str, optional
+        ``.csv`` (per trial, with a sidecar JSON) or ``.json`` (curves); None: no human comparison.
+    meta : str, optional
+        The sidecar JSON of a CSV (default: the CSV's path with ``.json`` added).
+    min_trials : int
+        A bin with fewer trials is reported in the warnings.
+    """
+
+    path: Optional[str] = None
+    meta: Optional[str] = None
+    min_trials: int = 10
+
+
 @dataclass
 class HumanCurves:
     """Validated human data: per corruption a monotone ``accuracy`` curve and an optional

@@ -9,9 +9,8 @@ import tarfile
 
 import pytest
 
-from pipelines.beam.runner import RunOptions
-
 from pipelines.beam.build import SourceSelection
+from pipelines.beam.runner import RunOptions
 from schemas.configs import ImageNetCConfig
 from pipelines.beam.progress import IMAGE_WORK_COUNTER
 from pipelines.release.package import package_release
