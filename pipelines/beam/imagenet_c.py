@@ -217,7 +217,8 @@ def plan(config: ImageNetCConfig, source: SourceSelection = SourceSelection(),
         dataset=imagenet_c_dataset(config, opened.class_names), outputs_per_image=len(config.conditions),
         transform=lambda progress_dir: CorruptImages(config, progress_dir),
         add_sinks=add_sinks if edition.c.encoding == NPY else None,  # a sink makes a resumed build redo all
-        examples_per_shard=examples_per_shard or edition.c.examples_per_shard, formats=tuple(formats))
+        examples_per_shard=edition.c.examples_per_shard if examples_per_shard is None else examples_per_shard,
+        formats=tuple(formats))
 
 
 def build_imagenet_c(output_dir: str, selection: SourceSelection = SourceSelection(),

@@ -310,7 +310,8 @@ def plan(config: ImageNetPConfig, source: SourceSelection = SourceSelection(),
         transform=lambda progress_dir: PerturbImages(config, progress_dir),
         add_sinks=add_sinks if config.table.output == NPY else None,  # a sink makes a resumed build redo all
         related=lambda entry: video_name(entry).casefold(),
-        examples_per_shard=examples_per_shard or DEFAULT_EXAMPLES_PER_SHARD, formats=tuple(formats))
+        examples_per_shard=DEFAULT_EXAMPLES_PER_SHARD if examples_per_shard is None else examples_per_shard,
+        formats=tuple(formats))
 
 
 def build_imagenet_p(output_dir: str, selection: SourceSelection = SourceSelection(),

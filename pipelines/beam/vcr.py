@@ -223,7 +223,7 @@ def plan(config: VcrConfig, source: SourceSelection = SourceSelection(),
         selection=source, source=open_input(get_edition(), source.input), document=vcr_document(config),
         dataset=config.dataset, outputs_per_image=len(config.corruptions) * config.levels + 1,
         transform=lambda progress_dir: BuildVcrExamples(config, progress_dir),
-        examples_per_shard=examples_per_shard or DEFAULT_EXAMPLES_PER_SHARD)
+        examples_per_shard=DEFAULT_EXAMPLES_PER_SHARD if examples_per_shard is None else examples_per_shard)
 
 
 def build_vcr(output_dir: str, selection: SourceSelection = SourceSelection(), config: VcrConfig = VcrConfig(),
