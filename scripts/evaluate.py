@@ -85,7 +85,7 @@ def run(args) -> int:
         out = evaluate_release(
             args.release, Model(args.model, args.framework, args.batch_size), args.output, args.source, baselines,
             args.in_distribution,
-            RunOptions(workers=args.workers, beam_args=[a for a in args.beam_args if a != "--"], force=args.force))
+            run=RunOptions(workers=args.workers, beam_args=[a for a in args.beam_args if a != "--"], force=args.force))
     except (OSError, ValueError, ImportError) as err:
         print(f"imagenet-cp evaluate: {err}", file=sys.stderr)
         return 2
