@@ -27,6 +27,10 @@ PLASMA_MAPSIZE = 256
 
 SEVERITIES = (1, 2, 3, 4, 5)
 
+#: Random modes of the per-example streams (:mod:`transforms.rng`), the reference mode first:
+#: ``'reference'`` (the reference's legacy ``RandomState``) or ``'fast'`` (PCG64).
+RNG_MODES = ("reference", "fast")
+
 #: Categories in release order; they are also the names of the official release tars.
 CATEGORIES = ("noise", "blur", "weather", "digital", "extra")
 

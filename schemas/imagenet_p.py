@@ -28,6 +28,20 @@ SETS = ("test", "validation")
 GRAIN_RATE_CONTROL = ("-tune", "grain")
 CRF20_RATE_CONTROL = ("-crf", "20")
 
+PRESETS = ("ultrafast", "superfast", "veryfast", "faster", "fast", "medium", "slow", "slower",
+           "veryslow", "placebo")
+"""x264 presets, fastest first; the reference used ``veryslow``."""
+
+DEFAULT_PRESET = "veryslow"
+"""x264 preset of a release unless ``--preset`` says otherwise: the reference's."""
+
+TFDS_FRAMES = MappingProxyType({
+    "decoded": "the frames cv2.VideoCapture decodes from the release's own MP4, BGR -> RGB, no resize "
+               "(what the official evaluator scores)",
+    "lossless": "the frames before the H.264 encode (what the reference wrote as PNGs)",
+})
+"""Choices of what the TFDS ``video`` feature holds (``--tfds-frames``), with their meaning."""
+
 
 @dataclass(frozen=True)
 class Ramp:
@@ -154,6 +168,9 @@ TEST_PERTURBATIONS = tuple(p.name for p in _TABLE if p.subset == "test")
 
 #: The 4 perturbations of the ImageNet-P validation set.
 VALIDATION_PERTURBATIONS = tuple(p.name for p in _TABLE if p.subset == "validation")
+
+DIFFICULTIES = tuple(sorted({d for p in _TABLE for d in p.difficulties}))
+"""Every difficulty of some perturbation: (1, 2, 3); 2 and 3 exist for the noise types only."""
 
 
 def perturbation_names_text() -> str:

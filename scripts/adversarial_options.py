@@ -34,6 +34,7 @@ def add_filter_arguments(parser, task: str) -> None:
 
 def run_filter(args, task: str) -> int:
     from pipelines.beam.adversarial_filter import filter_candidates, resolve_classes
+    from pipelines.beam.runner import RunOptions
     from schemas.adversarial import DECISIONS, REVIEW_PAGE, FilterConfig
 
     try:
@@ -41,7 +42,8 @@ def run_filter(args, task: str) -> int:
         config = FilterConfig(task, name, wnids, threshold=getattr(args, "threshold", 0.15), cap=args.cap,
                               msp_cut=getattr(args, "msp_cut", 0.0), min_size=args.min_size)
         document = filter_candidates(task, args.candidates, args.models, args.output, config, args.metadata,
-                                     args.exemplars, args.workers, [a for a in args.beam_args if a != "--"])
+                                     args.exemplars, RunOptions(workers=args.workers,
+                                                                beam_args=[a for a in args.beam_args if a != "--"]))
     except (OSError, ValueError, ImportError) as err:
         print(f"imagenet-cp {args.command}: {err}", file=sys.stderr)
         return 2

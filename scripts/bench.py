@@ -70,7 +70,7 @@ def add_arguments(parser):
 
 def _scaling_command(args) -> int:
     from pipelines.bench.scaling import SCALING_SIZES, SCALING_WORKERS, format_scaling_table, run_scaling
-    from pipelines.beam.imagenet_c import ImageNetCConfig
+    from schemas.configs import ImageNetCConfig
 
     modes = args.rng.split(",") if args.rng else ["reference"]
     try:

@@ -26,29 +26,13 @@ def add_arguments(parser):
     add_output_arguments(parser, "average examples per TFRecord shard (default: the edition's; 2048 for imagenet)")
 
 
-def check(args) -> None:
-    """The selection's names, before Beam is imported (ImageNetCConfig.select checks the rest)."""
-    from schemas.editions import EDITIONS
-    from schemas.imagenet_c import SEVERITIES, select_corruptions
-
-    if args.edition not in EDITIONS:
-        raise ValueError(f"unknown edition {args.edition!r}; valid editions: {', '.join(EDITIONS)}")
-    select_corruptions(args.corruptions)
-    if args.severities is not None and (not args.severities or any(s not in SEVERITIES for s in args.severities)):
-        raise ValueError(f"severities must be a non-empty subset of {list(SEVERITIES)}, got {args.severities}")
-
-
 def run(args) -> int:
-    from schemas.editions import EDITIONS
-
     def build(*a, **k):
-        from pipelines.beam.build import build_imagenet_c
+        from pipelines.beam.imagenet_c import build_imagenet_c
         return build_imagenet_c(*a, **k)
 
     def config(a):
-        from pipelines.beam.imagenet_c import ImageNetCConfig
+        from schemas.configs import ImageNetCConfig
         return ImageNetCConfig.select(a.corruptions, a.severities, a.seed, a.rng, a.edition, a.clean)
 
-    edition = EDITIONS.get(args.edition)
-    default_per_shard = edition.c.examples_per_shard if edition else None  # None: the build's own default
-    return finish_build(args.output, run_build(args, build, config, default_per_shard, check=check))
+    return finish_build(args.output, run_build(args, build, config))

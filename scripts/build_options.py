@@ -93,14 +93,13 @@ def print_failures(failures, stream, limit: int = 50) -> None:
         print(f"  ... and {len(failures) - limit} more", file=stream)
 
 
-def run_build(args, build, config_from_args, default_examples_per_shard=None, errors=(ValueError,),
-              check=None) -> int:
-    """Run ``build(output, selection, config, ...)``; exit 2 on a bad option or input, 1 if any input
+def run_build(args, build, config_from_args, errors=(ValueError,)) -> int:
+    """Run ``build(output, selection, config, run, ...)``; exit 2 on a bad option or input, 1 if any input
     failed (or none can be built: the failures are listed, no release is written).
 
-    ``check(args)``, when given, checks the edition's own options; it and
-    :func:`check_source_arguments` run before ``pipelines`` (and so Beam) is imported.
-    ``default_examples_per_shard`` may be None: the edition's default then applies.
+    :func:`check_source_arguments` and ``config_from_args(args)`` (a config of :mod:`schemas.configs`,
+    validated where it is made) run before ``pipelines`` (and so Beam) is imported. Without
+    ``--examples-per-shard`` the benchmark's own default applies.
     """
     import contextlib
     import os
@@ -110,27 +109,26 @@ def run_build(args, build, config_from_args, default_examples_per_shard=None, er
 
     try:
         check_source_arguments(args)
-        if check is not None:
-            check(args)
+        config = config_from_args(args)
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
     from pipelines.beam.build import SourceSelection
+    from pipelines.beam.runner import RunOptions
     from pipelines.beam.shutdown import BuildInterrupted, BuildStopped
     from pipelines.inputs.listing import NoUsableImages
 
-    shard = args.examples_per_shard or default_examples_per_shard
-    options = {} if shard is None else {"examples_per_shard": shard}
+    options = {"examples_per_shard": args.examples_per_shard}
     if getattr(args, "formats", None):
         options["formats"] = args.formats
     quiet = sys.stderr is sys.__stderr__ and not logging_verbose()
     log = WorkerStderr(os.path.join(tempfile.gettempdir(), f"imagenet-cp-workers-{os.getpid()}.log"))
     try:
-        config = config_from_args(args)
         with log if quiet else contextlib.nullcontext():
-            result = build(args.output, SourceSelection(args.input, args.image_ids, args.limit), config,
-                           workers=args.workers, beam_args=[a for a in args.beam_args if a != "--"],
-                           stream=log.terminal or sys.stderr, force=args.force, **options)
+            run = RunOptions(workers=args.workers, beam_args=[a for a in args.beam_args if a != "--"],
+                             stream=log.terminal or sys.stderr, force=args.force)
+            result = build(args.output, SourceSelection(args.input, args.image_ids, args.limit), config, run,
+                           **options)
     except NoUsableImages as err:
         print(f"error: {err}:", file=sys.stderr)
         print_failures(err.failures, sys.stderr)

@@ -30,18 +30,6 @@ def add_arguments(parser):
     add_output_arguments(parser, "average examples (videos) per TFRecord shard (default 32, about 100 MB)")
 
 
-def check(args) -> None:
-    """The selection's names, before Beam is imported (ImageNetPConfig.select checks the rest)."""
-    from schemas.editions import EDITIONS
-    from schemas.imagenet_p import select_perturbations
-
-    if args.edition not in EDITIONS:
-        raise ValueError(f"unknown edition {args.edition!r}; valid editions: {', '.join(EDITIONS)}")
-    select_perturbations(args.perturbations)
-    if args.difficulties is not None and (not args.difficulties or any(d not in (1, 2, 3) for d in args.difficulties)):
-        raise ValueError(f"difficulties must be a non-empty subset of [1, 2, 3], got {args.difficulties}")
-
-
 def run(args) -> int:
     from pipelines.formats.video import VideoEncoderError
 
@@ -50,8 +38,8 @@ def run(args) -> int:
         return build_imagenet_p(*a, **k)
 
     def config(a):
-        from pipelines.beam.imagenet_p import ImageNetPConfig
+        from schemas.configs import ImageNetPConfig
         return ImageNetPConfig.select(a.perturbations, a.difficulties, a.preset, a.simd, a.seed, a.tfds_frames,
                                       a.edition)
 
-    return finish_build(args.output, run_build(args, build, config, errors=(ValueError, VideoEncoderError), check=check))
+    return finish_build(args.output, run_build(args, build, config, errors=(ValueError, VideoEncoderError)))

@@ -30,8 +30,11 @@ def add_arguments(parser):
 
 
 def run(args) -> int:
-    from pipelines.beam.build import DEFAULT_EXAMPLES_PER_SHARD
-    from pipelines.beam.vcr import VcrConfig, build_vcr, short_bins
+    from schemas.configs import VcrConfig
+
+    def build(*a, **k):
+        from pipelines.beam.vcr import build_vcr
+        return build_vcr(*a, **k)
 
     chosen = {}
 
@@ -40,7 +43,8 @@ def run(args) -> int:
                                             a.operators, a.dv_resolution)
         return chosen["config"]
 
-    code = run_build(args, build_vcr, config, DEFAULT_EXAMPLES_PER_SHARD)
+    code = run_build(args, build, config)
+    from pipelines.beam.vcr import short_bins
     from pipelines.formats import storage
 
     if "config" in chosen and code != 2 and storage.is_local(args.output):

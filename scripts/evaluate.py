@@ -72,18 +72,20 @@ def run(args) -> int:
     import json
 
     from pipelines.beam.evaluate import evaluate_release
-    from pipelines.evaluation.scores import METRICS_FILE
+    from pipelines.beam.inference import Model
+    from pipelines.beam.runner import RunOptions
+    from pipelines.evaluation.scores import METRICS_FILE, ScoreBaselines
     from pipelines.evaluation.metrics_files import load_error_baseline, load_flip_baseline
     from pipelines.evaluation.report import summary_lines
     from pipelines.beam.shutdown import BuildInterrupted, BuildStopped
 
     try:
+        baselines = ScoreBaselines(args.clean_error, load_error_baseline(args.baseline) if args.baseline else None,
+                                   load_flip_baseline(args.flip_baseline) if args.flip_baseline else None)
         out = evaluate_release(
-            args.release, args.model, args.output, args.framework, args.source, args.clean_error,
-            load_error_baseline(args.baseline) if args.baseline else None,
-            load_flip_baseline(args.flip_baseline) if args.flip_baseline else None,
-            args.batch_size, args.workers, [a for a in args.beam_args if a != "--"], args.in_distribution,
-            force=args.force)
+            args.release, Model(args.model, args.framework, args.batch_size), args.output, args.source, baselines,
+            args.in_distribution,
+            run=RunOptions(workers=args.workers, beam_args=[a for a in args.beam_args if a != "--"], force=args.force))
     except (OSError, ValueError, ImportError) as err:
         print(f"imagenet-cp evaluate: {err}", file=sys.stderr)
         return 2

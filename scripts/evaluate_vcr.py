@@ -35,14 +35,18 @@ def dispatch(args):
 
 def run(args) -> int:
     from pipelines.beam.shutdown import BuildInterrupted, BuildStopped
+    from pipelines.beam.inference import Model
+    from pipelines.beam.runner import RunOptions
     from pipelines.beam.vcr_evaluate import evaluate_vcr
+    from pipelines.evaluation.vcr_human import HumanFile
     from pipelines.evaluation.vcr_scores import analysis_settings
 
     try:
-        out = evaluate_vcr(args.release, args.model, args.output, args.framework, args.human, args.human_meta,
+        out = evaluate_vcr(args.release, Model(args.model, args.framework, args.batch_size), args.output,
+                           HumanFile(args.human, args.human_meta, args.human_min_trials),
                            analysis_settings(args.bins, args.smoothing, args.empty_bin, args.knots),
-                           args.human_min_trials, args.batch_size, args.workers,
-                           [a for a in args.beam_args if a != "--"], force=args.force)
+                           RunOptions(workers=args.workers, beam_args=[a for a in args.beam_args if a != "--"],
+                                      force=args.force))
     except (OSError, ValueError, ImportError) as err:
         print(f"imagenet-cp evaluate: {err}", file=sys.stderr)
         return 2

@@ -18,10 +18,9 @@ from typing import Union
 import numpy as np
 from numpy.random.bit_generator import ISeedSequence
 
-__all__ = ["RNG_MODES", "FastRandomState", "CorruptionRng", "legacy_random_state", "make_rng", "check_rng"]
+from schemas.imagenet_c import RNG_MODES  # the two random modes, declared with the build's other choices
 
-#: The two random modes, the reference mode first.
-RNG_MODES = ("reference", "fast")
+__all__ = ["RNG_MODES", "FastRandomState", "CorruptionRng", "legacy_random_state", "make_rng", "check_rng"]
 
 
 class FastRandomState:

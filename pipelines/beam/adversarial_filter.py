@@ -18,8 +18,7 @@ import hashlib
 import io
 import json
 import os
-import sys
-from typing import Iterable, Mapping, Optional, Sequence, TextIO
+from typing import Iterable, Mapping, Optional, Sequence
 
 import apache_beam as beam
 import numpy as np
@@ -43,7 +42,7 @@ from pipelines.evaluation.models import ModelError, check_filter_model, nonfinit
 from pipelines.beam.progress import ProgressLine
 from pipelines.beam.write_release import OutputsFn
 from pipelines.release.versions import library_versions
-from pipelines.beam.runner import make_pipeline
+from pipelines.beam.runner import RunOptions, make_pipeline
 from pipelines.beam.sources import ReadImageNet
 from pipelines.inputs.listing import SourceIndex, inspect_image, source_note, walk_folder, write_entry_lists
 
@@ -339,9 +338,7 @@ def _onnxruntime_version() -> str:
 
 def filter_candidates(task: str, candidates: str, model_paths: Sequence[str], output_dir: str,
                       config: FilterConfig, metadata_path: Optional[str] = None,
-                      exemplars_dir: Optional[str] = None, workers: Optional[int] = None,
-                      beam_args: Sequence[str] = (), progress_interval: float = 10.0,
-                      stream: TextIO = sys.stderr) -> dict:
+                      exemplars_dir: Optional[str] = None, run: RunOptions = RunOptions()) -> dict:
     """Run the filter and write its outputs (see :mod:`schemas.adversarial`).
 
     Parameters
@@ -361,6 +358,9 @@ def filter_candidates(task: str, candidates: str, model_paths: Sequence[str], ou
     exemplars_dir : str, optional
         ``<wnid>/<image>`` training images (e.g. ImageNet train): the first
         :data:`EXEMPLARS_PER_CLASS` of each class on the sheet are copied to ``review/exemplars/``.
+    run : RunOptions
+        Local worker processes, Beam options, the progress interval and stream (the filter starts
+        afresh each run: ``force`` and the part limits do not apply).
 
     Returns
     -------
@@ -399,7 +399,7 @@ def filter_candidates(task: str, candidates: str, model_paths: Sequence[str], ou
 
     progress_dir = output_dir
     primary = models[config.primary_model]
-    pipeline = make_pipeline(workers, beam_args)
+    pipeline = make_pipeline(run.workers, run.beam_args)
     images = pipeline | "ReadCandidates" >> ReadImageNet(write_entry_lists(output_dir, index.entries), progress_dir)
     result = images.images | "Filter" >> FilterCandidates(list(model_paths), models, config, progress_dir)
     rows = result["rows"] | "FinalRows" >> beam.Map(_final_row, metadata)
@@ -415,7 +415,7 @@ def filter_candidates(task: str, candidates: str, model_paths: Sequence[str], ou
          | "FailureRecords" >> beam.Map(lambda f: f.to_json())
          | "CollectFailures" >> beam.combiners.ToList()
          | "WriteFailures" >> beam.Map(lambda fs: _write_json_lines(output_dir, FAILURES, fs)))
-    progress = ProgressLine(output_dir, len(index.entries), len(index.entries), progress_interval, stream)
+    progress = ProgressLine(output_dir, len(index.entries), len(index.entries), run.progress_interval, run.out)
     progress.start()
     try:
         result = pipeline.run()

@@ -10,35 +10,33 @@ import contextlib
 import hashlib
 import json
 import math
-import sys
-from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Optional, Sequence, TextIO
+from dataclasses import dataclass, replace
+from typing import Any, Callable, Mapping, Optional, Sequence
 
 import apache_beam as beam
 from apache_beam.metrics.metric import MetricsFilter
 
-from schemas.editions import get_edition, release_identity
+from schemas.editions import release_identity
 from schemas.image_ids import is_named_id_list, named_id_list_bytes
 from schemas.release import FAILURES, PROGRESS_DIR, SAMPLE_DIR, SOURCES, TMP_DIR
 from schemas.tfds import TfdsDataset
 
 from pipelines.formats import storage
-from pipelines.beam.imagenet_c import ImageNetCConfig
 from pipelines.release.output_folder import (FolderLock, OutputFolderError, check_not_inside, entry_size, inspect_folder,
                             listing_sha256, remove_release, wait_for_orphan_workers, write_build_record)
-from pipelines.formats.parts import PART_RECORDS, PART_SECONDS, completed_images, iter_lines, read_ledger
+from pipelines.formats.parts import completed_images, iter_lines, read_ledger
 from pipelines.beam.progress import COUNTERS, NAMESPACE, ProgressLine
 from pipelines.beam.write_release import WriteRelease, committed_names, seal_release
 from pipelines.release.publish import write_publication
 from pipelines.beam.sinks import ReleaseSink, check_format_names, release_sinks
 from pipelines.beam.shutdown import stopping_cleanly
-from pipelines.beam.runner import is_local, make_pipeline
+from pipelines.beam.runner import RunOptions, is_local, make_pipeline
 from pipelines.beam.sources import ReadImageNet
-from pipelines.inputs.families import Input, open_input
+from pipelines.inputs.families import Input
 from pipelines.inputs.listing import require_entries, select_entries, write_entry_lists
 
-__all__ = ["DEFAULT_EXAMPLES_PER_SHARD", "SourceSelection", "BuildResult", "read_image_ids", "run_build",
-           "build_imagenet_c"]
+__all__ = ["DEFAULT_EXAMPLES_PER_SHARD", "SourceSelection", "BuildResult", "BuildPlan", "read_image_ids",
+           "run_build"]
 
 DEFAULT_EXAMPLES_PER_SHARD = 2048
 """Examples per TFRecord shard on average (about 50 MB of ImageNet-C JPEGs)."""
@@ -163,61 +161,75 @@ def _counters(result) -> dict[str, int]:
     return totals
 
 
-def run_build(output_dir: str, selection: SourceSelection, document: Mapping[str, Any],
-              dataset: TfdsDataset, outputs_per_image: int,
-              make_transform: Callable[[Optional[str]], beam.PTransform], workers: Optional[int] = None,
-              beam_args: Sequence[str] = (), examples_per_shard: int = DEFAULT_EXAMPLES_PER_SHARD,
-              progress_interval: float = 10.0, stream: TextIO = sys.stderr,
-              source: Optional[Input] = None,
-              sinks: Sequence[ReleaseSink] = (), force: bool = False,
-              related: Optional[Callable] = None, part_records: int = PART_RECORDS,
-              part_seconds: float = PART_SECONDS, formats: Sequence[str] = ()) -> BuildResult:
-    """Build a release of any edition.
+@dataclass(frozen=True)
+class BuildPlan:
+    """What one benchmark module hands to :func:`run_build`: what to read, what each image makes and
+    where it goes. Each benchmark makes its own with ``plan(config, source)``
+    (:func:`pipelines.beam.imagenet_c.plan`, :func:`pipelines.beam.imagenet_p.plan`,
+    :func:`pipelines.beam.vcr.plan`).
 
-    Parameters
+    Attributes
     ----------
-    output_dir : str
-        The release directory (local, or any Beam file system for remote runners).
     selection : SourceSelection
         The input and its subset.
+    source : Input
+        The input, opened (read once) by :func:`pipelines.inputs.families.open_input`.
     document : mapping
         Edition fields of ``release.json`` (``edition``, ``config``, ``tfds``, ...).
     dataset : TfdsDataset
         The TFDS dataset of the records' groups.
     outputs_per_image : int
-        Outputs each image fans out to (for the progress line).
-    make_transform : callable
-        ``make_transform(progress_dir)`` returns the edition's PTransform: SourceImages ->
+        Outputs each image fans out to (for the progress line and the resume).
+    transform : callable
+        ``transform(progress_dir)`` returns the benchmark's PTransform: SourceImages ->
         records, sources, failures, environments.
-    workers : int, optional
-        Local worker processes (default: all cores).
-    beam_args : sequence of str
-        Beam pipeline options (``--runner=DataflowRunner ...``), passed through.
-    examples_per_shard : int
-        Average examples per TFRecord shard; the shard count is derived from the image count.
-    progress_interval : float
-        Seconds between progress lines (local runs).
-    stream : text stream
-        Where progress lines go.
-    source : Input, optional
-        The input, opened (read once) by :func:`pipelines.inputs.families.open_input`; default:
-        ImageNet val (or its bundled sample) at ``selection.input``.
-    sinks : sequence of ReleaseSink
-        The edition's own sinks (:mod:`pipelines.beam.sinks`, e.g. the stacked ``.npy`` arrays),
+    sinks : tuple of ReleaseSink
+        The benchmark's own sinks (:mod:`pipelines.beam.sinks`, e.g. the stacked ``.npy`` arrays),
         handed to ``WriteRelease`` after those of ``formats``. A sink with a branch of its own sees
-        every output, so a resumed build of such an edition builds every image again (the parts
-        still dedupe the rest).
-    force : bool
-        Replace a release or build in progress of another config or input in ``output_dir``
-        (only the names of the release layout are removed).
+        every output, so a resumed build with one builds every image again (the parts still dedupe
+        the rest).
     related : callable, optional
         ``related(entry)`` -> a name; images sharing one are resumed together (see
         :func:`pipelines.formats.parts.completed_images`).
-    part_records, part_seconds : int, float
-        When workers commit their work (see :class:`pipelines.formats.parts.PartWriter`).
-    formats : sequence of str
+    examples_per_shard : int
+        Average examples per TFRecord shard; the shard count is derived from the image count.
+    formats : tuple of str
         Output formats added to the release (:data:`pipelines.beam.sinks.FORMAT_SINKS`); recorded in
         ``release.json``'s config when any is given.
+    """
+
+    selection: SourceSelection
+    source: Input
+    document: Mapping[str, Any]
+    dataset: TfdsDataset
+    outputs_per_image: int
+    transform: Callable[[Optional[str]], beam.PTransform]
+    sinks: tuple = ()
+    related: Optional[Callable] = None
+    examples_per_shard: int = DEFAULT_EXAMPLES_PER_SHARD
+    formats: tuple = ()
+
+    def __post_init__(self):
+        if self.examples_per_shard < 1:
+            raise ValueError(f"examples_per_shard must be >= 1, got {self.examples_per_shard}")
+        object.__setattr__(self, "formats", tuple(self.formats))
+        object.__setattr__(self, "sinks", tuple(self.sinks))
+        check_format_names(self.formats)
+
+
+def run_build(output_dir: str, plan: BuildPlan, run: RunOptions = RunOptions()) -> BuildResult:
+    """Build a release of any benchmark and edition.
+
+    Parameters
+    ----------
+    output_dir : str
+        The release directory (local, or any Beam file system for remote runners).
+    plan : BuildPlan
+        What to read, the outputs per image, the transform and the sinks.
+    run : RunOptions
+        Workers, Beam options, progress stream and interval, ``force`` (replace a release or build in
+        progress of another config or input in ``output_dir``; only the names of the release layout
+        are removed) and the part limits.
 
     The same call into the same folder after an interruption builds only what is missing; on a
     finished release of the same config and input it does nothing.
@@ -229,34 +241,30 @@ def run_build(output_dir: str, selection: SourceSelection, document: Mapping[str
     BuildInterrupted, BuildStopped
         From a local run stopped by a signal, a dead worker or a full disk (resumable).
     """
-    if examples_per_shard < 1:
-        raise ValueError(f"examples_per_shard must be >= 1, got {examples_per_shard}")
-    check_format_names(formats)
-    storage.configure(beam_args)  # object-store options (--s3_endpoint_url, ...) for the driver's own I/O
+    selection, document, formats = plan.selection, plan.document, plan.formats
+    storage.configure(run.beam_args)  # object-store options (--s3_endpoint_url, ...) for the driver's own I/O
     ids = None
-    config = dict(document["config"], examples_per_shard=examples_per_shard, limit=selection.limit,
+    config = dict(document["config"], examples_per_shard=plan.examples_per_shard, limit=selection.limit,
                   image_ids_sha256=None, **({"formats": sorted(set(formats))} if formats else {}))
     if selection.image_ids is not None:
         raw = read_image_ids(selection.image_ids)
         config["image_ids_sha256"] = hashlib.sha256(raw).hexdigest()
         ids = raw.decode("utf-8").splitlines()
     check_not_inside(selection.input, output_dir)
-    source = source or open_input(get_edition(), selection.input)
     with FolderLock(output_dir, f"{document['edition']} {document['benchmark']}") as lock:
         if lock.took_over:
             print(f"note: took over the lock of a build that is gone (pid {lock.took_over.get('pid')} on "
-                  f"{lock.took_over.get('host')})", file=stream)
+                  f"{lock.took_over.get('host')})", file=run.out)
         wait_for_orphan_workers(output_dir)
         with stopping_cleanly(output_dir, signals=False):  # a full disk in the driver: one line too
-            return _locked_build(output_dir, selection, dict(document, config=config), dataset, outputs_per_image,
-                                 make_transform, ids, workers, beam_args, examples_per_shard, progress_interval,
-                                 stream, force, related, part_records, part_seconds, source, sinks)
+            return _locked_build(output_dir, replace(plan, document=dict(document, config=config)), run, ids)
 
 
-def _locked_build(output_dir, selection, document, dataset, outputs_per_image, make_transform, ids, workers,
-                  beam_args, examples_per_shard, progress_interval, stream, force, related, part_records,
-                  part_seconds, source, sinks) -> BuildResult:
+def _locked_build(output_dir: str, plan: BuildPlan, run: RunOptions, ids: Optional[list]) -> BuildResult:
     """:func:`run_build` once the folder is locked."""
+    selection, document, source, dataset = plan.selection, plan.document, plan.source, plan.dataset
+    outputs_per_image = plan.outputs_per_image
+    workers, beam_args, stream, force = run.workers, run.beam_args, run.out, run.force
     config, identity = document["config"], (document["edition"], document["benchmark"])
     state, record = _check_folder(output_dir, identity, config, force)
     path = selection.input
@@ -288,27 +296,27 @@ def _locked_build(output_dir, selection, document, dataset, outputs_per_image, m
                                         "input": {"kind": index.kind, "listing_sha256": listing,
                                                   "images": len(index.entries)}})
     ledger = read_ledger(output_dir)
-    sinks = release_sinks(config.get("formats", ()), sinks, index.entries)
+    sinks: Sequence[ReleaseSink] = release_sinks(config.get("formats", ()), plan.sinks, index.entries)
     done = set()
     if ledger and not any(sink.sees_every_output for sink in sinks):
-        done = completed_images(output_dir, ledger, index.entries, outputs_per_image, related)
+        done = completed_images(output_dir, ledger, index.entries, outputs_per_image, plan.related)
     pending = [entry for entry in index.entries if entry.key not in done]
     if ledger:
         print(f"resuming: {len(done)} of {len(index.entries)} images are built already", file=stream)
-    shard_count = max(1, math.ceil(len(index.entries) / examples_per_shard))
+    shard_count = max(1, math.ceil(len(index.entries) / plan.examples_per_shard))
 
     local = is_local(beam_args) and storage.is_local(output_dir)
     progress_dir = output_dir if local else None
     pipeline = make_pipeline(workers, beam_args)
     images = pipeline | "ReadImageNet" >> ReadImageNet(write_entry_lists(output_dir, pending), progress_dir)
-    outputs = images.images | make_transform(progress_dir)
+    outputs = images.images | plan.transform(progress_dir)
     listed = pipeline | "ListingFailures" >> beam.Create(index.failures)
     failures = {f"failures_{name}": pcoll | f"FailureRecords_{name}" >> beam.Map(lambda f: f.to_json())
                 for name, pcoll in (("listing", listed), ("read", images.failures), ("outputs", outputs.failures))}
     _ = ({"records": outputs.records, "sources": outputs.sources, **failures,
           "environments": outputs.environments}
          | "WriteRelease" >> WriteRelease(output_dir, dataset, shard_count, progress_dir, committed_names(ledger),
-                                          part_records, part_seconds, sinks))
+                                          run.part_records, run.part_seconds, sinks))
 
     def space_needed() -> int:
         entries = read_ledger(output_dir)
@@ -320,7 +328,7 @@ def _locked_build(output_dir, selection, document, dataset, outputs_per_image, m
     progress = None
     if local:
         progress = ProgressLine(output_dir, len(pending) * outputs_per_image, len(pending),
-                                progress_interval, stream)
+                                run.progress_interval, stream)
         progress.start()
     try:
         with stopping_cleanly(output_dir, space_needed) if local else contextlib.nullcontext():
@@ -332,18 +340,3 @@ def _locked_build(output_dir, selection, document, dataset, outputs_per_image, m
         if progress:
             progress.stop()
     return BuildResult(release, _counters(result))
-
-
-def build_imagenet_c(output_dir: str, selection: SourceSelection = SourceSelection(),
-                     config: ImageNetCConfig = ImageNetCConfig(), **options) -> BuildResult:
-    """Build an ImageNet-C release of ``config.edition`` (see :func:`run_build` for ``options``).
-
-    The edition chooses the input (ImageNet val, the Tiny-ImageNet folder or a CIFAR pickle), its
-    bundled sample, the layout, the TFDS dataset and the default examples per shard; see
-    :func:`pipelines.beam.edition_c.edition_build_options`.
-    """
-    from pipelines.beam.edition_c import edition_build_options
-
-    options.setdefault("examples_per_shard", config.edition.c.examples_per_shard)
-    return run_build(output_dir, selection, **edition_build_options(config, open_input(config.edition, selection.input)),
-                     **options)

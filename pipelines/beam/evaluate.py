@@ -33,6 +33,8 @@ release and ``OUT`` may lie on any file system :mod:`pipelines.formats.storage` 
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 import apache_beam as beam
 
 from metrics.imagenet_p import parse_sequence_set, top_k_classes
@@ -41,19 +43,19 @@ from schemas.editions import get_edition
 from schemas.release import C_TREE, P_TREE, TFDS_DIR
 
 from pipelines.beam.evaluate_a_o import evaluate_adversarial
-from pipelines.beam.inference import PredictLogits, count_refused, model_handler, threads_per_worker
+from pipelines.beam.inference import Model, PredictLogits, count_refused, model_handler, threads_per_worker
 from pipelines.beam.prediction_parts import (C_TABLE, EVALUATION_COUNTERS, P_TABLE, CommitPredictionsFn, c_record,
                                              committed_names, evaluation_identity, p_record, pending_images,
                                              pending_videos, run_resumable, table_runs, write_config_file,
                                              write_set_file)
 from pipelines.beam.progress import ProgressCounter
-from pipelines.beam.runner import make_pipeline
+from pipelines.beam.runner import RunOptions, make_pipeline
 from pipelines.evaluation.model_input import frame_model_input, image_model_input, model_input
 from pipelines.evaluation.models import check_model, infer_framework, key_text, read_item, trial_batch
 from pipelines.evaluation.p_sequences import npy_sequences, p_sets, p_tree, sequence_frames
 from pipelines.evaluation.release_inputs import (adversarial_tree, c_configs, c_examples, c_release,
                                                  labelled_paths, tree_labels)
-from pipelines.evaluation.scores import (PREDICTIONS_DIR, default_output, model_name_of, output_path,
+from pipelines.evaluation.scores import (PREDICTIONS_DIR, ScoreBaselines, default_output, model_name_of, output_path,
                                          write_evaluation)
 from pipelines.formats import storage
 from pipelines.formats.parts import PART_RECORDS, PART_SECONDS
@@ -242,13 +244,10 @@ def _nothing_to_evaluate(release_dir: str, c, source: str) -> str:
     return f"{release_dir}: {where} holds no corruption of the {c.edition.name} edition"
 
 
-def evaluate_release(release_dir: str, model_path: str, out_dir: str | None = None,
-                     framework: str | None = None, source: str = "auto", clean_error=None,
-                     baseline=None, flip_baseline=None, batch_size: int = 32,
-                     workers: int | None = None, beam_args=(), in_distribution: str | None = None,
-                     force: bool = False, progress_interval: float = 10.0, stream=None,
-                     part_records: int = PART_RECORDS, part_seconds: float = PART_SECONDS):
-    """Run ``model_path`` over the release in ``release_dir`` and write predictions, metrics, report.
+def evaluate_release(release_dir: str, model: Model, out_dir: str | None = None, source: str = "auto",
+                     baselines: ScoreBaselines = ScoreBaselines(), in_distribution: str | None = None,
+                     run: RunOptions = RunOptions()):
+    """Run ``model`` over the release in ``release_dir`` and write predictions, metrics, report.
 
     The predictions are committed in parts as they are made (:mod:`pipelines.beam.prediction_parts`):
     the same call after an interruption predicts only the images and videos that are missing, and
@@ -256,28 +255,24 @@ def evaluate_release(release_dir: str, model_path: str, out_dir: str | None = No
 
     Parameters
     ----------
+    model : Model
+        The model file, its framework (inferred when None) and batch size.
     source : str
         ``"tree"`` (JPEG or ``.npy`` tree), ``"tfds"`` (TFDS records) or ``"auto"`` (the tree when present).
-    clean_error : float, optional
-        The model's clean top-1 error (fraction), for Relative CE; by default it is measured on
-        the release's clean config (when it has one). ``metrics.json`` records which was used.
-    baseline : schemas.baselines.ErrorBaseline, optional
-        ImageNet-C normaliser (AlexNet's errors by default at 224; none by default for the other editions).
-    flip_baseline : mapping, optional
-        ImageNet-P baseline ``{perturbation: {"flip_probability", "top5_distance"}}``.
-    workers, beam_args
-        Local worker processes, and Beam options (a ``--runner`` runs elsewhere); see
-        ``pipelines.beam.runner.make_pipeline``.
+    baselines : ScoreBaselines
+        The model's clean error for Relative CE (measured on the release's clean config when None;
+        ``metrics.json`` records which was used), the ImageNet-C normaliser (AlexNet's errors by
+        default at 224; none by default for the other editions) and the ImageNet-P baseline.
     in_distribution : str, optional
         ImageNet-O only (and required there): an ImageNet val folder or tar, or a release with a
         clean config, whose images of the 200 ImageNet-O classes are the negatives.
-    force : bool
-        Discard the scratch folder of an interrupted evaluation of something else in the output
-        folder (another model file, release, source or framework) instead of refusing.
-    progress_interval, stream
-        Seconds between progress lines (local runs), and where they and the last line go (stderr by default).
-    part_records, part_seconds
-        When workers commit their predictions (see :class:`pipelines.formats.parts.PartWriter`).
+    run : RunOptions
+        Local worker processes and Beam options (a ``--runner`` runs elsewhere; see
+        ``pipelines.beam.runner.make_pipeline``); ``force``: discard the scratch folder of an
+        interrupted evaluation of something else in the output folder (another model file, release,
+        source or framework) instead of refusing; the progress interval and stream (where the
+        progress lines and the last line go); the part limits, when workers commit their
+        predictions (see :class:`pipelines.formats.parts.PartWriter`).
 
     Returns
     -------
@@ -295,12 +290,12 @@ def evaluate_release(release_dir: str, model_path: str, out_dir: str | None = No
     """
     from schemas.baselines import ALEXNET_IMAGENET_C
 
+    model_path, framework, batch_size = model.path, model.framework, model.batch_size
+    workers, beam_args, part_records, part_seconds = run.workers, run.beam_args, run.part_records, run.part_seconds
     storage.configure(beam_args)
     tree = adversarial_tree(release_dir)
     if tree is not None:  # a packaged ImageNet-A or -O set (package-a, package-o)
-        return evaluate_adversarial(release_dir, tree, model_path, out_dir, framework, batch_size, workers,
-                                    beam_args, in_distribution, force=force, progress_interval=progress_interval,
-                                    stream=stream, part_records=part_records, part_seconds=part_seconds)
+        return evaluate_adversarial(release_dir, tree, model, out_dir, in_distribution, run)
     if in_distribution is not None:
         raise ValueError("--in-distribution applies to ImageNet-O releases only (a package-o folder)")
     c = c_release(release_dir)
@@ -310,8 +305,8 @@ def evaluate_release(release_dir: str, model_path: str, out_dir: str | None = No
         parse_sequence_set(p_set.name)
     if not configs and not sets:
         raise ValueError(_nothing_to_evaluate(release_dir, c, "tree" if source == "tree" else "tfds"))
-    if c.edition.name == DEFAULT_EDITION:
-        baseline = baseline or ALEXNET_IMAGENET_C
+    if c.edition.name == DEFAULT_EDITION and baselines.baseline is None:
+        baselines = replace(baselines, baseline=ALEXNET_IMAGENET_C)
     check_evaluation_model(model_path, framework, release_dir, c, configs, sets)
     out = str(out_dir or default_output(release_dir, model_path))
     identity = evaluation_identity(release_dir, model_path, framework or infer_framework(model_path), source=source,
@@ -338,11 +333,10 @@ def evaluate_release(release_dir: str, model_path: str, out_dir: str | None = No
          | "WriteMetricsAndReport" >> beam.Map(
              _write_unless_refused, config_errors=beam.pvalue.AsSingleton(errors),
              set_predictions=beam.pvalue.AsSingleton(flips), refused=refused, model_name=model_name_of(model_path),
-             clean_error=clean_error, baseline=baseline, flip_baseline=flip_baseline, edition=c.edition,
-             layout=c.layout))
+             baselines=baselines, edition=c.edition, layout=c.layout))
         return pipeline, {}
 
-    run_resumable(out, identity, model_path, beam_args, make, force, progress_interval, stream)
+    run_resumable(out, identity, model_path, beam_args, make, run.force, run.progress_interval, run.out)
     return output_path(out)
 
 

@@ -15,25 +15,24 @@ mean/std). Each element is ``((part, key, label), item, input kind)``.
 from __future__ import annotations
 
 from functools import partial
-from typing import Optional, Sequence
+from typing import Optional
 
 import apache_beam as beam
 
 from schemas.adversarial import O_TREE
 from schemas.records import SourceEntry
 
-from pipelines.beam.inference import PredictLogits, count_refused, model_handler, threads_per_worker
+from pipelines.beam.inference import Model, PredictLogits, count_refused, model_handler, threads_per_worker
 from pipelines.beam.prediction_parts import (EVALUATION_COUNTERS, CommitPredictionsFn, a_record, committed_keys,
                                              committed_names, evaluation_identity, local_place, read_logits,
                                              run_resumable)
 from pipelines.beam.progress import ProgressCounter
-from pipelines.beam.runner import make_pipeline
+from pipelines.beam.runner import RunOptions, make_pipeline
 from pipelines.evaluation.imagenet_a import IN_DISTRIBUTION, write_a_outputs, write_o_outputs
 from pipelines.evaluation.model_input import A_SIDE, model_input, model_input_a
 from pipelines.evaluation.models import A_CLASSES, check_model, infer_framework, read_item, trial_batch
 from pipelines.evaluation.release_inputs import adversarial_files, in_distribution
 from pipelines.evaluation.scores import default_output, model_name_of, output_path
-from pipelines.formats.parts import PART_RECORDS, PART_SECONDS
 from pipelines.inputs.listing import read_entry
 
 __all__ = ["MODEL_INPUTS", "evaluate_adversarial"]
@@ -65,18 +64,14 @@ def _o_negatives(tree: str, in_distribution_path: Optional[str]):
     return in_distribution(in_distribution_path)
 
 
-def evaluate_adversarial(release_dir: str, tree: str, model_path: str, out_dir: Optional[str] = None,
-                         framework: Optional[str] = None, batch_size: int = 32, workers: Optional[int] = None,
-                         beam_args: Sequence[str] = (), in_distribution_path: Optional[str] = None,
-                         force: bool = False, progress_interval: float = 10.0, stream=None,
-                         part_records: int = PART_RECORDS, part_seconds: float = PART_SECONDS):
-    """Run ``model_path`` over the packaged ImageNet-A or -O set ``tree`` in ``release_dir`` (and,
+def evaluate_adversarial(release_dir: str, tree: str, model: Model, out_dir: Optional[str] = None,
+                         in_distribution_path: Optional[str] = None, run: RunOptions = RunOptions()):
+    """Run ``model`` over the packaged ImageNet-A or -O set ``tree`` in ``release_dir`` (and,
     for ImageNet-O, over the in-distribution images of ``in_distribution_path``); return the output folder.
 
     The logits are committed in parts as they are made (:mod:`pipelines.beam.prediction_parts`):
-    the same call after an interruption predicts only the images that are missing. ``force``,
-    ``progress_interval``, ``stream``, ``part_records`` and ``part_seconds`` are those of
-    :func:`pipelines.beam.evaluate.evaluate_release`.
+    the same call after an interruption predicts only the images that are missing. ``run`` is
+    that of :func:`pipelines.beam.evaluate.evaluate_release`.
 
     Raises
     ------
@@ -86,6 +81,8 @@ def evaluate_adversarial(release_dir: str, tree: str, model_path: str, out_dir: 
     pipelines.evaluation.models.ModelError
         When the model does not fit the set.
     """
+    model_path, framework, batch_size = model.path, model.framework, model.batch_size
+    workers, beam_args, part_records, part_seconds = run.workers, run.beam_args, run.part_records, run.part_seconds
     files = adversarial_files(release_dir, tree)
     negatives = _o_negatives(tree, in_distribution_path)
     check_model(model_path, framework, A_SIDE, (A_CLASSES,), f"the {tree} set",
@@ -129,5 +126,5 @@ def evaluate_adversarial(release_dir: str, tree: str, model_path: str, out_dir: 
                                                                             model_name), refused))
         return pipeline, counts
 
-    run_resumable(out, identity, model_path, beam_args, make, force, progress_interval, stream)
+    run_resumable(out, identity, model_path, beam_args, make, run.force, run.progress_interval, run.out)
     return output_path(out)

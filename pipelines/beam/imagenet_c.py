@@ -22,125 +22,35 @@ corrupted. A layout carries it when it has a ``clean_template`` (:class:`schemas
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
 from typing import Iterator, Optional, Sequence, Union
 
 import apache_beam as beam
 import numpy as np
 from apache_beam.metrics import Metrics
 
-from schemas.conditions import Condition, fan_out
-from schemas.edition import DEFAULT_EDITION, JPEG, Edition, Layout
-from schemas.editions import get_edition
-from schemas.imagenet_c import CORRUPTIONS, SEVERITIES, select_corruptions
+from schemas.conditions import Condition
+from schemas.configs import ImageNetCConfig
+from schemas.edition import JPEG, NPY
 from schemas.records import Failure, OutputRecord, SourceImage
 from schemas.release import C_BENCHMARK, CLEAN
 from schemas.tfds import TfdsDataset
 from schemas.tfds_c import c_dataset
-from transforms import RNG_MODES, corrupt, encode_jpeg, encode_png, example_seed, make_rng, preprocess
+from transforms import corrupt, encode_jpeg, encode_png, example_seed, make_rng, preprocess
 from transforms.preprocess import BadInput
 
+from pipelines.beam.build import BuildPlan, BuildResult, SourceSelection, run_build
+from pipelines.beam.npy_release import StackedArrays
 from pipelines.beam.progress import IMAGE_WORK_COUNTER, NAMESPACE, WorkClock
+from pipelines.beam.runner import RunOptions
 from pipelines.beam.write_release import OutputsFn
+from pipelines.inputs.families import open_input
 from pipelines.inputs.listing import inspect_image, source_note
 
 __all__ = ["BENCHMARK", "ImageNetCConfig", "condition_array", "corrupted_outputs", "array_sha256", "source_record",
-           "CorruptImages", "imagenet_c_dataset", "imagenet_c_document"]
+           "CorruptImages", "imagenet_c_dataset", "imagenet_c_document", "plan", "build_imagenet_c"]
 
 BENCHMARK = C_BENCHMARK
 """``release.json``'s ``benchmark`` of an ImageNet-C release (its ``edition`` is the catalogue name)."""
-
-
-@dataclass(frozen=True)
-class ImageNetCConfig:
-    """What an ImageNet-C build produces for each image.
-
-    Attributes
-    ----------
-    corruptions : tuple of str
-        Corruption names, in table order (default: all 19).
-    severities : tuple of int
-        Severities 1..5 (default: all).
-    seed : int
-        Release seed of the per-example seeds (>= 0).
-    rng : str
-        Random mode of the per-example streams, one of :data:`transforms.RNG_MODES`:
-        ``'reference'`` (the reference's legacy ``RandomState``) or ``'fast'``.
-    edition : Edition
-        The edition (default: the 224 edition); a catalogue name of :data:`schemas.editions.EDITIONS`
-        is looked up once, here.
-    clean : bool
-        Also write the clean config where the edition's layout has one (``--no-clean`` leaves it out).
-    """
-
-    corruptions: tuple = tuple(CORRUPTIONS)
-    severities: tuple = SEVERITIES
-    seed: int = 0
-    rng: str = "reference"
-    edition: Edition = DEFAULT_EDITION
-    clean: bool = True
-
-    def __post_init__(self):
-        if not isinstance(self.edition, Edition):
-            object.__setattr__(self, "edition", get_edition(self.edition))
-
-    @classmethod
-    def select(cls, corruptions: Optional[Sequence[str]] = None, severities: Optional[Sequence[int]] = None,
-               seed: int = 0, rng: str = "reference", edition: Union[str, Edition] = DEFAULT_EDITION,
-               clean: bool = True) -> "ImageNetCConfig":
-        """Validate a selection and put it in table order.
-
-        Raises
-        ------
-        ValueError
-            On an unknown corruption, a severity outside 1..5, a negative seed, an unknown
-            random mode, an unknown edition or a non-bool ``clean``.
-        """
-        edition = get_edition(edition)
-        chosen = SEVERITIES if severities is None else tuple(sorted(set(severities)))
-        if not chosen or any(s not in SEVERITIES for s in chosen):
-            raise ValueError(f"severities must be a non-empty subset of {list(SEVERITIES)}, got {severities}")
-        if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-            raise ValueError(f"seed must be an int >= 0, got {seed!r}")
-        if rng not in RNG_MODES:
-            raise ValueError(f"rng mode must be one of {', '.join(RNG_MODES)}; got {rng!r}")
-        if not isinstance(clean, bool):
-            raise ValueError(f"clean must be True or False, got {clean!r}")
-        return cls(select_corruptions(corruptions), chosen, seed, rng, edition, clean)
-
-    @property
-    def pairs(self) -> tuple:
-        """``(corruption, severity)`` pairs in release order."""
-        return tuple((c, s) for c in self.corruptions for s in self.severities)
-
-    def layout(self, family: Optional[str] = None) -> Layout:
-        """The release layout of this edition for source ``family`` (default: the edition's first)."""
-        return self.edition.c.layout(family)
-
-    def conditions_of(self, family: Optional[str] = None) -> tuple:
-        """Every output config of an image, in release order (:func:`schemas.conditions.fan_out`):
-        the clean row first when asked for and the layout has one, then the pairs."""
-        clean = self.clean and self.layout(family).clean_template is not None
-        return fan_out(self.corruptions, self.severities, clean)
-
-    @property
-    def conditions(self) -> tuple:
-        """:meth:`conditions_of` the edition's default source family."""
-        return self.conditions_of()
-
-    def groups_of(self, family: Optional[str] = None) -> tuple:
-        """TFDS config names, e.g. ``('clean', 'gaussian_noise_1', ...)`` (``frosted_glass_blur_1`` for CIFAR)."""
-        names = self.layout(family).tfds
-        return tuple(CLEAN if c.is_clean else names.config(c.corruption, c.severity) for c in self.conditions_of(family))
-
-    @property
-    def groups(self) -> tuple:
-        """TFDS config names of the edition's default source family."""
-        return self.groups_of()
-
-    def to_json(self) -> dict:
-        return {"corruptions": list(self.corruptions), "severities": list(self.severities), "seed": self.seed,
-                "rng": self.rng, "edition": self.edition.name, "clean": bool(self.conditions and self.conditions[0].is_clean)}
 
 
 def condition_array(crop: np.ndarray, condition: Condition, key: str, config: ImageNetCConfig
@@ -158,9 +68,8 @@ def condition_array(crop: np.ndarray, condition: Condition, key: str, config: Im
 
 
 def corrupted_outputs(image: SourceImage, crop: np.ndarray, config: ImageNetCConfig,
-                      family: Optional[str] = None, clock: Optional[WorkClock] = None
-                      ) -> Iterator[Union[OutputRecord, Failure]]:
-    """Every output of one preprocessed image (one per row of ``config.conditions_of(family)``);
+                      clock: Optional[WorkClock] = None) -> Iterator[Union[OutputRecord, Failure]]:
+    """Every output of one preprocessed image (one per row of ``config.conditions``);
     a corruption that raises :class:`transforms.BadInput` becomes a Failure, any other exception
     stops the build (a bug, not bad data).
 
@@ -171,17 +80,16 @@ def corrupted_outputs(image: SourceImage, crop: np.ndarray, config: ImageNetCCon
     crop : numpy.ndarray
         ``transforms.preprocess(..., edition=config.edition)`` of its bytes: uint8 (N, N, 3).
     config : ImageNetCConfig
-        The edition, the selection, the release seed and the random mode.
-    family : str, optional
-        Source family of the input (selects the release layout; default: the edition's first).
+        The edition, the selection, the release seed, the random mode and the source family (which
+        selects the release layout).
     clock : WorkClock, optional
         Counts the CPU time of each output's corruption and encoding (not of its record).
     """
     clock = clock or WorkClock()
     entry = image.entry
     edition = config.edition
-    layout = edition.c.layout(family)
-    for condition in config.conditions_of(family):
+    layout = config.layout
+    for condition in config.conditions:
         name, severity = condition.corruption, condition.severity
         key = f"{condition.folder}/{entry.key}"
         template = layout.clean_template if condition.is_clean else layout.path_template
@@ -228,9 +136,9 @@ class _CorruptImagesFn(OutputsFn):
     ``failures`` and ``environments`` (this worker's library versions, as JSON). Counts each
     image's own work in the counter :data:`pipelines.beam.progress.IMAGE_WORK_COUNTER`."""
 
-    def __init__(self, config: ImageNetCConfig, progress_dir: Optional[str], family: Optional[str] = None):
+    def __init__(self, config: ImageNetCConfig, progress_dir: Optional[str]):
         super().__init__(progress_dir)
-        self._config, self._family = config, family
+        self._config = config
 
     def setup(self):
         super().setup()
@@ -247,45 +155,76 @@ class _CorruptImagesFn(OutputsFn):
             yield self.fail(Failure(image.entry.key, image.entry.source, "decode", str(err)))
             return
         yield beam.pvalue.TaggedOutput("sources", source_record(image, info))
-        for output in corrupted_outputs(image, crop, self._config, self._family, clock):
+        for output in corrupted_outputs(image, crop, self._config, clock):
             yield self.fail(output) if isinstance(output, Failure) else output
         self._image_work.inc(clock.ns // 1000)
 
 
 class CorruptImages(beam.PTransform):
     """``images`` (SourceImage) -> ``records``, ``sources``, ``failures``, ``environments``.
-    ``progress_dir``: where workers leave progress counts (see :class:`ProgressCounter`);
-    ``family``: the input's source family (default: the edition's first)."""
+    ``progress_dir``: where workers leave progress counts (see :class:`ProgressCounter`)."""
 
-    def __init__(self, config: ImageNetCConfig, progress_dir: Optional[str] = None, family: Optional[str] = None):
+    def __init__(self, config: ImageNetCConfig, progress_dir: Optional[str] = None):
         super().__init__()
-        self._config, self._progress_dir, self._family = config, progress_dir, family
+        self._config, self._progress_dir = config, progress_dir
 
     def expand(self, images):
         return images | "Corrupt" >> beam.ParDo(
-            _CorruptImagesFn(self._config, self._progress_dir, self._family)).with_outputs(
+            _CorruptImagesFn(self._config, self._progress_dir)).with_outputs(
             "sources", "failures", "environments", main="records")
 
 
-def imagenet_c_dataset(config: ImageNetCConfig, family: Optional[str] = None,
-                       class_names: Optional[Sequence[str]] = None) -> TfdsDataset:
+def imagenet_c_dataset(config: ImageNetCConfig, class_names: Optional[Sequence[str]] = None) -> TfdsDataset:
     """The TFDS dataset of a build (see :func:`schemas.tfds_c.c_dataset`)."""
-    return c_dataset(config.edition, family, class_names)
+    return c_dataset(config.edition, config.family, class_names)
 
 
-def imagenet_c_document(config: ImageNetCConfig, family: Optional[str] = None,
-                        class_names: Optional[Sequence[str]] = None) -> dict:
+def imagenet_c_document(config: ImageNetCConfig, class_names: Optional[Sequence[str]] = None) -> dict:
     """Edition fields of ``release.json``: the edition's catalogue name, the benchmark (``c``), the
     config, the tree and where TFDS finds the configs."""
-    edition = config.edition
+    edition, family = config.edition, config.family
     layout = edition.c.layout(family)
-    dataset = imagenet_c_dataset(config, family, class_names)
+    dataset = imagenet_c_dataset(config, class_names)
     document = {"edition": edition.name, "benchmark": BENCHMARK, "tree": layout.tree,
                 "config": {**config.to_json(), "jpeg_quality": edition.c.jpeg_quality if edition.c.encoding == JPEG else None},
                 "encoding": edition.c.encoding, "image_size": edition.image_size,
                 "tfds": {"data_dir": "tfds", "name": dataset.name, "version": dataset.version,
-                         "split": dataset.split, "configs": list(config.groups_of(family))}}
+                         "split": dataset.split, "configs": list(config.groups)}}
     if layout.labels_file:
         document["labels"] = f"{layout.tree}/{layout.labels_file}"
     document["source_family"] = family or edition.c.default_family
     return document
+
+
+def plan(config: ImageNetCConfig, source: SourceSelection = SourceSelection(),
+         examples_per_shard: Optional[int] = None, formats: Sequence[str] = ()) -> BuildPlan:
+    """The build of an ImageNet-C release of ``config.edition`` from ``source``.
+
+    The edition opens the input (:func:`pipelines.inputs.families.open_input`: ImageNet val, the
+    Tiny-ImageNet folder or a CIFAR pickle; the bundled sample of that kind without ``--input``),
+    whose source family joins the config and decides the layout (``CIFAR-10-C`` or ``CIFAR-100-C``),
+    the TFDS dataset and ``release.json``'s edition fields. ``.npy`` editions add the stacked-array
+    sink. ``examples_per_shard`` defaults to the edition's. The graph is the same for all.
+    """
+    edition = config.edition
+    opened = open_input(edition, source.input)
+    config = config.with_family(opened.family)
+    layout = config.layout
+
+    arrays = StackedArrays((edition.image_size, edition.image_size, 3), tuple(config.severities),
+                           f"{layout.tree}/{layout.labels_file}")
+
+    return BuildPlan(
+        selection=source, source=opened, document=imagenet_c_document(config, opened.class_names),
+        dataset=imagenet_c_dataset(config, opened.class_names), outputs_per_image=len(config.conditions),
+        transform=lambda progress_dir: CorruptImages(config, progress_dir),
+        sinks=(arrays,) if edition.c.encoding == NPY else (),  # a sink makes a resumed build redo all
+        examples_per_shard=edition.c.examples_per_shard if examples_per_shard is None else examples_per_shard,
+        formats=tuple(formats))
+
+
+def build_imagenet_c(output_dir: str, selection: SourceSelection = SourceSelection(),
+                     config: ImageNetCConfig = ImageNetCConfig(), run: RunOptions = RunOptions(),
+                     examples_per_shard: Optional[int] = None, formats: Sequence[str] = ()) -> BuildResult:
+    """Build an ImageNet-C release of ``config.edition``: :func:`run_build` of :func:`plan`."""
+    return run_build(output_dir, plan(config, selection, examples_per_shard, formats), run)

@@ -29,160 +29,45 @@ from __future__ import annotations
 import hashlib
 import os
 from dataclasses import dataclass
-from types import MappingProxyType
 from typing import NamedTuple, Optional, Sequence, Union
 
 import apache_beam as beam
 import numpy as np
 
-from schemas.edition import DEFAULT_EDITION, Edition
-from schemas.editions import get_edition
-from schemas.imagenet_p import GRAIN_RATE_CONTROL, PERTURBATIONS, select_perturbations
-from schemas.imagenet_p_editions import NPY, PEdition
+from schemas.configs import ImageNetPConfig
+from schemas.imagenet_p import GRAIN_RATE_CONTROL, PERTURBATIONS, TFDS_FRAMES
+from schemas.imagenet_p_editions import NPY
 from schemas.release import P_BENCHMARK
 from schemas.records import Failure, OutputRecord, SourceEntry, SourceImage
 from schemas.tfds_p import imagenet_p_config, p_dataset
 from transforms import BadInput, example_rng, example_seed, perturb_sequence
 from transforms.views_p import edition_input
 
-from pipelines.beam.build import BuildResult, SourceSelection, run_build
+from pipelines.beam.build import BuildPlan, BuildResult, SourceSelection, run_build
 from pipelines.beam.imagenet_c import source_record
 from pipelines.beam.progress import ProgressCounter
+from pipelines.beam.runner import RunOptions
 from pipelines.beam.write_release import OutputsFn
-from pipelines.inputs.families import Input, open_input
+from pipelines.inputs.families import open_input
 from pipelines.inputs.listing import inspect_image, read_entry
 from pipelines.formats.webdataset import check_formats
-from pipelines.formats.video import (FRAME_RATE, PIXEL_FORMAT, PNG_COMPRESS_LEVEL, PRESETS, decode_video, encode_frames_lossless,
+from pipelines.formats.video import (FRAME_RATE, PIXEL_FORMAT, PNG_COMPRESS_LEVEL, decode_video, encode_frames_lossless,
                     encode_h264, encoder_settings, encoder_versions,
                     x264_cpu_capabilities)
 
-__all__ = ["BENCHMARK", "DIFFICULTIES", "DEFAULT_PRESET", "ENCODER_THREADS", "TFDS_FRAMES",
+__all__ = ["BENCHMARK", "ENCODER_THREADS", "TFDS_FRAMES",
            "DEFAULT_EXAMPLES_PER_SHARD", "ImageNetPConfig", "SequenceTask", "VideoTask", "EditionOutputs",
-           "video_name", "is_noise", "make_video", "one_image_per_video_name", "PerturbImages", "p_tree_of",
-           "imagenet_p_document", "p_build_options", "build_imagenet_p"]
+           "video_name", "is_noise", "make_video", "one_image_per_video_name", "PerturbImages",
+           "imagenet_p_document", "plan", "build_imagenet_p"]
 
 BENCHMARK = P_BENCHMARK
 """``release.json``'s ``benchmark`` of an ImageNet-P release (its ``edition`` is the catalogue name)."""
 
-DIFFICULTIES = tuple(sorted({d for p in PERTURBATIONS.values() for d in p.difficulties}))
-"""Every difficulty of some perturbation: (1, 2, 3); 2 and 3 exist for the noise types only."""
-
-DEFAULT_PRESET = "veryslow"
-"""x264 preset of a release unless ``--preset`` says otherwise: the reference's."""
-
 ENCODER_THREADS = 1
 """x264 threads per encode: the MP4 bytes depend on the count, so it is fixed."""
 
-TFDS_FRAMES = MappingProxyType({
-    "decoded": "the frames cv2.VideoCapture decodes from the release's own MP4, BGR -> RGB, no resize "
-               "(what the official evaluator scores)",
-    "lossless": "the frames before the H.264 encode (what the reference wrote as PNGs)",
-})
-"""Choices of what the TFDS ``video`` feature holds (``--tfds-frames``), with their meaning."""
-
 DEFAULT_EXAMPLES_PER_SHARD = 32
 """Examples per TFRecord shard on average: 31 PNG frames are about 3 MB, so shards of about 100 MB."""
-
-
-@dataclass(frozen=True)
-class ImageNetPConfig:
-    """What an ImageNet-P build produces for each image.
-
-    Attributes
-    ----------
-    perturbations : tuple of str
-        Perturbation names, in table order (default: all 14).
-    difficulties : tuple of int
-        Difficulties kept, a subset of 1..3 (default: all). The noise types have 1, 2 and 3;
-        the other perturbations only 1.
-    preset : str
-        x264 preset (:data:`pipelines.formats.video.PRESETS`); the reference's ``'veryslow'`` by default.
-    simd : bool
-        True (default): x264's SIMD code in cpu-independent mode; False (``--no-simd``): x264's
-        plain C code, 2-3x slower. The MP4 bytes are the same either way, on every CPU.
-    seed : int
-        Release seed of the per-example seeds (>= 0).
-    tfds_frames : str
-        What the TFDS ``video`` feature holds: ``'decoded'`` (default), the frames OpenCV decodes
-        from the release's own MP4 (what the benchmark scores), or ``'lossless'``, the frames
-        before the H.264 encode. Either way each frame is stored as a PNG.
-    edition : Edition
-        The edition (default: the 224 edition; a catalogue name of :data:`schemas.editions.EDITIONS`
-        is looked up once, here): ``imagenet``, ``inception``, ``tinyimagenet``, ``imagenet64``
-        (MP4 trees) or ``cifar`` (CIFAR-10-P ``.npy`` files).
-    """
-
-    perturbations: tuple = tuple(PERTURBATIONS)
-    difficulties: tuple = DIFFICULTIES
-    preset: str = DEFAULT_PRESET
-    simd: bool = True
-    seed: int = 0
-    tfds_frames: str = "decoded"
-    edition: Edition = DEFAULT_EDITION
-
-    def __post_init__(self):
-        if not isinstance(self.edition, Edition):
-            object.__setattr__(self, "edition", get_edition(self.edition))
-
-    @classmethod
-    def select(cls, perturbations: Optional[Sequence[str]] = None, difficulties: Optional[Sequence[int]] = None,
-               preset: str = DEFAULT_PRESET, simd: bool = True, seed: int = 0,
-               tfds_frames: str = "decoded", edition: Union[str, Edition] = DEFAULT_EDITION) -> "ImageNetPConfig":
-        """Validate a selection and put it in table order.
-
-        Raises
-        ------
-        ValueError
-            On an unknown perturbation or preset, a difficulty outside 1..3, a selection that
-            names no dataset (e.g. ``rotate`` at difficulty 2), a non-bool ``simd``, a negative seed
-            an unknown ``tfds_frames`` or an edition without ImageNet-P.
-        """
-        chosen = DIFFICULTIES if difficulties is None else tuple(sorted(set(difficulties)))
-        if not chosen or any(d not in DIFFICULTIES for d in chosen):
-            raise ValueError(f"difficulties must be a non-empty subset of {list(DIFFICULTIES)}, got {difficulties}")
-        if preset not in PRESETS:
-            raise ValueError(f"unknown x264 preset {preset!r}; valid presets: {', '.join(PRESETS)}")
-        if not isinstance(simd, bool):
-            raise ValueError(f"simd must be True or False, got {simd!r}")
-        if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-            raise ValueError(f"seed must be an int >= 0, got {seed!r}")
-        if tfds_frames not in TFDS_FRAMES:
-            raise ValueError(f"tfds_frames must be one of {', '.join(TFDS_FRAMES)}, got {tfds_frames!r}")
-        edition = get_edition(edition)
-        if edition.p is None:
-            raise ValueError(f"edition {edition.name} has no ImageNet-P")
-        config = cls(select_perturbations(perturbations), chosen, preset, simd, seed, tfds_frames, edition)
-        if not config.pairs:
-            noise = [name for name, p in PERTURBATIONS.items() if len(p.difficulties) > 1]
-            raise ValueError(f"no dataset selected: difficulties {list(chosen)} of {', '.join(config.perturbations)}; "
-                             f"only {', '.join(noise)} have difficulties 2 and 3")
-        return config
-
-    @property
-    def table(self) -> PEdition:
-        """The P facts of the edition: schedules, frame counts, views, layout."""
-        return self.edition.p
-
-    @property
-    def tree(self) -> str:
-        """Top folder of the release's official layout (``ImageNet-P``, ``Tiny-ImageNet-P``, ``CIFAR-10-P``, ...)."""
-        return self.table.trees[0]
-
-    @property
-    def pairs(self) -> tuple:
-        """``(perturbation, difficulty)`` of every dataset built, in release order."""
-        return tuple((name, d) for name in self.perturbations for d in self.difficulties
-                     if d in self.table.perturbations[name].difficulties)
-
-    @property
-    def groups(self) -> tuple:
-        """TFDS config (and folder) names, e.g. ``('gaussian_noise', 'gaussian_noise_2', ...)``."""
-        return tuple(imagenet_p_config(name, d) for name, d in self.pairs)
-
-    def to_json(self) -> dict:
-        return {"perturbations": list(self.perturbations), "difficulties": list(self.difficulties),
-                "preset": self.preset, "simd": self.simd, "seed": self.seed, "tfds_frames": self.tfds_frames,
-                "edition": self.edition.name}
 
 
 @dataclass(frozen=True)
@@ -246,7 +131,7 @@ def is_noise(perturbation: str) -> bool:
     return PERTURBATIONS[perturbation].rate_control == GRAIN_RATE_CONTROL
 
 
-def make_video(task: SequenceTask, config: ImageNetPConfig, tree: Optional[str] = None) -> Union[OutputRecord, Failure]:
+def make_video(task: SequenceTask, config: ImageNetPConfig) -> Union[OutputRecord, Failure]:
     """The output of one task; a sequence that raises :class:`transforms.BadInput` becomes a Failure.
 
     Any other exception, of the perturbation or of the encoder (our own frames: an encoder that
@@ -257,9 +142,8 @@ def make_video(task: SequenceTask, config: ImageNetPConfig, tree: Optional[str] 
     task : SequenceTask
         The image and the dataset.
     config : ImageNetPConfig
-        Release seed, x264 preset, SIMD setting, edition.
-    tree : str, optional
-        Top folder of the release (default ``config.tree``; ``CIFAR-100-P`` for a CIFAR-100 input).
+        Release seed, x264 preset, SIMD setting, edition, source family (the top folder of the
+        release: ``config.tree``, ``CIFAR-100-P`` for a CIFAR-100 input).
 
     Returns
     -------
@@ -267,7 +151,7 @@ def make_video(task: SequenceTask, config: ImageNetPConfig, tree: Optional[str] 
         MP4 editions: the video file with its TFDS example; ``.npy`` editions (cifar): a stacked
         row (the raw uint8 frames) of ``<tree>/<dataset>.npy`` with its example.
     """
-    tree = tree or config.tree
+    tree = config.tree
     entry, name, difficulty = task.entry, task.perturbation, task.difficulty
     group = imagenet_p_config(name, difficulty)
     npy = config.table.output == NPY
@@ -337,9 +221,9 @@ class _MakeVideosFn(OutputsFn):
     and ``environments`` (this worker's library and encoder versions, as JSON). Setup fails when
     ffmpeg or its libx264 is unusable."""
 
-    def __init__(self, config: ImageNetPConfig, progress_dir: Optional[str], tree: Optional[str] = None):
+    def __init__(self, config: ImageNetPConfig, progress_dir: Optional[str]):
         super().__init__(progress_dir)
-        self._config, self._tree = config, tree
+        self._config = config
 
     def environment(self) -> dict[str, str]:
         # the CPU level x264 runs at on this worker (release.json's encoder record is the driver's)
@@ -349,19 +233,17 @@ class _MakeVideosFn(OutputsFn):
     def process(self, task: VideoTask):
         yield from self.report_environment()
         image = edition_input(read_entry(task.entry), self._config.table)
-        output = make_video(SequenceTask(task.entry, image, task.perturbation, task.difficulty), self._config,
-                            self._tree)
+        output = make_video(SequenceTask(task.entry, image, task.perturbation, task.difficulty), self._config)
         yield self.fail(output) if isinstance(output, Failure) else output
 
 
 class PerturbImages(beam.PTransform):
     """``images`` (SourceImage) -> ``records``, ``sources``, ``failures``, ``environments``.
-    ``progress_dir``: where workers leave progress counts (see :class:`ProgressCounter`); ``tree``:
-    the release's top folder (default: the edition's first)."""
+    ``progress_dir``: where workers leave progress counts (see :class:`ProgressCounter`)."""
 
-    def __init__(self, config: ImageNetPConfig, progress_dir: Optional[str] = None, tree: Optional[str] = None):
+    def __init__(self, config: ImageNetPConfig, progress_dir: Optional[str] = None):
         super().__init__()
-        self._config, self._progress_dir, self._tree = config, progress_dir, tree
+        self._config, self._progress_dir = config, progress_dir
 
     def expand(self, images):
         unique = (images
@@ -373,28 +255,21 @@ class PerturbImages(beam.PTransform):
             "sources", "failures", main="tasks")
         videos = (decoded.tasks
                   | "SpreadSequences" >> beam.Reshuffle()
-                  | "PerturbAndEncode" >> beam.ParDo(_MakeVideosFn(self._config, self._progress_dir, self._tree)).with_outputs(
+                  | "PerturbAndEncode" >> beam.ParDo(_MakeVideosFn(self._config, self._progress_dir)).with_outputs(
                       "failures", "environments", main="records"))
         failures = (unique.failures, decoded.failures, videos.failures) | "PerturbFailures" >> beam.Flatten()
         return EditionOutputs(videos.records, decoded.sources, failures, videos.environments)
 
 
-def p_tree_of(config: ImageNetPConfig, family: Optional[str] = None) -> str:
-    """The release's top folder: the tree of the input's source family (``CIFAR-100-P`` for a
-    CIFAR-100 input; :meth:`schemas.imagenet_p_editions.PEdition.tree_of`)."""
-    return config.table.tree_of(family)
-
-
-def imagenet_p_document(config: ImageNetPConfig, family: Optional[str] = None,
-                        class_names: Optional[Sequence[str]] = None) -> dict:
+def imagenet_p_document(config: ImageNetPConfig, class_names: Optional[Sequence[str]] = None) -> dict:
     """Edition fields of ``release.json``: the edition's catalogue name, the benchmark (``p``), the
     config, the edition's facts, the encoder settings (MP4 editions) or the array layout (``.npy``),
     and the TFDS configs."""
-    dataset = p_dataset(config.edition, family, class_names)
-    tree = p_tree_of(config, family)
+    dataset = p_dataset(config.edition, config.family, class_names)
+    tree = config.tree
     document = {"edition": config.edition.name, "benchmark": BENCHMARK, "tree": tree,
                 "config": config.to_json(), "p_edition": config.table.to_json(),
-                "source_family": family or "imagenet",
+                "source_family": config.source_family,
                 "tfds": {"data_dir": "tfds", "name": dataset.name, "version": dataset.version,
                          "split": dataset.split, "configs": list(config.groups)}}
     if config.table.output == NPY:
@@ -412,40 +287,45 @@ def imagenet_p_document(config: ImageNetPConfig, family: Optional[str] = None,
     return document
 
 
-def p_build_options(config: ImageNetPConfig, source: Input) -> dict:
-    """``run_build`` options of an ImageNet-P build of any edition from its opened input
-    (:func:`pipelines.inputs.families.open_input`): tree, TFDS dataset, ``release.json`` fields and,
-    for ``.npy`` editions, the array sink."""
+def plan(config: ImageNetPConfig, source: SourceSelection = SourceSelection(),
+         examples_per_shard: Optional[int] = None, formats: Sequence[str] = ()) -> BuildPlan:
+    """The build of an ImageNet-P release of ``config.edition`` from ``source``. Every edition reads its
+    own inputs as ImageNet-C's editions do (:func:`pipelines.inputs.families.open_input`: ImageNet val
+    for imagenet, inception and imagenet64, the Tiny-ImageNet folder, the CIFAR-10/100 test pickles);
+    the input's source family joins the config and decides the tree and the TFDS dataset. ``.npy``
+    editions add the array sink. ``examples_per_shard`` defaults to :data:`DEFAULT_EXAMPLES_PER_SHARD`.
+    """
     from pipelines.beam.npy_release import SEQUENCE_ARRAYS_GROUP, StackedArrays
 
-    family, class_names = source.family, source.class_names
-    tree = p_tree_of(config, family)
+    check_formats(formats, config.edition.name, config.table.output == NPY)
+    opened = open_input(config.edition, source.input)
+    config = config.with_family(opened.family)
+    tree = config.tree
+
     size = config.table.frame_size
     shapes = {f"{tree}/{name}.npy": (config.table.perturbations[p].frames, size, size, 3)
               for name, (p, _) in zip(config.groups, config.pairs)}
     arrays = StackedArrays(shapes, checksum_part=SEQUENCE_ARRAYS_GROUP)
 
-    return {"document": imagenet_p_document(config, family, class_names),
-            "dataset": p_dataset(config.edition, family, class_names),
-            "make_transform": lambda progress_dir: PerturbImages(config, progress_dir, tree),
-            "source": source, "related": lambda entry: video_name(entry).casefold(),
-            "sinks": (arrays,) if config.table.output == NPY else ()}  # a sink makes a resumed build redo all
+    return BuildPlan(
+        selection=source, source=opened, document=imagenet_p_document(config, opened.class_names),
+        dataset=p_dataset(config.edition, config.family, opened.class_names), outputs_per_image=len(config.pairs),
+        transform=lambda progress_dir: PerturbImages(config, progress_dir),
+        sinks=(arrays,) if config.table.output == NPY else (),  # a sink makes a resumed build redo all
+        related=lambda entry: video_name(entry).casefold(),
+        examples_per_shard=DEFAULT_EXAMPLES_PER_SHARD if examples_per_shard is None else examples_per_shard,
+        formats=tuple(formats))
 
 
 def build_imagenet_p(output_dir: str, selection: SourceSelection = SourceSelection(),
-                     config: ImageNetPConfig = ImageNetPConfig(),
-                     examples_per_shard: int = DEFAULT_EXAMPLES_PER_SHARD, **options) -> BuildResult:
-    """Build an ImageNet-P release of ``config.edition`` (see :func:`pipelines.beam.build.run_build` for
-    ``options``). Every edition reads its own inputs as ImageNet-C's editions do
-    (:func:`pipelines.inputs.families.open_input`: ImageNet val for imagenet,
-    inception and imagenet64, the Tiny-ImageNet folder, the CIFAR-10/100 test pickles).
+                     config: ImageNetPConfig = ImageNetPConfig(), run: RunOptions = RunOptions(),
+                     examples_per_shard: Optional[int] = None, formats: Sequence[str] = ()) -> BuildResult:
+    """Build an ImageNet-P release of ``config.edition``: :func:`run_build` of :func:`plan`.
 
     Raises
     ------
     pipelines.formats.video.VideoEncoderError
         Before any work, when ffmpeg or its libx264 cannot be used.
     """
-    check_formats(options.get("formats", ()), config.edition.name, config.table.output == NPY)
     encoder_versions()
-    return run_build(output_dir, selection, outputs_per_image=len(config.pairs), examples_per_shard=examples_per_shard,
-                     **p_build_options(config, open_input(config.edition, selection.input)), **options)
+    return run_build(output_dir, plan(config, selection, examples_per_shard, formats), run)

@@ -5,6 +5,8 @@ A model maps a batch (N, 3, S, S) of :mod:`pipelines.evaluation.model_input` arr
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
+from typing import Optional
 
 import apache_beam as beam
 import numpy as np
@@ -20,12 +22,32 @@ except ImportError:
 from pipelines.beam.progress import NAMESPACE as PROGRESS_NAMESPACE
 from pipelines.evaluation.models import FRAMEWORKS, ModelError, infer_framework, key_text, nonfinite_message
 
-__all__ = ["METRICS_NAMESPACE", "NONFINITE_COUNTER", "NONFINITE_KEYS", "PredictLogits", "count_refused",
+__all__ = ["METRICS_NAMESPACE", "NONFINITE_COUNTER", "NONFINITE_KEYS", "PredictLogits", "Model", "count_refused",
            "nonfinite_found", "run_checked", "beam_counters", "threads_per_worker", "model_handler"]
 
 METRICS_NAMESPACE = "imagenet-cp evaluate"
 NONFINITE_COUNTER = "nonfinite_logits"
 NONFINITE_KEYS = "nonfinite_keys"
+
+
+@dataclass(frozen=True)
+class Model:
+    """A model file to evaluate, and how it runs.
+
+    Attributes
+    ----------
+    path : str
+        ONNX file (TorchScript or TensorFlow SavedModel when installed).
+    framework : str, optional
+        ``onnx``, ``torch`` or ``tensorflow``; None: inferred from the file
+        (:func:`pipelines.evaluation.models.infer_framework`).
+    batch_size : int
+        Images per RunInference batch.
+    """
+
+    path: str
+    framework: Optional[str] = None
+    batch_size: int = 32
 
 
 class _KeepFiniteFn(beam.DoFn):

@@ -11,7 +11,9 @@ reach the worker processes too.
 from __future__ import annotations
 
 import os
-from typing import Optional, Sequence
+import sys
+from dataclasses import dataclass
+from typing import Optional, Sequence, TextIO
 
 import apache_beam as beam
 from apache_beam.options.pipeline_options import DirectOptions, PipelineOptions, StandardOptions
@@ -20,10 +22,50 @@ from apache_beam.runners.portability.fn_api_runner import FnApiRunner
 from apache_beam.runners.portability.fn_api_runner.fn_runner import ExtendedProvisionInfo
 from google.protobuf import struct_pb2
 
-__all__ = ["WORKER_LOG_LEVEL", "is_local", "make_pipeline"]
+from pipelines.formats.parts import PART_RECORDS, PART_SECONDS
+
+__all__ = ["WORKER_LOG_LEVEL", "is_local", "make_pipeline", "RunOptions"]
 
 WORKER_LOG_LEVEL = "WARNING"
 """Log level of local SDK worker processes (their INFO lines would drown the progress line)."""
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """How a pipeline runs, the same for a build, an evaluation and a filter.
+
+    Attributes
+    ----------
+    workers : int, optional
+        Local worker processes (default: all cores); see :func:`make_pipeline`.
+    beam_args : tuple of str
+        Beam pipeline options (``--runner=DataflowRunner ...``), passed through.
+    stream : text stream, optional
+        Where progress lines and notes go; None: ``sys.stderr`` at the time of writing (:attr:`out`).
+    force : bool
+        Replace what the output folder holds of another config or input (a build), or discard the
+        scratch folder of an interrupted run of something else (an evaluation), instead of refusing.
+    progress_interval : float
+        Seconds between progress lines (local runs).
+    part_records, part_seconds : int, float
+        When workers commit their work (see :class:`pipelines.formats.parts.PartWriter`).
+    """
+
+    workers: Optional[int] = None
+    beam_args: Sequence[str] = ()
+    stream: Optional[TextIO] = None
+    force: bool = False
+    progress_interval: float = 10.0
+    part_records: int = PART_RECORDS
+    part_seconds: float = PART_SECONDS
+
+    def __post_init__(self):
+        object.__setattr__(self, "beam_args", tuple(self.beam_args))
+
+    @property
+    def out(self) -> TextIO:
+        """Where progress lines and notes go: :attr:`stream`, or ``sys.stderr`` now."""
+        return self.stream or sys.stderr
 
 
 def is_local(beam_args: Sequence[str]) -> bool:

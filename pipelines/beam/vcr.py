@@ -21,103 +21,33 @@ from __future__ import annotations
 import hashlib
 import math
 from dataclasses import dataclass
-from typing import Optional, Sequence
+from typing import Optional
 
 import apache_beam as beam
 import numpy as np
 
+from schemas.configs import VcrConfig
 from schemas.edition import DEFAULT_EDITION
+from schemas.editions import get_edition
 from schemas.records import Failure, OutputRecord, SourceImage
 from schemas.release import VCR_BENCHMARK
-from schemas.tfds_vcr import VCR_DATASET, VCR_NATIVE_DATASET
-from schemas.vcr import (BINS, CLEAN, DV_RESOLUTION, DV_RESOLUTIONS, OPERATORS, PARAMETER_MODES, VCR_CORRUPTIONS,
-                         VCR_TREE, VIF_VARIANT, clean_key, png_path, select_vcr_corruptions, vcr_key)
+from schemas.vcr import CLEAN, VCR_TREE, clean_key, png_path, vcr_key
 from transforms import BadInput, encode_png
 from transforms.rng import legacy_random_state
 from transforms.vcr import vcr_corrupt, vcr_image, vcr_seed
 from transforms.vif import VifReference
 
+from pipelines.beam.build import DEFAULT_EXAMPLES_PER_SHARD, BuildPlan, BuildResult, SourceSelection, run_build
+from pipelines.beam.runner import RunOptions
 from pipelines.beam.write_release import OutputsFn
 from pipelines.release.versions import library_versions
+from pipelines.inputs.families import open_input
 from pipelines.inputs.listing import inspect_image
 
 __all__ = ["BENCHMARK", "VcrConfig", "delta_v_bin", "selection_rank", "measure_candidates", "BuildVcrExamples",
-           "vcr_document", "bin_counts", "build_vcr", "read_manifest", "short_bins"]
+           "vcr_document", "bin_counts", "plan", "build_vcr", "read_manifest", "short_bins"]
 
 BENCHMARK = VCR_BENCHMARK
-
-
-@dataclass(frozen=True)
-class VcrConfig:
-    """What a VCR build produces.
-
-    Attributes
-    ----------
-    corruptions : tuple of str
-        VCR corruption names, in table order (default: all 11 of :data:`schemas.vcr.VCR_CORRUPTIONS`).
-    levels : int
-        Parameter draws per image and corruption (>= 1).
-    seed : int
-        Release seed (>= 0).
-    per_bin : int
-        Examples kept per (corruption, Delta v bin); 0 keeps every draw.
-    bins : int
-        Delta v bins of the selection (bin ``floor(delta_v * bins)``, clipped to 0..bins-1).
-    parameters : str
-        ``grid`` (VCR's 1000-point grids) or ``uniform`` (:data:`schemas.vcr.PARAMETER_MODES`).
-    operators : str
-        ``imagenet-c`` or ``vcr-code`` (:data:`schemas.vcr.OPERATORS`).
-    dv_resolution : str
-        ``224crop`` (corrupt and measure the 224 crop, default) or ``native`` (the image at its own
-        size, as VCR's code; :data:`schemas.vcr.DV_RESOLUTIONS`).
-    """
-
-    corruptions: tuple = tuple(VCR_CORRUPTIONS)
-    levels: int = 5
-    seed: int = 0
-    per_bin: int = 0
-    bins: int = BINS
-    parameters: str = "grid"
-    operators: str = "imagenet-c"
-    dv_resolution: str = DV_RESOLUTION
-
-    @classmethod
-    def select(cls, corruptions: Optional[Sequence[str]] = None, levels: int = 5, seed: int = 0, per_bin: int = 0,
-               bins: int = BINS, parameters: str = "grid", operators: str = "imagenet-c",
-               dv_resolution: str = DV_RESOLUTION) -> "VcrConfig":
-        """Validate a selection (``ValueError`` naming the valid values) and put it in table order."""
-        for name, value, low in (("levels", levels, 1), ("seed", seed, 0), ("per_bin", per_bin, 0), ("bins", bins, 1)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < low:
-                raise ValueError(f"{name} must be an int >= {low}, got {value!r}")
-        if parameters not in PARAMETER_MODES:
-            raise ValueError(f"parameters must be one of {', '.join(PARAMETER_MODES)}; got {parameters!r}")
-        if operators not in OPERATORS:
-            raise ValueError(f"operators must be one of {', '.join(OPERATORS)}; got {operators!r}")
-        if dv_resolution not in DV_RESOLUTIONS:
-            raise ValueError(f"dv_resolution must be one of {', '.join(DV_RESOLUTIONS)}; got {dv_resolution!r}")
-        chosen = select_vcr_corruptions(corruptions)
-        if operators == "vcr-code":
-            missing = [c for c in chosen if not VCR_CORRUPTIONS[c].code_variant]
-            if missing:
-                raise ValueError(f"no vcr-code operator for {', '.join(missing)}; leave it out or use "
-                                 "--operators imagenet-c")
-        return cls(chosen, levels, seed, per_bin, bins, parameters, operators, dv_resolution)
-
-    @property
-    def dataset(self):
-        """The TFDS dataset: 224 images, or any size for ``native``."""
-        return VCR_DATASET if self.dv_resolution == "224crop" else VCR_NATIVE_DATASET
-
-    @property
-    def groups(self) -> tuple:
-        """TFDS configs and manifest parts: the corruptions, then ``clean``."""
-        return (*self.corruptions, CLEAN)
-
-    def to_json(self) -> dict:
-        return {"corruptions": list(self.corruptions), "levels": self.levels, "seed": self.seed,
-                "per_bin": self.per_bin, "bins": self.bins, "parameters": self.parameters,
-                "operators": self.operators, "vif_variant": VIF_VARIANT, "dv_resolution": self.dv_resolution,
-                "image_format": "png"}
 
 
 def delta_v_bin(value: float, bins: int) -> int:
@@ -287,13 +217,22 @@ def bin_counts(manifest_rows, bins: int) -> dict:
     return counts
 
 
-def build_vcr(output_dir: str, selection=None, config: VcrConfig = VcrConfig(), **options):
-    """Build a VCR release (see :func:`pipelines.beam.build.run_build` for ``selection`` and ``options``)."""
-    from pipelines.beam.build import SourceSelection, run_build
+def plan(config: VcrConfig, source: SourceSelection = SourceSelection(),
+         examples_per_shard: Optional[int] = None) -> BuildPlan:
+    """The build of a VCR release from ``source`` (ImageNet val, or its bundled sample):
+    ``levels`` draws per image and corruption plus the clean crop. ``examples_per_shard`` defaults
+    to :data:`pipelines.beam.build.DEFAULT_EXAMPLES_PER_SHARD`."""
+    return BuildPlan(
+        selection=source, source=open_input(get_edition(), source.input), document=vcr_document(config),
+        dataset=config.dataset, outputs_per_image=len(config.corruptions) * config.levels + 1,
+        transform=lambda progress_dir: BuildVcrExamples(config, progress_dir),
+        examples_per_shard=DEFAULT_EXAMPLES_PER_SHARD if examples_per_shard is None else examples_per_shard)
 
-    return run_build(output_dir, selection or SourceSelection(), vcr_document(config), config.dataset,
-                     len(config.corruptions) * config.levels + 1,
-                     lambda progress_dir: BuildVcrExamples(config, progress_dir), **options)
+
+def build_vcr(output_dir: str, selection: SourceSelection = SourceSelection(), config: VcrConfig = VcrConfig(),
+              run: RunOptions = RunOptions(), examples_per_shard: Optional[int] = None) -> BuildResult:
+    """Build a VCR release: :func:`run_build` of :func:`plan`."""
+    return run_build(output_dir, plan(config, selection, examples_per_shard), run)
 
 
 def read_manifest(release_dir: str) -> list:

@@ -14,7 +14,6 @@ Outputs under ``OUT`` (default ``DIR-evaluations/<model file stem>``)::
 
 from __future__ import annotations
 
-import sys
 import tempfile
 from pathlib import Path
 from typing import Optional
@@ -28,18 +27,18 @@ from schemas.release import RELEASE_JSON, dumps
 from schemas.vcr import CLEAN, FORMULAS, SPLINE_DEGREE, CURVE_POINTS, VCR_TREE
 
 from pipelines.beam.evaluate import PredictTop5
-from pipelines.beam.inference import count_refused, model_handler, threads_per_worker
+from pipelines.beam.inference import Model, count_refused, model_handler, threads_per_worker
 from pipelines.beam.prediction_parts import (C_TABLE, EVALUATION_COUNTERS, CommitPredictionsFn, c_record,
                                              committed_keys, committed_names, evaluation_identity, run_resumable,
                                              write_config_file)
 from pipelines.beam.progress import ProgressCounter
-from pipelines.beam.runner import make_pipeline
+from pipelines.beam.runner import RunOptions, make_pipeline
 from pipelines.evaluation.model_input import A_SIDE, model_input
 from pipelines.evaluation.models import IMAGENET_CLASSES, check_model, infer_framework, trial_batch
 from pipelines.evaluation.release_inputs import release_document
 from pipelines.evaluation.scores import (METRICS_FILE, PREDICTIONS_DIR, default_output, model_name_of,
                                          move_to_output, output_path)
-from pipelines.evaluation.vcr_human import load_human
+from pipelines.evaluation.vcr_human import HumanFile, load_human
 from pipelines.evaluation.vcr_scores import (CURVES_FILE, REFUSED, analyse, analysis_settings, is_vcr_release,
                                              plot_curves, read_predictions,
                                              read_vcr_manifest, write_report)
@@ -98,16 +97,15 @@ class PredictVcr(beam.PTransform):
                 | "WritePredictions" >> beam.ParDo(_WriteGroupPredictionsFn(self._scratch, self._out_dir), refused))
 
 
-def evaluate_vcr(release_dir: str, model_path: str, out_dir: Optional[str] = None, framework: Optional[str] = None,
-                 human_path: Optional[str] = None, human_meta: Optional[str] = None, settings: Optional[dict] = None,
-                 min_trials: int = 10, batch_size: int = 32, workers: Optional[int] = None, beam_args=(),
-                 stream=None, force: bool = False, progress_interval: float = 10.0,
-                 part_records: int = PART_RECORDS, part_seconds: float = PART_SECONDS) -> Path:
+def evaluate_vcr(release_dir: str, model: Model, out_dir: Optional[str] = None,
+                 human_file: HumanFile = HumanFile(),
+                 settings: Optional[dict] = None, run: RunOptions = RunOptions()) -> Path:
     """Evaluate a model on a VCR release; see the module docstring for the outputs.
 
     The predictions are committed in parts (:mod:`pipelines.beam.prediction_parts`): the same call
-    after an interruption predicts only the examples that are missing; ``force``,
-    ``progress_interval`` and the part limits are those of :func:`pipelines.beam.evaluate.evaluate_release`.
+    after an interruption predicts only the examples that are missing; ``run`` is that of
+    :func:`pipelines.beam.evaluate.evaluate_release`. ``human_file``: the human file to compare with
+    (none by default); ``settings``: :func:`pipelines.evaluation.vcr_scores.analysis_settings`'s by default.
 
     Raises
     ------
@@ -115,7 +113,10 @@ def evaluate_vcr(release_dir: str, model_path: str, out_dir: Optional[str] = Non
         When ``release_dir`` is no VCR release, on bad settings, or on a bad human file (checked
         before any prediction is made).
     """
-    stream = stream or sys.stderr
+    model_path, framework, batch_size = model.path, model.framework, model.batch_size
+    workers, beam_args, part_records, part_seconds = run.workers, run.beam_args, run.part_records, run.part_seconds
+    human_path, human_meta, min_trials = human_file.path, human_file.meta, human_file.min_trials
+    stream = run.out
     if not is_vcr_release(release_dir):
         raise ValueError(f"{release_dir} is not a VCR release (its {RELEASE_JSON} does not name edition 'vcr')")
     release = release_document(release_dir)
@@ -155,7 +156,7 @@ def evaluate_vcr(release_dir: str, model_path: str, out_dir: Optional[str] = Non
                                            progress_dir, (part_records, part_seconds))
         return pipeline, counts
 
-    run_resumable(out, identity, model_path, beam_args, make, force, progress_interval, stream)
+    run_resumable(out, identity, model_path, beam_args, make, run.force, run.progress_interval, stream)
     groups = sorted({r["corruption"] for r in rows})
     predictions = read_predictions(out, groups)
     section, curves = analyse(rows, predictions, settings, human)

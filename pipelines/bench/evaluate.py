@@ -81,10 +81,12 @@ def timed_evaluate(release: str, model_path: str, workers: int, batch_size: int 
     import json
 
     from pipelines.beam.evaluate import PREDICTION_FOLDERS, evaluate_release
+    from pipelines.beam.inference import Model
+    from pipelines.beam.runner import RunOptions
 
     with tempfile.TemporaryDirectory(prefix="imagenet-cp-bench-eval-") as out:
         start = time.perf_counter()
-        evaluate_release(release, model_path, out, batch_size=batch_size, workers=workers)
+        evaluate_release(release, Model(model_path, batch_size=batch_size), out, run=RunOptions(workers=workers))
         seconds = time.perf_counter() - start
         name = BENCH_CONDITION.replace("/", "_")
         with open(os.path.join(out, "predictions", PREDICTION_FOLDERS[C_TREE], f"{name}.jsonl"), encoding="utf-8") as stream:

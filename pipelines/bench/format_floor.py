@@ -27,13 +27,14 @@ import tempfile
 import time
 from typing import Optional
 
+from schemas.configs import ImageNetCConfig
 from schemas.edition import JPEG
 from schemas.records import Failure, SourceImage
 from schemas.release import json_line
 from transforms import preprocess
 from transforms.threads import one_opencv_thread
 
-from pipelines.beam.imagenet_c import ImageNetCConfig, corrupted_outputs, imagenet_c_dataset
+from pipelines.beam.imagenet_c import corrupted_outputs, imagenet_c_dataset
 from pipelines.beam.progress import WorkClock
 from pipelines.beam.write_release import make_class_folders_once
 from pipelines.formats import storage

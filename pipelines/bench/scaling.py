@@ -2,7 +2,7 @@
 
 :func:`run_scaling` writes a synthetic ImageNet validation folder (:func:`write_synthetic_imagenet`:
 random crops and flips of the ``skimage.data`` photographs at ImageNet's typical 500x375, as JPEG,
-under real validation file names), then runs the real build (:func:`pipelines.beam.build.build_imagenet_c`
+under real validation file names), then runs the real build (:func:`pipelines.beam.imagenet_c.build_imagenet_c`
 on the local FnApiRunner, one SDK worker process per worker) for every image count and worker
 count. Each build runs in a fresh driver process, so that every peak belongs to one build; it is
 spawned, not forked (a fork of a process that has already run a Beam pipeline can hang in gRPC),
@@ -37,12 +37,14 @@ import numpy as np
 from apache_beam.internal import pickler
 from PIL import Image
 
+from schemas.configs import ImageNetCConfig
 from schemas.imagenet_val import validation_wnids
 
 from pipelines.bench.corruptions import BENCH_IMAGES, machine_info
 from pipelines.bench.format_floor import measure_format_floor
-from pipelines.beam.build import SourceSelection, build_imagenet_c
-from pipelines.beam.imagenet_c import ImageNetCConfig
+from pipelines.beam.build import SourceSelection
+from pipelines.beam.imagenet_c import build_imagenet_c
+from pipelines.beam.runner import RunOptions
 from pipelines.beam.progress import IMAGE_WORK_COUNTER
 
 __all__ = ["SCALING_SIZES", "SCALING_WORKERS", "SYNTHETIC_SIZE", "SYNTHETIC_JPEG_QUALITY", "PORTRAIT_FRACTION",
@@ -216,8 +218,8 @@ def _timed_build(connection, input_dir: str, output_dir: str, count: int, pickle
     pickler (:func:`_pickled`)."""
     config = pickler.loads(pickled_config)
     start = time.perf_counter()
-    result = build_imagenet_c(output_dir, SourceSelection(input_dir, limit=count), config, workers=workers,
-                              progress_interval=3600)
+    result = build_imagenet_c(output_dir, SourceSelection(input_dir, limit=count), config,
+                              RunOptions(workers=workers, progress_interval=3600))
     seconds = time.perf_counter() - start
     counts = result.release["counts"]
     cpu_seconds = sum(usage.ru_utime + usage.ru_stime for usage in (

@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import os
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Mapping, Optional
 
 import numpy as np
 
 from metrics.imagenet_c import summarize_imagenet_c
 from metrics.imagenet_p import flip_probability_by_offset, parse_sequence_set, summarize_imagenet_p
+from schemas.baselines import ErrorBaseline
 from schemas.edition import DEFAULT_EDITION, Edition, Layout
 from schemas.imagenet_c import BENCHMARK_CORRUPTIONS, CORRUPTIONS, SEVERITIES
 from schemas.release import CLEAN, dumps
@@ -28,7 +31,7 @@ from pipelines.formats import storage
 
 __all__ = ["EVALUATIONS_SUFFIX", "METRICS_FILE", "PREDICTIONS_DIR", "CLEAN_SOURCES", "default_output",
            "model_name_of", "output_path", "choose_clean_error", "imagenet_c_section", "unnormalised_summary",
-           "edition_c_section", "edition_report", "imagenet_p_section", "move_to_output", "write_evaluation"]
+           "edition_c_section", "edition_report", "imagenet_p_section", "move_to_output", "ScoreBaselines", "write_evaluation"]
 
 EVALUATIONS_SUFFIX = "-evaluations"
 METRICS_FILE = "metrics.json"
@@ -171,12 +174,32 @@ def move_to_output(local: Path, out_dir: str) -> None:
         storage.write_atomic(out_dir, path.relative_to(local).as_posix(), path.read_bytes())
 
 
-def write_evaluation(out_dir: str, config_errors, set_predictions, model_name: str, clean_error, baseline,
-                     flip_baseline, edition: Edition, layout: Layout) -> None:
-    """Sink: the errors and flips files, ``metrics.json`` and the report of a C / P evaluation.
+@dataclass(frozen=True)
+class ScoreBaselines:
+    """What a C / P evaluation's scores are measured against.
 
-    ``baseline`` normalises the 224 edition's errors; for the other editions it is used only
-    when given (see the module docstring)."""
+    Attributes
+    ----------
+    clean_error : float, optional
+        The model's clean top-1 error (fraction), for Relative CE; None: measured on the release's
+        clean config (when it has one).
+    baseline : ErrorBaseline, optional
+        ImageNet-C normaliser: it normalises the 224 edition's errors (AlexNet's when None there);
+        for the other editions it is used only when given (see the module docstring).
+    flip_baseline : mapping, optional
+        ImageNet-P baseline ``{perturbation: {"flip_probability", "top5_distance"}}``.
+    """
+
+    clean_error: Optional[float] = None
+    baseline: Optional[ErrorBaseline] = None
+    flip_baseline: Optional[Mapping[str, Any]] = None
+
+
+def write_evaluation(out_dir: str, config_errors, set_predictions, model_name: str, baselines: ScoreBaselines,
+                     edition: Edition, layout: Layout) -> None:
+    """Sink: the errors and flips files, ``metrics.json`` and the report of a C / P evaluation
+    (``baselines``: see :class:`ScoreBaselines`)."""
+    clean_error, baseline, flip_baseline = baselines.clean_error, baselines.baseline, baselines.flip_baseline
     document = {"model": model_name}
     with tempfile.TemporaryDirectory() as local:
         out = Path(local)

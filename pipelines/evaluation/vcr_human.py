@@ -32,7 +32,7 @@ from metrics.vcr import monotone_curve, performance_curve, points_function, tck_
 from schemas.vcr import DV_RESOLUTIONS, LABEL_SPACES, VCR_CORRUPTIONS, VIF_VARIANT
 
 __all__ = ["REQUIRED_COLUMNS", "OPTIONAL_COLUMNS", "REQUIRED_META", "RECORDED_META", "MODEL_LABEL_SPACE",
-           "HumanFileError", "HumanCurves", "load_human"]
+           "HumanFileError", "HumanFile", "HumanCurves", "load_human"]
 
 REQUIRED_COLUMNS = ("corruption", "vd_score", "label", "transf_pred")
 OPTIONAL_COLUMNS = ("orig_pred", "participant", "image_id", "parameter")
@@ -44,6 +44,25 @@ MODEL_LABEL_SPACE = "imagenet1000"
 
 class HumanFileError(ValueError):
     """A human file that cannot be used; the message names the file and the problem."""
+
+
+@dataclass(frozen=True)
+class HumanFile:
+    """The human file a VCR evaluation compares the model with (:func:`load_human` reads it).
+
+    Attributes
+    ----------
+    path : str, optional
+        ``.csv`` (per trial, with a sidecar JSON) or ``.json`` (curves); None: no human comparison.
+    meta : str, optional
+        The sidecar JSON of a CSV (default: the CSV's path with ``.json`` added).
+    min_trials : int
+        A bin with fewer trials is reported in the warnings.
+    """
+
+    path: Optional[str] = None
+    meta: Optional[str] = None
+    min_trials: int = 10
 
 
 @dataclass

@@ -39,7 +39,7 @@ import imageio_ffmpeg
 import numpy as np
 from PIL import Image, features
 
-from schemas.imagenet_p import CRF20_RATE_CONTROL, GRAIN_RATE_CONTROL
+from schemas.imagenet_p import CRF20_RATE_CONTROL, GRAIN_RATE_CONTROL, PRESETS
 
 __all__ = ["FRAME_RATE", "PIXEL_FORMAT", "PRESETS", "PNG_COMPRESS_LEVEL", "X264_PLAIN_C", "X264_CPU_INDEPENDENT",
            "X264_CPU_LEVELS", "VideoEncoderError", "VideoSource", "ffmpeg_executable", "check_frames", "rate_control",
@@ -53,9 +53,6 @@ FRAME_RATE = 1
 PIXEL_FORMAT = "yuv444p"
 """Encoded pixel format: full-resolution chroma, what ffmpeg chose for the reference's RGB input."""
 
-PRESETS = ("ultrafast", "superfast", "veryfast", "faster", "fast", "medium", "slow", "slower",
-           "veryslow", "placebo")
-"""x264 presets, fastest first; the reference used ``veryslow``."""
 
 PNG_COMPRESS_LEVEL = 6
 """zlib level of the lossless frame PNGs (Pillow, no optimisation pass, no metadata chunks)."""

@@ -15,8 +15,11 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from pipelines.beam.build import SourceSelection, build_imagenet_c
-from pipelines.beam.imagenet_c import ImageNetCConfig
+from pipelines.beam.runner import RunOptions
+
+from pipelines.beam.build import SourceSelection
+from pipelines.beam.imagenet_c import build_imagenet_c
+from schemas.configs import ImageNetCConfig
 from pipelines.inputs.families import SAMPLE_CIFAR10_LABELS
 from pipelines.release.package import package_release
 from pipelines.release.verify import verify_release
@@ -56,7 +59,8 @@ def subset_release(tmp_path_factory):
     ids = robustbench_ids()[:IMAGES]
     write_input(root / "val", ids + list(OTHERS))
     result = build_imagenet_c(str(root / "release"), SourceSelection(str(root / "val"), "robustbench-5000"),
-                              ImageNetCConfig.select(["contrast"], [1]), workers=1, progress_interval=3600)
+                              ImageNetCConfig.select(["contrast"], [1]),
+                              RunOptions(workers=1, progress_interval=3600))
     assert result.release["counts"]["images"] == IMAGES
     return root / "release", ids
 
@@ -120,7 +124,7 @@ def test_the_subset_verifies_and_its_package_carries_every_class_folder(subset_r
 def cifar_release(tmp_path_factory):
     output = tmp_path_factory.mktemp("cifar") / "release"
     build_imagenet_c(str(output), SourceSelection(), ImageNetCConfig.select(["contrast"], [1, 2], edition="cifar"),
-                     workers=1, progress_interval=3600)
+                     RunOptions(workers=1, progress_interval=3600))
     return output
 
 

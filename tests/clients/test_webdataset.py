@@ -7,12 +7,14 @@ import tarfile
 
 import pytest
 
-from pipelines.beam.build import SourceSelection, build_imagenet_c
-from pipelines.beam.imagenet_c import ImageNetCConfig
-from pipelines.beam.imagenet_p import ImageNetPConfig, build_imagenet_p
+from pipelines.beam.build import SourceSelection
+from pipelines.beam.imagenet_c import build_imagenet_c
+from pipelines.beam.imagenet_p import build_imagenet_p
+from pipelines.beam.runner import RunOptions
 from pipelines.formats.webdataset import manifest_samples, read_shard, write_shards
 from pipelines.release.package import package_release
 from pipelines.release.verify import verify_release
+from schemas.configs import ImageNetCConfig, ImageNetPConfig
 from schemas.release import checksum_line, parse_checksum_lines
 
 pytestmark = pytest.mark.beam  # runs Beam builds: `pytest -m "not beam"` leaves it out
@@ -38,8 +40,8 @@ def expected_samples(release, config, extension):
 @pytest.fixture(scope="module")
 def c_release(tmp_path_factory):
     output = tmp_path_factory.mktemp("wds_c") / "release"
-    build_imagenet_c(str(output), SourceSelection(), ImageNetCConfig.select(["contrast", "fog"], [1]), workers=1,
-                     progress_interval=3600, formats=["webdataset"])
+    build_imagenet_c(str(output), SourceSelection(), ImageNetCConfig.select(["contrast", "fog"], [1]),
+                     RunOptions(workers=1, progress_interval=3600), formats=["webdataset"])
     return output
 
 
@@ -47,7 +49,7 @@ def c_release(tmp_path_factory):
 def p_release(tmp_path_factory):
     output = tmp_path_factory.mktemp("wds_p") / "release"
     build_imagenet_p(str(output), SourceSelection(limit=2), ImageNetPConfig.select(["translate"], preset="ultrafast"),
-                     workers=1, progress_interval=3600, formats=["webdataset"])
+                     RunOptions(workers=1, progress_interval=3600), formats=["webdataset"])
     return output
 
 
@@ -122,7 +124,7 @@ def test_cifar_shards_hold_each_row_as_a_lossless_png_with_cifar_labels(tmp_path
 
     output = tmp_path / "cifar"
     build_imagenet_c(str(output), SourceSelection(), ImageNetCConfig.select(["contrast"], [1, 2], edition="cifar"),
-                     workers=1, progress_interval=3600, formats=["webdataset"])
+                     RunOptions(workers=1, progress_interval=3600), formats=["webdataset"])
     rows, count = np.load(output / "CIFAR-10-C" / "contrast.npy"), len(SAMPLE_CIFAR10_LABELS)
     for block, config in enumerate(("contrast_1", "contrast_2")):
         samples = iterate(output, config)

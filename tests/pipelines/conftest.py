@@ -22,8 +22,10 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from pipelines.beam.build import SourceSelection, build_imagenet_c
-from pipelines.beam.imagenet_c import ImageNetCConfig
+from pipelines.beam.build import SourceSelection
+from pipelines.beam.imagenet_c import build_imagenet_c
+from pipelines.beam.runner import RunOptions
+from schemas.configs import ImageNetCConfig
 from pipelines.install.sample import write_sample
 from pipelines.formats.tfrecord import encode_example, frame_record
 from schemas.wnids import wnid_to_label
@@ -31,9 +33,12 @@ from schemas.wnids import wnid_to_label
 FAST = ImageNetCConfig.select(["gaussian_noise", "contrast"], [1, 2])
 
 
-def build(output: Path, selection: SourceSelection = SourceSelection(), config=FAST, workers=2, **options):
-    """Build a release quickly (progress lines off)."""
-    return build_imagenet_c(str(output), selection, config, workers=workers, progress_interval=3600, **options)
+def build(output: Path, selection: SourceSelection = SourceSelection(), config=FAST, workers=2,
+          examples_per_shard=None, formats=(), **run):
+    """Build a release quickly (progress lines off); ``run``: more :class:`RunOptions` fields."""
+    return build_imagenet_c(str(output), selection, config,
+                            RunOptions(**{"workers": workers, "progress_interval": 3600, **run}),
+                            examples_per_shard, formats)
 
 
 def png_bomb(width: int = 30_000, height: int = 30_000) -> bytes:

@@ -12,7 +12,8 @@ import tarfile
 import pytest
 
 from pipelines.beam.build import SourceSelection
-from pipelines.beam.imagenet_c import ImageNetCConfig
+from pipelines.beam.runner import RunOptions
+from schemas.configs import ImageNetCConfig
 from pipelines.beam.progress import IMAGE_WORK_COUNTER
 from pipelines.release.package import package_release
 from pipelines.release.verify import verify_release
@@ -100,7 +101,7 @@ def test_one_and_two_workers_give_identical_releases(sample_release, tmp_path, f
 def test_output_of_another_config_is_refused(sample_release):
     output, _ = sample_release
     with pytest.raises(ValueError, match="holds a release of another config"):
-        from pipelines.beam.build import build_imagenet_c
+        from pipelines.beam.imagenet_c import build_imagenet_c
         build_imagenet_c(str(output), config=ImageNetCConfig.select(["contrast"], [1]))
 
 
@@ -192,10 +193,11 @@ def test_image_ids_and_limit_select_a_subset(sample_folder, tmp_path, fast_build
 
 
 def test_progress_lines_are_printed(sample_folder, tmp_path):
-    from pipelines.beam.build import build_imagenet_c
+    from pipelines.beam.imagenet_c import build_imagenet_c
     stream = io.StringIO()
     build_imagenet_c(str(tmp_path / "p"), SourceSelection(str(sample_folder)),
-                     ImageNetCConfig.select(["contrast"], [1]), workers=1, progress_interval=0.2, stream=stream)
+                     ImageNetCConfig.select(["contrast"], [1]),
+                     RunOptions(workers=1, progress_interval=0.2, stream=stream))
     assert "progress: " in stream.getvalue() and " outputs (" in stream.getvalue()
 
 

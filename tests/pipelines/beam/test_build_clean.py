@@ -8,7 +8,7 @@ import tarfile
 import pytest
 
 from pipelines.beam.build import SourceSelection
-from pipelines.beam.imagenet_c import ImageNetCConfig
+from schemas.configs import ImageNetCConfig
 from pipelines.release.package import package_release
 from pipelines.release.verify import verify_release
 from schemas.image_ids import ID_LISTS, IdList, named_id_list_bytes

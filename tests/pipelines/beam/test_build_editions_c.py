@@ -12,9 +12,11 @@ import pytest
 from PIL import Image
 
 import transforms
-from pipelines.beam.build import SourceSelection, build_imagenet_c
+from pipelines.beam.runner import RunOptions
+from pipelines.beam.build import SourceSelection
+from pipelines.beam.imagenet_c import build_imagenet_c
 from pipelines.inputs.families import read_cifar, write_cifar_sample, write_tinyimagenet_sample
-from pipelines.beam.imagenet_c import ImageNetCConfig
+from schemas.configs import ImageNetCConfig
 from pipelines.beam.npy_release import npy_header
 from pipelines.release.package import package_release
 from pipelines.release.verify import verify_release
@@ -25,7 +27,7 @@ pytestmark = pytest.mark.beam  # runs Beam builds: `pytest -m "not beam"` leaves
 
 def build(output, edition, corruptions, severities, selection=SourceSelection()):
     config = ImageNetCConfig.select(corruptions, severities, edition=edition)
-    return build_imagenet_c(str(output), selection, config, workers=1, progress_interval=3600)
+    return build_imagenet_c(str(output), selection, config, run=RunOptions(workers=1, progress_interval=3600))
 
 
 def manifest(release_dir, config):
@@ -99,7 +101,7 @@ def test_cifar_release_holds_clean_npy_and_no_clean_leaves_the_other_bytes_alone
     assert "CIFAR-10-C/clean.npy" in sums
     plain = tmp_path / "no-clean"
     config = ImageNetCConfig.select(["glass_blur"], [1, 2], edition="cifar", clean=False)
-    build_imagenet_c(str(plain), SourceSelection(), config, workers=1, progress_interval=3600)
+    build_imagenet_c(str(plain), SourceSelection(), config, run=RunOptions(workers=1, progress_interval=3600))
     assert not (plain / "CIFAR-10-C" / "clean.npy").exists()
     for name in ("glass_blur.npy", "labels.npy"):
         assert (plain / "CIFAR-10-C" / name).read_bytes() == (output / "CIFAR-10-C" / name).read_bytes()

@@ -12,8 +12,11 @@ import cv2
 import numpy as np
 import pytest
 
+from pipelines.beam.runner import RunOptions
+
 from pipelines.beam.build import SourceSelection
-from pipelines.beam.imagenet_p import ImageNetPConfig, build_imagenet_p
+from schemas.configs import ImageNetPConfig
+from pipelines.beam.imagenet_p import build_imagenet_p
 from pipelines.release.package import package_release
 from pipelines.install.sample import write_sample
 from pipelines.formats.video import encode_h264
@@ -32,8 +35,8 @@ IMAGES = 2
 
 
 def build(output, config=FAST, limit=IMAGES, workers=2):
-    return build_imagenet_p(str(output), SourceSelection(limit=limit), config, workers=workers,
-                            progress_interval=3600)
+    return build_imagenet_p(str(output), SourceSelection(limit=limit), config,
+                            RunOptions(workers=workers, progress_interval=3600))
 
 
 def manifest(release_dir, config):

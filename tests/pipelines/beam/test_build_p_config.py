@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 from skimage import data
 
-from pipelines.beam.imagenet_p import (ImageNetPConfig, SequenceTask, imagenet_p_document, make_video,
+from schemas.configs import ImageNetPConfig
+from pipelines.beam.imagenet_p import (SequenceTask, imagenet_p_document, make_video,
                                   one_image_per_video_name, video_name)
 from pipelines.formats.video import decode_frames_lossless, decode_video
 from schemas.records import Failure, Locator, OutputRecord, SourceEntry, SourceImage

@@ -8,8 +8,11 @@ import cv2
 import numpy as np
 import pytest
 
+from pipelines.beam.runner import RunOptions
+
 from pipelines.beam.build import SourceSelection
-from pipelines.beam.imagenet_p import ImageNetPConfig, build_imagenet_p
+from schemas.configs import ImageNetPConfig
+from pipelines.beam.imagenet_p import build_imagenet_p
 from pipelines.release.package import package_release
 from pipelines.release.verify import verify_release
 from scripts.cli import main as cli
@@ -24,7 +27,8 @@ pytestmark = pytest.mark.beam  # runs Beam builds: `pytest -m "not beam"` leaves
 
 def build(output, edition, perturbations, limit=1, difficulties=(1,)):
     config = ImageNetPConfig.select(perturbations, list(difficulties), preset="ultrafast", edition=edition)
-    return build_imagenet_p(str(output), SourceSelection(limit=limit), config, workers=1, progress_interval=3600)
+    return build_imagenet_p(str(output), SourceSelection(limit=limit), config,
+                            RunOptions(workers=1, progress_interval=3600))
 
 
 def rows(release, group):

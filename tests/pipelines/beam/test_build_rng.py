@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from pipelines.beam.imagenet_c import ImageNetCConfig
+from schemas.configs import ImageNetCConfig
 from scripts.cli import main as cli
 from transforms import corrupt, example_rng, preprocess
 

@@ -8,7 +8,9 @@ import pytest
 from PIL import Image
 
 from pipelines.release.package import package_release
-from pipelines.beam.vcr import VcrConfig, _select, build_vcr, read_manifest, short_bins
+from schemas.configs import VcrConfig
+from pipelines.beam.runner import RunOptions
+from pipelines.beam.vcr import _select, build_vcr, read_manifest, short_bins
 from pipelines.release.verify import verify_release
 from schemas.vcr import CLEAN
 from transforms.vif import delta_v, vif
@@ -19,7 +21,7 @@ CONFIG = VcrConfig.select(["contrast", "gaussian_blur"], levels=3, seed=5, per_b
 
 
 def _build(path, workers):
-    return build_vcr(str(path), config=CONFIG, workers=workers, progress_interval=3600)
+    return build_vcr(str(path), run=RunOptions(workers=workers, progress_interval=3600), config=CONFIG)
 
 
 @pytest.fixture(scope="module")
@@ -111,7 +113,7 @@ def test_bad_options_are_one_line(tmp_path, capsys, options, message):
 def test_native_resolution(tmp_path):
     """VCR's own convention: corrupt and measure the image at its native size."""
     config = VcrConfig.select(["gaussian_blur"], levels=1, seed=2, dv_resolution="native")
-    result = build_vcr(str(tmp_path / "native"), config=config, workers=1, progress_interval=3600)
+    result = build_vcr(str(tmp_path / "native"), run=RunOptions(workers=1, progress_interval=3600), config=config)
     root = tmp_path / "native"
     assert result.failures == 0 and result.release["config"]["dv_resolution"] == "native"
     sizes = set()

@@ -14,6 +14,8 @@ pytest.importorskip("onnxruntime")
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
 from pipelines.beam.evaluate import evaluate_release  # noqa: E402
+from pipelines.beam.inference import Model  # noqa: E402
+from pipelines.beam.runner import RunOptions  # noqa: E402
 from pipelines.evaluation.model_input import edition_model_input as model_input  # noqa: E402
 from pipelines.evaluation.scores import unnormalised_summary  # noqa: E402
 from schemas.editions import EDITIONS  # noqa: E402
@@ -50,7 +52,8 @@ def test_cifar10_c_npy_layout(tmp_path):
         np.save(tree / f"{corruption}.npy", stack)
     np.save(tree / "labels.npy", labels)
     weights = write_onnx_model(tmp_path / "cifar.onnx", 32, 10, 1)
-    out = evaluate_release(str(tmp_path / "release"), str(tmp_path / "cifar.onnx"), str(tmp_path / "eval"), workers=1)
+    out = evaluate_release(str(tmp_path / "release"), Model(str(tmp_path / "cifar.onnx")), str(tmp_path / "eval"),
+                           run=RunOptions(workers=1))
     metrics = json.loads((out / "metrics.json").read_text())["imagenet_c"]
     expected = {c: {str(s): float(np.mean([top1(stack[(s - 1) * n + i], "cifar", weights) != labels[i]
                                             for i in range(n)])) for s in range(1, 6)}
@@ -77,7 +80,8 @@ def test_tiny_imagenet_c_tree_takes_64_pixel_inputs_and_200_classes(tmp_path):
                 Image.fromarray(image).save(folder / f"val_{k}.JPEG", quality=85)
                 images[(severity, wnid, k)] = np.asarray(Image.open(folder / f"val_{k}.JPEG"))
     weights = write_onnx_model(tmp_path / "tiny.onnx", 64, 200, 2)
-    out = evaluate_release(str(tmp_path / "release"), str(tmp_path / "tiny.onnx"), str(tmp_path / "eval"), workers=1)
+    out = evaluate_release(str(tmp_path / "release"), Model(str(tmp_path / "tiny.onnx")), str(tmp_path / "eval"),
+                           run=RunOptions(workers=1))
     errors = json.loads((out / "metrics.json").read_text())["imagenet_c"]["errors"]["frost"]
     for severity in range(1, 6):
         wrong = [top1(images[severity, w, k], "tinyimagenet", weights) != label
@@ -99,17 +103,18 @@ def test_unnormalised_summary_averages_benchmark_corruptions_only():
 
 def test_a_built_cifar_release_scores_alike_from_npy_and_from_tfds(tmp_path):
     pytest.importorskip("tensorflow_datasets")
-    from pipelines.beam.build import SourceSelection, build_imagenet_c
-    from pipelines.beam.imagenet_c import ImageNetCConfig
+    from pipelines.beam.build import SourceSelection
+    from pipelines.beam.imagenet_c import build_imagenet_c
+    from schemas.configs import ImageNetCConfig
 
     release = tmp_path / "release"
     build_imagenet_c(str(release), SourceSelection(), ImageNetCConfig.select(["glass_blur"], [1, 3], edition="cifar"),
-                     workers=1, progress_interval=3600)
+                     RunOptions(workers=1, progress_interval=3600))
     weights = write_onnx_model(tmp_path / "cifar.onnx", 32, 10, 3)
     runs = {}
     for source in ("tree", "tfds"):
-        out = evaluate_release(str(release), str(tmp_path / "cifar.onnx"), str(tmp_path / source), source=source,
-                               workers=1)
+        out = evaluate_release(str(release), Model(str(tmp_path / "cifar.onnx")), str(tmp_path / source),
+                               source=source, run=RunOptions(workers=1))
         section = json.loads((out / "metrics.json").read_text())["imagenet_c"]
         runs[source] = (section["errors"], section["clean"],
                         (out / "predictions" / "CIFAR-10-C" / "glass_blur_3.jsonl").read_text())

@@ -140,10 +140,11 @@ def test_imagenet_o_refuses_a_missing_or_empty_in_distribution(imagenet_o, lite0
 
 
 DRIVER = """
-import functools, sys
+import dataclasses, sys
 import pipelines.beam.evaluate as evaluate
-evaluate.evaluate_release = functools.partial(evaluate.evaluate_release, part_records=1, part_seconds=0,
-                                              progress_interval=0.2)
+evaluate_release = evaluate.evaluate_release
+evaluate.evaluate_release = lambda *args, run, **kwargs: evaluate_release(
+    *args, run=dataclasses.replace(run, part_records=1, part_seconds=0, progress_interval=0.2), **kwargs)
 from scripts.cli import main
 sys.exit(main(sys.argv[1:]))
 """

@@ -14,12 +14,15 @@ pytest.importorskip("onnxruntime")
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
 from metrics.imagenet_p import top_k_classes  # noqa: E402
+from pipelines.beam.inference import Model  # noqa: E402
+from pipelines.beam.runner import RunOptions  # noqa: E402
 from pipelines.beam.build import SourceSelection  # noqa: E402
 from pipelines.beam.evaluate import evaluate_release  # noqa: E402
 from pipelines.evaluation.model_input import frame_model_input  # noqa: E402
 from pipelines.evaluation.p_sequences import p_sets  # noqa: E402
 from schemas.editions import get_edition  # noqa: E402
-from pipelines.beam.imagenet_p import ImageNetPConfig, build_imagenet_p  # noqa: E402
+from schemas.configs import ImageNetPConfig  # noqa: E402
+from pipelines.beam.imagenet_p import build_imagenet_p  # noqa: E402
 
 W = (0.5 * np.cos(np.arange(3)[:, None] * 1.7 + np.arange(1000)[None, :] * 0.37)).astype(np.float32)
 
@@ -63,7 +66,8 @@ def models(tmp_path_factory):
 
 def build(output, edition, perturbations, limit):
     config = ImageNetPConfig.select(perturbations, [1], preset="ultrafast", edition=edition)
-    result = build_imagenet_p(str(output), SourceSelection(limit=limit), config, workers=1, progress_interval=3600)
+    result = build_imagenet_p(str(output), SourceSelection(limit=limit), config,
+                              RunOptions(workers=1, progress_interval=3600))
     assert result.failures == 0
 
 
@@ -72,7 +76,8 @@ def test_cifar_npy_release_is_evaluated_row_by_row(tmp_path, models):
     release = tmp_path / "cifar"
     build(release, "cifar", ["translate"], limit=2)
     assert [(s.name, s.edition.name) for s in p_sets(str(release))] == [("translate", "cifar")]
-    out = evaluate_release(str(release), str(model), out_dir=str(tmp_path / "out"), batch_size=8, workers=1)
+    out = evaluate_release(str(release), Model(str(model), batch_size=8), out_dir=str(tmp_path / "out"),
+                           run=RunOptions(workers=1))
     array = np.load(release / "CIFAR-10-P" / "translate.npy")
     rows = [json.loads(line) for line in (release / "manifest" / "translate.jsonl").read_text().splitlines()]
     got = predictions(out, "translate")
@@ -88,7 +93,8 @@ def test_tinyimagenet_mp4_and_tfds_frames_give_identical_predictions(tmp_path, m
     tfds = pytest.importorskip("tensorflow_datasets")
     release = tmp_path / "tiny"
     build(release, "tinyimagenet", ["rotate"], limit=1)
-    out = evaluate_release(str(release), str(model), out_dir=str(tmp_path / "out"), batch_size=8, workers=1)
+    out = evaluate_release(str(release), Model(str(model), batch_size=8), out_dir=str(tmp_path / "out"),
+                           run=RunOptions(workers=1))
     (key, row), = predictions(out, "rotate").items()
     example, = tfds.builder_from_directory(str(release / "tfds" / "tiny_imagenet_p" / "rotate" / "1.0.0")).as_dataset(
         split="validation")

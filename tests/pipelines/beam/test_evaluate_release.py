@@ -13,6 +13,8 @@ pytest.importorskip("onnxruntime")
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
 from metrics.imagenet_p import flip_probability, mean_top5_distance  # noqa: E402
+from pipelines.beam.inference import Model  # noqa: E402
+from pipelines.beam.runner import RunOptions  # noqa: E402
 from pipelines.beam.evaluate import evaluate_release  # noqa: E402
 from pipelines.evaluation.model_input import model_input  # noqa: E402
 from pipelines.evaluation.metrics_files import load_errors, load_flips  # noqa: E402
@@ -77,7 +79,7 @@ def release(tmp_path_factory):
             writer.close()
     model = root / "tiny.onnx"
     write_onnx_model(model)
-    out = evaluate_release(str(root), str(model), batch_size=4, workers=1)
+    out = evaluate_release(str(root), Model(str(model), batch_size=4), run=RunOptions(workers=1))
     return root, out
 
 
@@ -141,8 +143,8 @@ def test_imagenet_p_predictions_match_the_model_and_the_metrics(release):
 
 def test_outputs_are_byte_identical_on_a_second_run(release, tmp_path):
     root, out = release
-    again = evaluate_release(str(root), str(root / "tiny.onnx"), out_dir=str(tmp_path), batch_size=3,
-                             workers=2)
+    again = evaluate_release(str(root), Model(str(root / "tiny.onnx"), batch_size=3), out_dir=str(tmp_path),
+                             run=RunOptions(workers=2))
     for name in ("metrics.json", "imagenet-c-errors.json", "imagenet-p-predictions.npz",
                  "predictions/imagenet-c/saturate_5.jsonl", "predictions/imagenet-p/gaussian_noise.jsonl",
                  "report.md"):
@@ -151,7 +153,7 @@ def test_outputs_are_byte_identical_on_a_second_run(release, tmp_path):
 
 def test_an_empty_release_is_a_clear_error(tmp_path):
     with pytest.raises(ValueError, match="holds no ImageNet-C"):
-        evaluate_release(str(tmp_path), str(tmp_path / "m.onnx"))
+        evaluate_release(str(tmp_path), Model(str(tmp_path / "m.onnx")))
 
 
 def test_cli_builds_the_sample_release_and_evaluates_it(tmp_path):

@@ -31,10 +31,11 @@ REPO = Path(__file__).resolve().parents[3]
 C_IMAGES = 8 * (1 + 2)  # the sample's 8 images: clean, and contrast at severities 1 and 2
 P_FRAMES = 2 * 2 * 6  # 2 sets x 2 videos x 6 frames
 DRIVER = """
-import functools, sys
+import dataclasses, sys
 import pipelines.beam.evaluate as evaluate
-evaluate.evaluate_release = functools.partial(evaluate.evaluate_release, part_records=1, part_seconds=0,
-                                              progress_interval=0.2)
+evaluate_release = evaluate.evaluate_release
+evaluate.evaluate_release = lambda *args, run, **kwargs: evaluate_release(
+    *args, run=dataclasses.replace(run, part_records=1, part_seconds=0, progress_interval=0.2), **kwargs)
 from scripts.cli import main
 sys.exit(main(sys.argv[1:]))
 """

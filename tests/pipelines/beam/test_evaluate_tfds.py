@@ -11,6 +11,8 @@ pytestmark = pytest.mark.beam  # runs Beam builds: `pytest -m "not beam"` leaves
 tfds = pytest.importorskip("tensorflow_datasets")
 pytest.importorskip("onnxruntime")
 
+from pipelines.beam.inference import Model  # noqa: E402
+from pipelines.beam.runner import RunOptions  # noqa: E402
 from pipelines.beam.evaluate import evaluate_release  # noqa: E402
 from pipelines.evaluation.release_inputs import c_release, tfds_configs  # noqa: E402
 from schemas.wnids import imagenet_wnids  # noqa: E402
@@ -66,7 +68,8 @@ def test_configs_are_found_by_name(tfds_release):
 def test_predictions_from_records_match_the_model(tfds_release, helpers, tmp_path):
     model = tmp_path / "tiny.onnx"
     helpers.write_onnx_model(model)
-    out = evaluate_release(str(tfds_release), str(model), out_dir=str(tmp_path / "out"), workers=1)
+    out = evaluate_release(str(tfds_release), Model(str(model)), out_dir=str(tmp_path / "out"),
+                           run=RunOptions(workers=1))
     builder = tfds.builder_from_directory(tfds_configs(str(tfds_release), c_release(str(tfds_release)))[0].location)
     dataset = builder.as_dataset(split="validation", decoders={"image": tfds.decode.SkipDecoding()})
     expected = {f"{imagenet_wnids()[int(e['label'])]}/{e['file_name'].decode()}":

@@ -16,10 +16,12 @@ from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
 from metrics.vcr import compare_curves, performance_curve  # noqa: E402
 from pipelines.evaluation.model_input import model_input  # noqa: E402
+from pipelines.beam.inference import Model  # noqa: E402
+from pipelines.beam.runner import RunOptions  # noqa: E402
 from pipelines.beam.vcr import read_manifest  # noqa: E402
 from pipelines.beam.vcr_evaluate import evaluate_vcr  # noqa: E402
 from pipelines.evaluation.vcr_scores import REFUSED, analyse, analysis_settings  # noqa: E402
-from pipelines.evaluation.vcr_human import HumanFileError, load_human  # noqa: E402
+from pipelines.evaluation.vcr_human import HumanFile, HumanFileError, load_human  # noqa: E402
 import transforms  # noqa: E402
 from pipelines.install.sample import sample_arrays  # noqa: E402
 from schemas.wnids import wnid_to_label  # noqa: E402
@@ -104,8 +106,8 @@ def test_evaluate_with_human_trials(setup):
     # Contrast's range (factor <= 0.3) leaves delta_v < 0.3 empty: with VCR's empty bin = 0 its curve
     # is 0 from the start, so this run uses the logged deviations (the defaults run below).
     settings = analysis_settings(empty_bin="drop", knots="centre")
-    out = evaluate_vcr(str(release), str(model), str(root / "with_human"), human_path=str(human),
-                       settings=settings, batch_size=8, workers=1)
+    out = evaluate_vcr(str(release), Model(str(model), batch_size=8), str(root / "with_human"), settings=settings,
+                       human_file=HumanFile(path=str(human)), run=RunOptions(workers=1))
     metrics = json.loads((out / "metrics.json").read_text())
     rows = read_manifest(str(release))
     predicted = {r["key"]: top1(release / r["path"]) for r in rows}
@@ -219,7 +221,7 @@ def test_native_release_feeds_the_model_resize_and_crop(setup, tmp_path):
     release = tmp_path / "native"
     assert main(["build-vcr", "--output", str(release), "--corruptions", "gaussian_blur", "--levels", "1",
                  "--dv-resolution", "native", "--workers", "1"]) == 0
-    out = evaluate_vcr(str(release), str(model), str(tmp_path / "eval"), batch_size=8, workers=1)
+    out = evaluate_vcr(str(release), Model(str(model), batch_size=8), str(tmp_path / "eval"), run=RunOptions(workers=1))
     rows = {r["key"]: r for r in read_manifest(str(release))}
     for line in (out / "predictions" / "vcr" / "gaussian_blur.jsonl").read_text().splitlines():
         row = json.loads(line)

@@ -20,6 +20,8 @@ import moto  # noqa: F401
 import pytest
 
 from pipelines.formats import storage
+from pipelines.beam.inference import Model
+from pipelines.beam.runner import RunOptions
 from pipelines.beam.evaluate import evaluate_release
 from pipelines.release.package import package_release
 from pipelines.inputs.listing import index_source, read_entry
@@ -192,7 +194,7 @@ def local_release(tmp_path_factory, input_tar, onnx_model):
                 "--severities", SEVERITIES, "--workers", "2"]) == 0
     built = files(release)
     package_release(str(release))
-    evaluation = evaluate_release(str(release), str(onnx_model), batch_size=4, workers=1)
+    evaluation = evaluate_release(str(release), Model(str(onnx_model), batch_size=4), run=RunOptions(workers=1))
     return built, files(release / "packages"), files(Path(evaluation))
 
 

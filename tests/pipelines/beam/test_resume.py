@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from pipelines.beam.build import SourceSelection
-from pipelines.beam.imagenet_c import ImageNetCConfig
+from schemas.configs import ImageNetCConfig
 from pipelines.release.output_folder import FolderBusy, FolderLock, OutputFolderError
 from pipelines.release.package import package_release
 from pipelines.formats.parts import LEDGER_DIR
@@ -29,18 +29,19 @@ REPO = Path(__file__).resolve().parents[3]
 CONFIG = ImageNetCConfig.select(["glass_blur", "zoom_blur"], [3, 5])
 DRIVER = """
 import sys
-from pipelines.beam.build import build_imagenet_c
-from pipelines.beam.imagenet_c import ImageNetCConfig
+from dataclasses import replace
+from pipelines.beam.imagenet_c import build_imagenet_c
+from schemas.configs import ImageNetCConfig
 from scripts.build_options import run_build
 import argparse
 
-def build(output, selection, config, **options):
-    return build_imagenet_c(output, selection, config, part_records=1, part_seconds=0, progress_interval=3600,
-                            **options)
+def build(output, selection, config, run, **options):
+    run = replace(run, part_records=1, part_seconds=0, progress_interval=3600)
+    return build_imagenet_c(output, selection, config, run, **options)
 
 args = argparse.Namespace(output=sys.argv[1], input=None, image_ids=None, limit=None, workers=2, beam_args=[],
                           examples_per_shard=4, force=False)
-sys.exit(run_build(args, build, lambda a: ImageNetCConfig.select(["glass_blur", "zoom_blur"], [3, 5]), 4))
+sys.exit(run_build(args, build, lambda a: ImageNetCConfig.select(["glass_blur", "zoom_blur"], [3, 5])))
 """
 
 

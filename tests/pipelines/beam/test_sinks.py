@@ -3,18 +3,19 @@ plugged into the writer, which is not edited; its files are in the release and i
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import apache_beam as beam
 import pytest
 
-from pipelines.beam.build import SourceSelection, build_imagenet_c, run_build
-from pipelines.beam.edition_c import edition_build_options
-from pipelines.beam.imagenet_c import ImageNetCConfig
+from pipelines.beam.build import SourceSelection, run_build
+from pipelines.beam.imagenet_c import build_imagenet_c, plan
+from pipelines.beam.runner import RunOptions
 from pipelines.beam.npy_release import ARRAYS_GROUP, SEQUENCE_ARRAYS_GROUP, StackedArrays
 from pipelines.beam.sinks import FORMAT_SINKS, ReleaseSink, WebDatasetShards, release_sinks
 from pipelines.formats import storage
-from pipelines.inputs.families import open_input
 from pipelines.release.verify import verify_release
+from schemas.configs import ImageNetCConfig
 from schemas.records import Locator, SourceEntry
 from schemas.release import parse_checksum_lines
 
@@ -40,7 +41,8 @@ def test_a_new_format_is_one_class_registered_in_the_table(tmp_path, monkeypatch
 
     monkeypatch.setitem(FORMAT_SINKS, KeyIndex.name, KeyIndex)
     release = tmp_path / "release"
-    build_imagenet_c(str(release), SourceSelection(), CONFIG, workers=1, progress_interval=3600, formats=["keys"])
+    build_imagenet_c(str(release), SourceSelection(), CONFIG, RunOptions(workers=1, progress_interval=3600),
+                     formats=["keys"])
 
     for config in ("contrast_1", "clean"):
         keys = (release / "keys" / f"{config}.txt").read_text().splitlines()
@@ -66,10 +68,10 @@ def test_an_edition_sink_with_a_branch_of_its_own_sees_every_output(tmp_path):
                         out, "record-keys.txt", "".join(k + "\n" for k in sorted(keys)).encode("utf-8"))))
 
     assert RecordKeys().sees_every_output and not WebDatasetShards().sees_every_output
-    options = edition_build_options(CONFIG, open_input(CONFIG.edition, None))
-    options["sinks"] = (*options["sinks"], RecordKeys())
+    built = plan(CONFIG, SourceSelection())
     release = tmp_path / "release"
-    run_build(str(release), SourceSelection(), **options, workers=1, progress_interval=3600)
+    run_build(str(release), replace(built, sinks=(*built.sinks, RecordKeys())),
+              RunOptions(workers=1, progress_interval=3600))
 
     keys = sorted(manifest_keys(release, "contrast_1") + manifest_keys(release, "clean"))
     assert (release / "record-keys.txt").read_text().splitlines() == keys

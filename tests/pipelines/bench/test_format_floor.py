@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from pipelines.beam.imagenet_c import ImageNetCConfig
+from schemas.configs import ImageNetCConfig
 from pipelines.bench import scaling as bench_scaling
 from pipelines.bench.format_floor import FLOOR_STEPS, measure_format_floor
 from pipelines.formats.tfrecord import decode_example, iter_records

@@ -5,7 +5,8 @@ import random
 
 import pytest
 
-from pipelines.beam.imagenet_p import _DecodeImagesFn, ImageNetPConfig, VideoTask
+from schemas.configs import ImageNetPConfig
+from pipelines.beam.imagenet_p import _DecodeImagesFn, VideoTask
 from pipelines.formats.parts import read_ledger
 from pipelines.beam.write_release import _WriteOutputFilesFn, write_group
 from pipelines.formats.spill import SpillRef, SpillWriter, read_spilled
