@@ -33,13 +33,14 @@ object store holds no links, devices or empty folders.
 """
 from __future__ import annotations
 
+import collections
 import hashlib
 import json
 import os
 import stat
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Callable, Iterator, Optional
+from typing import Callable, Iterable, Iterator, Optional
 
 from schemas.release import CHECKSUMS, FAILURES, MANIFEST_DIR, PACKAGES_DIR, RELEASE_JSON, SOURCES
 
@@ -51,9 +52,13 @@ from pipelines.release.verify_publication import check_publication
 from pipelines.release.verify_records import check_loaded_data, open_file
 
 __all__ = ["CHUNK_BYTES", "LOCK_FILE", "LINE_BREAKS", "HEX", "parse_checksums", "iter_checksums", "read_checksums",
-           "file_sha256", "scan_tree", "relative_files", "VerifyReport", "verify_checksums", "verify_release"]
+           "file_sha256", "scan_tree", "relative_files", "VerifyReport", "verify_checksums", "bounded_map",
+           "IN_FLIGHT_PER_THREAD", "verify_release"]
 
 CHUNK_BYTES = 1 << 20
+
+IN_FLIGHT_PER_THREAD = 64
+"""Files submitted for hashing and not yet taken, per hashing thread."""
 
 LOCK_FILE = ".lock"
 """The folder lock a build or ``package`` holds, left out of the check (the value of
@@ -260,10 +265,25 @@ def verify_checksums(root: str, skip: tuple = (), threads: Optional[int] = None,
     report.missing = sorted(report.missing + sorted(set(expected) - present))
     report.extra = sorted(report.extra + sorted(present - set(expected)))
     common = sorted(set(expected) & present)
-    with ThreadPoolExecutor(max_workers=threads or os.cpu_count()) as pool:
-        digests = pool.map(lambda p: file_sha256(storage.join(root, p)), common)
+    del present, folders, needed
+    workers = threads or os.cpu_count() or 1
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        digests = bounded_map(pool, lambda p: file_sha256(storage.join(root, p)), common, IN_FLIGHT_PER_THREAD * workers)
         report.changed = [p for p, digest in zip(common, digests) if digest != expected[p]]
     return report
+
+
+def bounded_map(pool: ThreadPoolExecutor, function: Callable, items: Iterable, in_flight: int) -> Iterator:
+    """``pool.map(function, items)`` with at most ``in_flight`` calls submitted and not yet taken:
+    results in order, and memory that does not grow with the number of items (``Executor.map``
+    submits every item at once: a future each, millions for a whole release)."""
+    pending: collections.deque = collections.deque()
+    for item in items:
+        pending.append(pool.submit(function, item))
+        if len(pending) >= in_flight:
+            yield pending.popleft().result()
+    while pending:
+        yield pending.popleft().result()
 
 
 def _parents(path: str):
