@@ -24,6 +24,8 @@ def add_arguments(parser):
     parser.add_argument("--framework", choices=("onnx", "pytorch", "tensorflow"),
                         help="model framework (default: from the model's file name)")
     parser.add_argument("--output", help="output folder (default: RELEASE-evaluations/<model name>)")
+    parser.add_argument("--configs", help="comma-separated ImageNet-C configs (clean, fog_3) and ImageNet-P sets "
+                                          "(rotate, gaussian_noise_2) to evaluate (default: all the release holds)")
     parser.add_argument("--source", choices=("auto", "tree", "tfds"), default="auto",
                         help="ImageNet-C input: the JPEG tree or the TFDS records (default: tree if present)")
     parser.add_argument("--clean-error", type=float,
@@ -85,7 +87,8 @@ def run(args) -> int:
         out = evaluate_release(
             args.release, Model(args.model, args.framework, args.batch_size), args.output, args.source, baselines,
             args.in_distribution,
-            run=RunOptions(workers=args.workers, beam_args=[a for a in args.beam_args if a != "--"], force=args.force))
+            run=RunOptions(workers=args.workers, beam_args=[a for a in args.beam_args if a != "--"], force=args.force),
+            configs=args.configs.split(",") if args.configs is not None else None)
     except (OSError, ValueError, ImportError) as err:
         print(f"imagenet-cp evaluate: {err}", file=sys.stderr)
         return 2

@@ -25,6 +25,10 @@ def dispatch(args):
     from pipelines.evaluation.vcr_scores import is_vcr_release
 
     if is_vcr_release(args.release):
+        if getattr(args, "configs", None):
+            print("imagenet-cp evaluate: --configs applies to ImageNet-C and ImageNet-P releases; a VCR release is "
+                  "evaluated whole", file=sys.stderr)
+            return 2
         return run(args)
     if args.human or args.human_meta:
         print(f"imagenet-cp evaluate: --human applies to VCR releases only; {args.release} is not one",

@@ -34,6 +34,7 @@ release and ``OUT`` may lie on any file system :mod:`pipelines.formats.storage` 
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Optional, Sequence
 
 import apache_beam as beam
 
@@ -61,7 +62,7 @@ from pipelines.formats import storage
 from pipelines.formats.parts import PART_RECORDS, PART_SECONDS
 
 __all__ = ["PREDICTION_FOLDERS", "PredictTop5", "PredictImageNetC", "PredictImageNetP", "check_evaluation_model",
-           "evaluate_release"]
+           "chosen_configs", "evaluate_release"]
 
 PREDICTION_FOLDERS = {C_TREE: "imagenet-c", P_TREE: "imagenet-p"}
 """Folders below ``predictions/`` of the 224 trees: the benchmarks' names, as before the trees became
@@ -246,7 +247,7 @@ def _nothing_to_evaluate(release_dir: str, c, source: str) -> str:
 
 def evaluate_release(release_dir: str, model: Model, out_dir: str | None = None, source: str = "auto",
                      baselines: ScoreBaselines = ScoreBaselines(), in_distribution: str | None = None,
-                     run: RunOptions = RunOptions()):
+                     run: RunOptions = RunOptions(), configs: Optional[Sequence[str]] = None):
     """Run ``model`` over the release in ``release_dir`` and write predictions, metrics, report.
 
     The predictions are committed in parts as they are made (:mod:`pipelines.beam.prediction_parts`):
@@ -266,6 +267,9 @@ def evaluate_release(release_dir: str, model: Model, out_dir: str | None = None,
     in_distribution : str, optional
         ImageNet-O only (and required there): an ImageNet val folder or tar, or a release with a
         clean config, whose images of the 200 ImageNet-O classes are the negatives.
+    configs : sequence of str, optional
+        Evaluate only these ImageNet-C configs (``clean``, ``fog_3``) and ImageNet-P sets
+        (``rotate``, ``gaussian_noise_2``) of the release (default: all of them).
     run : RunOptions
         Local worker processes and Beam options (a ``--runner`` runs elsewhere; see
         ``pipelines.beam.runner.make_pipeline``); ``force``: discard the scratch folder of an
@@ -282,7 +286,8 @@ def evaluate_release(release_dir: str, model: Model, out_dir: str | None = None,
     Raises
     ------
     ValueError
-        When the release holds neither ImageNet-C nor ImageNet-P data, or on a bad ``source``.
+        When the release holds neither ImageNet-C nor ImageNet-P data, on a bad ``source``, or when
+        ``configs`` names a config or set the release does not hold.
     pipelines.release.output_folder.OutputFolderError
         When the output folder is busy, or holds an interrupted evaluation of something else.
     pipelines.beam.shutdown.BuildInterrupted, pipelines.beam.shutdown.BuildStopped
@@ -290,10 +295,13 @@ def evaluate_release(release_dir: str, model: Model, out_dir: str | None = None,
     """
     from schemas.baselines import ALEXNET_IMAGENET_C
 
-    model_path, framework, batch_size = model.path, model.framework, model.batch_size
+    model_path, framework, batch_size, configs_wanted = model.path, model.framework, model.batch_size, configs
     workers, beam_args, part_records, part_seconds = run.workers, run.beam_args, run.part_records, run.part_seconds
     storage.configure(beam_args)
     tree = adversarial_tree(release_dir)
+    if tree is not None and configs_wanted is not None:
+        raise ValueError("--configs applies to ImageNet-C and ImageNet-P releases; an ImageNet-A or -O set is "
+                         "evaluated whole")
     if tree is not None:  # a packaged ImageNet-A or -O set (package-a, package-o)
         return evaluate_adversarial(release_dir, tree, model, out_dir, in_distribution, run)
     if in_distribution is not None:
@@ -301,6 +309,8 @@ def evaluate_release(release_dir: str, model: Model, out_dir: str | None = None,
     c = c_release(release_dir)
     configs = c_configs(release_dir, c, source)
     sets = p_sets(release_dir)
+    if configs_wanted is not None:
+        configs, sets = chosen_configs(configs, sets, configs_wanted)
     for p_set in sets:
         parse_sequence_set(p_set.name)
     if not configs and not sets:
@@ -338,6 +348,17 @@ def evaluate_release(release_dir: str, model: Model, out_dir: str | None = None,
 
     run_resumable(out, identity, model_path, beam_args, make, run.force, run.progress_interval, run.out)
     return output_path(out)
+
+
+def chosen_configs(configs: Sequence, sets: Sequence, names: Sequence[str]) -> tuple[list, list]:
+    """The ImageNet-C configs and ImageNet-P sets of a release that ``names`` chooses, in the
+    release's order; a name the release does not hold is refused with the names it does."""
+    held = [config.name for config in configs] + [p_set.name for p_set in sets]
+    unknown = [name for name in names if name not in held]
+    if unknown or not names:
+        raise ValueError(f"--configs: the release holds no {unknown[0] if unknown else 'config in an empty list'}; "
+                         f"it holds {', '.join(held) or 'none'}")
+    return [c for c in configs if c.name in names], [s for s in sets if s.name in names]
 
 
 def _write_unless_refused(out, refused, **outputs):

@@ -196,7 +196,8 @@ def folder_bytes(*folders: str) -> int:
 
 
 def committed_records(scratch: str) -> int:
-    """Outputs (or predictions) the committed parts of the build or evaluation in ``scratch`` hold."""
+    """Records the committed parts of the build (outputs and source records) or of the evaluation
+    (predictions) in ``scratch`` hold."""
     try:
         return sum(entry["records"] for entry in read_ledger(scratch))
     except (OSError, ValueError):
@@ -297,6 +298,7 @@ def measure_size(input_dir: str, count: int, scratch: str, workers: int, model: 
     (``over_uninterrupted``)."""
     release, log = os.path.join(scratch, f"release-{count}"), os.path.join(scratch, f"steps-{count}.log")
     outputs = count * (1 + len(FULL_SIZE_CORRUPTIONS))
+    records = outputs + count  # what the build's parts commit: the outputs and a source record per image
     build = _build_args(input_dir, release, count, workers)
     steps = []
     if uninterrupted:
@@ -304,9 +306,9 @@ def measure_size(input_dir: str, count: int, scratch: str, workers: int, model: 
         steps.append(_checked(run_step("build-c", _build_args(input_dir, whole, count, workers), [whole], outputs,
                                        log=log), log))
     steps.append(_checked(run_step("build-c (killed)", build, [release], outputs,
-                                   lambda: committed_records(release) >= KILL_FRACTION * outputs, log),
+                                   lambda: committed_records(release) >= KILL_FRACTION * records, log),
                           log, killed=True))
-    steps[-1]["committed_fraction"] = committed_records(release) / outputs
+    steps[-1]["committed_fraction"] = committed_records(release) / records
     steps.append(_checked(run_step("build-c (rerun)", build, [release], outputs, log=log), log))
     steps.append(combined("build-c (killed + rerun)", steps[-2:]))
     if uninterrupted:
@@ -429,7 +431,7 @@ def format_full_size_table(result: dict) -> str:
     for step in result["steps"]:
         if "same_digest" in step:
             killed = next(s for s in result["steps"] if s["step"] == "build-c (killed)" and s["images"] == step["images"])
-            lines.append(f"at {step['images']} images, killed with {killed['committed_fraction']:.0%} of the outputs "
+            lines.append(f"at {step['images']} images, killed with {killed['committed_fraction']:.0%} of its records "
                          f"committed, the rerun took {step['over_uninterrupted']:.2f} of the uninterrupted build's "
                          f"wall time and {step['cpu_over_uninterrupted']:.2f} of its CPU; release digest "
                          f"{'the same' if step['same_digest'] else 'DIFFERENT'}")

@@ -151,6 +151,18 @@ def test_outputs_are_byte_identical_on_a_second_run(release, tmp_path):
         assert (again / name).read_bytes() == (out / name).read_bytes(), name
 
 
+def test_configs_chooses_what_is_predicted_with_the_whole_runs_bytes(release, tmp_path):
+    root, out = release
+    part = evaluate_release(str(root), Model(str(root / "tiny.onnx"), batch_size=4), out_dir=str(tmp_path / "part"),
+                            run=RunOptions(workers=1), configs=["fog_3", "rotate"])
+    predicted = sorted(p.relative_to(part / "predictions").as_posix() for p in (part / "predictions").rglob("*.jsonl"))
+    assert predicted == ["imagenet-c/fog_3.jsonl", "imagenet-p/rotate.jsonl"]
+    for name in predicted:
+        assert (part / "predictions" / name).read_bytes() == (out / "predictions" / name).read_bytes(), name
+    with pytest.raises(ValueError, match="--configs: the release holds no fog_9; it holds fog_1, "):
+        evaluate_release(str(root), Model(str(root / "tiny.onnx")), out_dir=str(tmp_path / "x"), configs=["fog_9"])
+
+
 def test_an_empty_release_is_a_clear_error(tmp_path):
     with pytest.raises(ValueError, match="holds no ImageNet-C"):
         evaluate_release(str(tmp_path), Model(str(tmp_path / "m.onnx")))

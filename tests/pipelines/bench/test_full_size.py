@@ -52,26 +52,33 @@ def test_projection_scales_the_largest_sizes_cpu_per_output_to_a_whole_release()
 
 
 @pytest.mark.beam
-def test_the_full_size_command_runs_every_step_at_a_tiny_size(tmp_path, capsys):
+def test_the_full_size_command_runs_every_step_at_a_tiny_size(tmp_path, capsys, lite0_onnx):
     scratch = tmp_path / "scratch"
     assert main(["bench", "--full-size", "--sizes", "40,80", "--workers", "2", "--scratch", str(scratch),
-                 "--json"]) == 0
+                 "--model", str(lite0_onnx), "--json"]) == 0
     result = json.loads(capsys.readouterr().out)
-    names = ["build-c (killed)", "build-c (rerun)", "build-c (killed + rerun)", "verify", "package", "publish"]
+    names = ["build-c (killed)", "build-c (rerun)", "build-c (killed + rerun)", "verify", "package", "publish",
+             "evaluate (killed)", "evaluate (rerun)", "evaluate (killed + rerun)"]
     assert [(s["step"], s["images"]) for s in result["steps"]] == \
         [("build-c", 40)] + [(n, 40) for n in names] + [(n, 80) for n in names]
     for step in result["steps"]:
         assert step["killed"] == step["step"].endswith("(killed)")
         assert step["seconds"] > 0 and step["cpu_seconds"] > 0 and step["driver_peak_rss_mib"] > 50
-        assert step["outputs"] == step["images"] * 10
-    builds = [s for s in result["steps"] if s["step"].startswith("build-c")]
+        assert step["outputs"] == step["images"] * (2 if step["step"].startswith("evaluate") else 10)
+    builds = [s for s in result["steps"] if s["step"].startswith(("build-c", "evaluate"))]
     assert all(s["worker_peak_rss_mib"] > 50 for s in builds)
     assert all(s["disk_written_bytes"] > 0 for s in result["steps"] if s["step"] in ("build-c", "package"))
     rerun = next(s for s in result["steps"] if "same_digest" in s)
     assert rerun["images"] == 40 and rerun["same_digest"] is True and rerun["over_uninterrupted"] > 0
-    assert set(result["projection"]) == {"build-c (killed + rerun)", "verify", "package", "publish"}
-    killed = next(s for s in result["steps"] if s["step"] == "build-c (killed)")
-    assert 0.5 <= killed["committed_fraction"] < 1
+    assert set(result["projection"]) == {"build-c (killed + rerun)", "verify", "package", "publish",
+                                         "evaluate (killed + rerun)"}
+    for name in ("build-c (killed)", "evaluate (killed)"):
+        killed = next(s for s in result["steps"] if s["step"] == name)
+        assert 0.5 <= killed["committed_fraction"] <= 1, killed  # tiny sizes: one part can hold all
+    # evaluate predicted the two configs, and only them
+    predictions = scratch / "evaluation-80" / "predictions" / "imagenet-c"
+    assert sorted(p.name for p in predictions.iterdir()) == ["clean.jsonl", "gaussian_noise_3.jsonl"]
+    assert len((predictions / "clean.jsonl").read_text().splitlines()) == 80
     assert result["input"]["input"] == "synthetic" and result["input"]["bytes"] > 80 * 10_000
     assert len(result["configs"]) == 10
     # the scratch folder named by --scratch is kept, with a verified release of the largest size
