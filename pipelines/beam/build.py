@@ -11,7 +11,7 @@ import hashlib
 import json
 import math
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable, Mapping, Optional, Sequence, TextIO
 
 import apache_beam as beam
@@ -19,7 +19,7 @@ from apache_beam.metrics.metric import MetricsFilter
 
 from schemas.editions import get_edition, release_identity
 from schemas.image_ids import is_named_id_list, named_id_list_bytes
-from schemas.release import FAILURES, PROGRESS_DIR, SAMPLE_DIR, SOURCES, TMP_DIR
+from schemas.release import FAILURES, PROGRESS_DIR, SAMPLE_DIR, SOURCES, TMP_DIR, Release, ReleaseInput
 from schemas.tfds import TfdsDataset
 
 from pipelines.formats import storage
@@ -65,19 +65,19 @@ class SourceSelection:
 class BuildResult:
     """What a build produced: the ``release.json`` document and the Beam counters."""
 
-    release: Mapping[str, Any]
+    release: Release
     counters: Mapping[str, int]
 
     @property
     def failures(self) -> int:
-        return self.release["counts"]["failures"]
+        return self.release.counts.failures
 
     def summary(self, output_dir: str) -> str:
-        counts = self.release["counts"]
-        text = (f"{self.release['edition']} release in {output_dir}: {counts['images']} images, "
-                f"{counts['outputs']} outputs in {len(counts['outputs_per_config'])} configs, "
-                f"{counts['failures']} failures")
-        return text + (f" (listed with reasons in {FAILURES})" if counts["failures"] else "")
+        counts = self.release.counts
+        text = (f"{self.release.edition} release in {output_dir}: {counts.images} images, "
+                f"{counts.outputs} outputs in {len(counts.outputs_per_config)} configs, "
+                f"{counts.failures} failures")
+        return text + (f" (listed with reasons in {FAILURES})" if counts.failures else "")
 
 
 def read_image_ids(name_or_path: str) -> bytes:
@@ -85,7 +85,7 @@ def read_image_ids(name_or_path: str) -> bytes:
     return named_id_list_bytes(name_or_path) if is_named_id_list(name_or_path) else storage.read_bytes(name_or_path)
 
 
-def _check_folder(output_dir: str, identity: tuple, config: Mapping[str, Any], force: bool) -> tuple[str, Optional[dict]]:
+def _check_folder(output_dir: str, identity: tuple, config: Mapping[str, Any], force: bool) -> tuple[str, Optional[Release]]:
     """What the output folder holds, refusing anything but nothing, or a release or build in
     progress of this edition, benchmark (``identity``, see :func:`schemas.editions.release_identity`)
     and config (``force``: remove one of another config)."""
@@ -96,7 +96,7 @@ def _check_folder(output_dir: str, identity: tuple, config: Mapping[str, Any], f
     if kind == "empty":
         return kind, record
     there = _identity_of(record)
-    if there != identity or record.get("config") != config:
+    if there != identity or record.config != config:
         if force:
             remove_release(output_dir)
             return "empty", None
@@ -104,7 +104,7 @@ def _check_folder(output_dir: str, identity: tuple, config: Mapping[str, Any], f
         if there != identity:
             other = f"edition {_shown_identity(there)} there, {_shown_identity(identity)} here"
         else:
-            existing = record.get("config") or {}
+            existing = record.config or {}
             other = "; ".join(f"{key} {_shown(existing.get(key))} there, {_shown(config.get(key))} here"
                               for key in sorted(set(existing) | set(config)) if existing.get(key) != config.get(key))
         raise OutputFolderError(f"{output_dir} holds a {what} of another config ({other}); use another --output, "
@@ -112,7 +112,7 @@ def _check_folder(output_dir: str, identity: tuple, config: Mapping[str, Any], f
     return kind, record
 
 
-def _identity_of(record: Mapping[str, Any]) -> Optional[tuple]:
+def _identity_of(record: Release) -> Optional[tuple]:
     """``(edition, benchmark)`` of a release or build record (None where it names neither)."""
     try:
         return tuple(release_identity(record))
@@ -131,10 +131,10 @@ def _shown(value) -> str:
     return "none" if value is None else str(value)
 
 
-def _release_input_matches(output_dir: str, index, record: Mapping[str, Any]) -> bool:
+def _release_input_matches(output_dir: str, index, record: Release) -> bool:
     """Whether a finished release was built from this input: same kind, every entry built (same
     place and size) or rejected as a whole, nothing else."""
-    if record.get("input", {}).get("kind") != index.kind:
+    if (record.input.kind if record.input else None) != index.kind:
         return False
     built = {}
     for line in iter_lines(storage.join(output_dir, SOURCES)):
@@ -160,7 +160,7 @@ def _counters(result) -> dict[str, int]:
     return totals
 
 
-def run_build(output_dir: str, selection: SourceSelection, document: Mapping[str, Any],
+def run_build(output_dir: str, selection: SourceSelection, document: Release,
               dataset: TfdsDataset, outputs_per_image: int,
               make_transform: Callable[[Optional[str]], beam.PTransform], workers: Optional[int] = None,
               beam_args: Sequence[str] = (), examples_per_shard: int = DEFAULT_EXAMPLES_PER_SHARD,
@@ -177,7 +177,7 @@ def run_build(output_dir: str, selection: SourceSelection, document: Mapping[str
         The release directory (local, or any Beam file system for remote runners).
     selection : SourceSelection
         The input and its subset.
-    document : mapping
+    document : Release
         Edition fields of ``release.json`` (``edition``, ``config``, ``tfds``, ...).
     dataset : TfdsDataset
         The TFDS dataset of the records' groups.
@@ -232,7 +232,7 @@ def run_build(output_dir: str, selection: SourceSelection, document: Mapping[str
         raise ValueError(f"unknown output format {unknown[0]!r}; valid: {', '.join(FORMATS)}")
     storage.configure(beam_args)  # object-store options (--s3_endpoint_url, ...) for the driver's own I/O
     ids = None
-    config = dict(document["config"], examples_per_shard=examples_per_shard, limit=selection.limit,
+    config = dict(document.config, examples_per_shard=examples_per_shard, limit=selection.limit,
                   image_ids_sha256=None, **({"formats": sorted(set(formats))} if formats else {}))
     if selection.image_ids is not None:
         raw = read_image_ids(selection.image_ids)
@@ -240,13 +240,13 @@ def run_build(output_dir: str, selection: SourceSelection, document: Mapping[str
         ids = raw.decode("utf-8").splitlines()
     check_not_inside(selection.input, output_dir)
     source = source or open_input(get_edition(), selection.input)
-    with FolderLock(output_dir, f"{document['edition']} {document['benchmark']}") as lock:
+    with FolderLock(output_dir, f"{document.edition} {document.benchmark}") as lock:
         if lock.took_over:
             print(f"note: took over the lock of a build that is gone (pid {lock.took_over.get('pid')} on "
                   f"{lock.took_over.get('host')})", file=stream)
         wait_for_orphan_workers(output_dir)
         with stopping_cleanly(output_dir, signals=False):  # a full disk in the driver: one line too
-            return _locked_build(output_dir, selection, dict(document, config=config), dataset, outputs_per_image,
+            return _locked_build(output_dir, selection, replace(document, config=config), dataset, outputs_per_image,
                                  make_transform, ids, workers, beam_args, examples_per_shard, progress_interval,
                                  stream, force, related, part_records, part_seconds, source, add_sinks)
 
@@ -255,7 +255,7 @@ def _locked_build(output_dir, selection, document, dataset, outputs_per_image, m
                   beam_args, examples_per_shard, progress_interval, stream, force, related, part_records,
                   part_seconds, source, add_sinks) -> BuildResult:
     """:func:`run_build` once the folder is locked."""
-    config, identity = document["config"], (document["edition"], document["benchmark"])
+    config, identity = document.config, (document.edition, document.benchmark)
     state, record = _check_folder(output_dir, identity, config, force)
     path = selection.input
     if path is None and not storage.is_local(output_dir):
@@ -269,22 +269,22 @@ def _locked_build(output_dir, selection, document, dataset, outputs_per_image, m
             storage.delete_tree(storage.join(output_dir, SAMPLE_DIR))
             return BuildResult(record, dict.fromkeys(COUNTERS, 0))
         state = "other input"
-    elif state == "build" and record.get("input", {}).get("listing_sha256") != listing:
+    elif state == "build" and (record.input.listing_sha256 if record.input else None) != listing:
         state = "other input"
     if state == "other input":
         if not force:
-            raise OutputFolderError(f"{output_dir} holds a {'release' if record.get('counts') else 'build'} of "
+            raise OutputFolderError(f"{output_dir} holds a {'release' if record.counts else 'build'} of "
                                     "another input (files added, removed or changed since); use another --output, "
                                     "or --force to remove it")
         remove_release(output_dir, keep=[SAMPLE_DIR] if path is None else [])
         state = "empty"
     for scratch in (TMP_DIR, PROGRESS_DIR):  # this build's own leftovers: half-written files, display counts
         storage.delete_tree(storage.join(output_dir, scratch))
-    document = dict(document, input={"kind": index.kind})
+    document = replace(document, input=ReleaseInput(kind=index.kind))
     if state == "empty":
-        write_build_record(output_dir, {"edition": identity[0], "benchmark": identity[1], "config": config,
-                                        "input": {"kind": index.kind, "listing_sha256": listing,
-                                                  "images": len(index.entries)}})
+        write_build_record(output_dir, Release(edition=identity[0], benchmark=identity[1], config=config,
+                                               input=ReleaseInput(kind=index.kind, listing_sha256=listing,
+                                                                  images=len(index.entries))))
     ledger = read_ledger(output_dir)
     done = set()
     if ledger and add_sinks is None:

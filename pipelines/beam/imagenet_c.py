@@ -34,7 +34,7 @@ from schemas.edition import DEFAULT_EDITION, JPEG, Edition, Layout
 from schemas.editions import get_edition
 from schemas.imagenet_c import CORRUPTIONS, SEVERITIES, select_corruptions
 from schemas.records import Failure, OutputRecord, SourceImage
-from schemas.release import C_BENCHMARK, CLEAN
+from schemas.release import C_BENCHMARK, CLEAN, Release, ReleaseTfds
 from schemas.tfds import TfdsDataset
 from schemas.tfds_c import c_dataset
 from transforms import RNG_MODES, corrupt, encode_jpeg, encode_png, example_seed, make_rng, preprocess
@@ -269,18 +269,16 @@ def imagenet_c_dataset(config: ImageNetCConfig, family: Optional[str] = None,
 
 
 def imagenet_c_document(config: ImageNetCConfig, family: Optional[str] = None,
-                        class_names: Optional[Sequence[str]] = None) -> dict:
+                        class_names: Optional[Sequence[str]] = None) -> Release:
     """Edition fields of ``release.json``: the edition's catalogue name, the benchmark (``c``), the
     config, the tree and where TFDS finds the configs."""
     edition = config.edition
     layout = edition.c.layout(family)
     dataset = imagenet_c_dataset(config, family, class_names)
-    document = {"edition": edition.name, "benchmark": BENCHMARK, "tree": layout.tree,
-                "config": {**config.to_json(), "jpeg_quality": edition.c.jpeg_quality if edition.c.encoding == JPEG else None},
-                "encoding": edition.c.encoding, "image_size": edition.image_size,
-                "tfds": {"data_dir": "tfds", "name": dataset.name, "version": dataset.version,
-                         "split": dataset.split, "configs": list(config.groups_of(family))}}
-    if layout.labels_file:
-        document["labels"] = f"{layout.tree}/{layout.labels_file}"
-    document["source_family"] = family or edition.c.default_family
-    return document
+    return Release(
+        edition=edition.name, benchmark=BENCHMARK, tree=layout.tree,
+        config={**config.to_json(), "jpeg_quality": edition.c.jpeg_quality if edition.c.encoding == JPEG else None},
+        encoding=edition.c.encoding, image_size=edition.image_size,
+        tfds=ReleaseTfds.of(dataset, config.groups_of(family)),
+        labels=f"{layout.tree}/{layout.labels_file}" if layout.labels_file else None,
+        source_family=family or edition.c.default_family)

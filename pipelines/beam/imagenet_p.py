@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import NamedTuple, Optional, Sequence, Union
 
@@ -39,7 +39,7 @@ from schemas.edition import DEFAULT_EDITION, Edition
 from schemas.editions import get_edition
 from schemas.imagenet_p import GRAIN_RATE_CONTROL, PERTURBATIONS, select_perturbations
 from schemas.imagenet_p_editions import NPY, PEdition
-from schemas.release import P_BENCHMARK
+from schemas.release import P_BENCHMARK, Release, ReleaseTfds
 from schemas.records import Failure, OutputRecord, SourceEntry, SourceImage
 from schemas.tfds_p import imagenet_p_config, p_dataset
 from transforms import example_rng, example_seed, perturb_sequence
@@ -381,30 +381,26 @@ def p_tree_of(config: ImageNetPConfig, family: Optional[str] = None) -> str:
 
 
 def imagenet_p_document(config: ImageNetPConfig, family: Optional[str] = None,
-                        class_names: Optional[Sequence[str]] = None) -> dict:
+                        class_names: Optional[Sequence[str]] = None) -> Release:
     """Edition fields of ``release.json``: the edition's catalogue name, the benchmark (``p``), the
     config, the edition's facts, the encoder settings (MP4 editions) or the array layout (``.npy``),
     and the TFDS configs."""
     dataset = p_dataset(config.edition, family, class_names)
     tree = p_tree_of(config, family)
-    document = {"edition": config.edition.name, "benchmark": BENCHMARK, "tree": tree,
-                "config": config.to_json(), "p_edition": config.table.to_json(),
-                "source_family": family or "imagenet",
-                "tfds": {"data_dir": "tfds", "name": dataset.name, "version": dataset.version,
-                         "split": dataset.split, "configs": list(config.groups)}}
+    document = Release(edition=config.edition.name, benchmark=BENCHMARK, tree=tree, config=config.to_json(),
+                       p_edition=config.table.to_json(), source_family=family or "imagenet",
+                       tfds=ReleaseTfds.of(dataset, config.groups))
     if config.table.output == NPY:
-        document["arrays"] = {"path": f"{tree}/<perturbation>[_<d>].npy", "dtype": "uint8",
-                              "shape": "(N, T, H, W, 3), rows in input order (manifest order)",
-                              "tfds_frames": "the rows of the .npy (lossless)"}
-        return document
-    document["video"] = {
+        return replace(document, arrays={"path": f"{tree}/<perturbation>[_<d>].npy", "dtype": "uint8",
+                                         "shape": "(N, T, H, W, 3), rows in input order (manifest order)",
+                                         "tfds_frames": "the rows of the .npy (lossless)"})
+    return replace(document, video={
         "container": "mp4", "codec": "libx264", "pixel_format": PIXEL_FORMAT,
         "frame_rate": FRAME_RATE, "threads": ENCODER_THREADS,
         "rate_control": {name: " ".join(PERTURBATIONS[name].rate_control) for name in config.perturbations},
         "encoder": encoder_settings(config.simd, config.preset, ENCODER_THREADS),
         "tfds_frames": {"source": config.tfds_frames, "meaning": TFDS_FRAMES[config.tfds_frames],
-                        "format": "png", "compress_level": PNG_COMPRESS_LEVEL}}
-    return document
+                        "format": "png", "compress_level": PNG_COMPRESS_LEVEL}})
 
 
 def p_build_options(config: ImageNetPConfig, source: Input) -> dict:

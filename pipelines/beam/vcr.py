@@ -28,7 +28,7 @@ import numpy as np
 
 from schemas.edition import DEFAULT_EDITION
 from schemas.records import Failure, OutputRecord, SourceImage
-from schemas.release import VCR_BENCHMARK
+from schemas.release import VCR_BENCHMARK, Release, ReleaseTfds
 from schemas.tfds_vcr import VCR_DATASET, VCR_NATIVE_DATASET
 from schemas.vcr import (BINS, CLEAN, DV_RESOLUTION, DV_RESOLUTIONS, OPERATORS, PARAMETER_MODES, VCR_CORRUPTIONS,
                          VCR_TREE, VIF_VARIANT, clean_key, png_path, select_vcr_corruptions, vcr_key)
@@ -267,12 +267,10 @@ class BuildVcrExamples(beam.PTransform):
             environments=(measured.environments, rendered.environments) | "VcrEnvironments" >> beam.Flatten())
 
 
-def vcr_document(config: VcrConfig) -> dict:
+def vcr_document(config: VcrConfig) -> Release:
     """Edition fields of ``release.json``."""
-    dataset = config.dataset
-    return {"edition": DEFAULT_EDITION, "benchmark": BENCHMARK, "tree": VCR_TREE, "config": config.to_json(),
-            "tfds": {"data_dir": "tfds", "name": dataset.name, "version": dataset.version,
-                     "split": dataset.split, "configs": list(config.groups)}}
+    return Release(edition=DEFAULT_EDITION, benchmark=BENCHMARK, tree=VCR_TREE, config=config.to_json(),
+                   tfds=ReleaseTfds.of(config.dataset, config.groups))
 
 
 def bin_counts(manifest_rows, bins: int) -> dict:

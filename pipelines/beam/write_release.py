@@ -25,18 +25,21 @@ import heapq
 import itertools
 import json
 import uuid
+from dataclasses import replace
 from typing import Any, Iterable, Iterator, Mapping, Optional, Sequence
 
 import apache_beam as beam
 
 from schemas.records import FileInfo, OutputRecord
 from schemas.release import (CHECKSUMS, FAILURES, PARTS_DIR, RELEASE_FORMAT, RELEASE_JSON, SCRATCH_DIRS,
-                             SOURCES, checksum_line, dumps, json_line, manifest_path)
+                             SOURCES, Release, ReleaseCounts, ReleaseInput, ReleaseManifest, checksum_line,
+                             json_line, manifest_path)
 from schemas.tfds import TfdsDataset
 from transforms.threads import one_opencv_thread
 
 from pipelines.formats import storage
 from pipelines.formats.class_folders import label_names, make_class_folders
+from pipelines.formats.release_document import write_release
 from pipelines.formats.webdataset import WEBDATASET, write_config_webdataset
 from pipelines.release.output_folder import WorkerLock
 from pipelines.release.versions import library_versions
@@ -430,20 +433,20 @@ def read_environments(output_dir: str) -> list:
     return sorted(found)
 
 
-def seal_release(output_dir: str, document: Mapping[str, Any]) -> dict:
+def seal_release(output_dir: str, document: Release) -> Release:
     """Write ``release.json`` and ``SHA256SUMS`` after the pipeline, then remove scratch folders.
 
     Parameters
     ----------
     output_dir : str
         The release directory the pipeline wrote.
-    document : mapping
+    document : Release
         Edition-specific fields of ``release.json`` (``edition``, ``config``, ``tfds``, ...); the
         input checksum, counts, library versions and manifest digest are added here.
 
     Returns
     -------
-    dict
+    Release
         The ``release.json`` document.
     """
     manifest_parts = storage.list_files(output_dir, "manifest")
@@ -452,17 +455,16 @@ def seal_release(output_dir: str, document: Mapping[str, Any]) -> dict:
     _, sources_sha256 = _count_and_digest(output_dir, [SOURCES])
     environments = [json.loads(e) for e in read_environments(output_dir)]
     environments = environments or [library_versions()]  # no image reached a worker
-    release = {
-        **document,
-        "format": RELEASE_FORMAT,
-        "input": {**document.get("input", {}), "sha256": sources_sha256, "images": lists[SOURCES]},
-        "counts": {"images": lists[SOURCES], "outputs": sum(per_part.values()), "failures": lists[FAILURES],
-                   "outputs_per_config": {p.rsplit("/", 1)[1][:-len(".jsonl")]: n for p, n in per_part.items()}},
-        "manifest": {"parts": manifest_parts, "records": sum(per_part.values()), "sha256": manifest_sha256},
-        "library_versions": environments[0] if len(environments) == 1 else environments,
-    }
-    text = dumps(release).encode("utf-8")
-    release_info = storage.write_atomic(output_dir, RELEASE_JSON, text)
+    release = replace(
+        document,
+        format=RELEASE_FORMAT,
+        input=replace(document.input or ReleaseInput(), sha256=sources_sha256, images=lists[SOURCES]),
+        counts=ReleaseCounts(images=lists[SOURCES], outputs=sum(per_part.values()), failures=lists[FAILURES],
+                             outputs_per_config={p.rsplit("/", 1)[1][:-len(".jsonl")]: n for p, n in per_part.items()}),
+        manifest=ReleaseManifest(parts=tuple(manifest_parts), records=sum(per_part.values()), sha256=manifest_sha256),
+        library_versions=environments[0] if len(environments) == 1 else environments,
+    )
+    release_info = write_release(output_dir, release)
     parts = (chunk for p in storage.list_files(output_dir, CHECKSUM_PARTS)
              for chunk in iter_file_chunks(storage.join(output_dir, p)))
     storage.write_atomic(output_dir, CHECKSUMS, itertools.chain(
