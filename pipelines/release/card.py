@@ -16,6 +16,7 @@ import yaml
 
 from schemas.publication import (BENCHMARKS, EDITIONS, INPUTS, OFFICIAL_RELEASE_TERMS, edition_and_benchmark,
                                  size_category)
+from schemas.release import Release, ReleaseInput
 
 #: Benchmark -> the build command that makes it.
 COMMANDS = {"c": "build-c", "p": "build-p", "vcr": "build-vcr", "a": "package-a", "o": "package-o"}
@@ -27,13 +28,13 @@ NOT_OPTIONS = frozenset({"image_ids_sha256", "jpeg_quality", "image_format", "vi
 ON_BY_DEFAULT = frozenset({"clean", "simd"})
 
 
-def build_command(release: Mapping) -> str:
+def build_command(release: Release) -> str:
     """The ``imagenet-cp`` command line that rebuilds the release, from its recorded config."""
     benchmark = edition_and_benchmark(release)[1]
     words = ["imagenet-cp", COMMANDS[benchmark]]
-    if release.get("input", {}).get("kind") != "sample":
+    if (release.input or ReleaseInput()).kind != "sample":
         words += ["--input", "INPUT"]
-    for key, value in sorted(release.get("config", {}).items()):
+    for key, value in sorted((release.config or {}).items()):
         option = "--" + key.replace("_", "-")
         if key in NOT_OPTIONS or value is None:
             continue
@@ -47,36 +48,36 @@ def build_command(release: Mapping) -> str:
     return " ".join(words + ["--output", "RELEASE"])
 
 
-def title(release: Mapping) -> str:
+def title(release: Release) -> str:
     """The release's name: an edition's official tree name (``Tiny-ImageNet-C``, ``CIFAR-10-P``),
     otherwise the benchmark's with the edition's size (``ImageNet-C (224x224)``)."""
     edition, benchmark = edition_and_benchmark(release)
-    tree = release.get("tree", "")
+    tree = release.tree or ""
     if edition != "imagenet" and tree[:1].isupper():
         return tree
     suffix = EDITIONS.get(edition, ("", ""))[0] if BENCHMARKS[benchmark].resized else ""
     return f"{BENCHMARKS[benchmark].title} ({suffix})" if suffix else BENCHMARKS[benchmark].title
 
 
-def what(release: Mapping) -> str:
+def what(release: Release) -> str:
     """What the release holds, e.g. ``'the CIFAR-10 test set under 15 common corruptions ...'``."""
-    source = INPUTS.get(release.get("source_family", "imagenet"))
+    source = INPUTS.get(release.source_family or "imagenet")
     return BENCHMARKS[edition_and_benchmark(release)[1]].what.format(images=source.name if source else "input images")
 
 
-def citations(release: Mapping) -> list[str]:
+def citations(release: Release) -> list[str]:
     """BibTeX entries to cite: the benchmark's papers, the edition's, the input's."""
     edition, benchmark = edition_and_benchmark(release)
     entries = list(BENCHMARKS[benchmark].citations)
     entries += [c for c in (EDITIONS.get(edition, ("", ""))[1],) if c]
-    source = INPUTS.get(release.get("source_family", "imagenet"))
+    source = INPUTS.get(release.source_family or "imagenet")
     return entries + ([source.citation] if source else [])
 
 
-def front_matter(release: Mapping, examples: int, hf_configs: Sequence[dict]) -> dict:
+def front_matter(release: Release, examples: int, hf_configs: Sequence[dict]) -> dict:
     """The YAML front matter of the card, as data."""
     edition, benchmark = edition_and_benchmark(release)
-    source = INPUTS.get(release.get("source_family", "imagenet"))
+    source = INPUTS.get(release.source_family or "imagenet")
     matter = {
         "pretty_name": title(release),
         "license": source.license if source else "other",
@@ -104,32 +105,37 @@ def _count(number: int, noun: str) -> str:
     return f"{number:,} {noun}{'' if number == 1 else 's'}"
 
 
+def _or_unknown(value) -> str:
+    """A recorded value, ``?`` where the release does not record it."""
+    return "?" if value is None else str(value)
+
+
 def _table(header: Sequence[str], rows: Sequence[Sequence]) -> list[str]:
     return (["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
             + ["| " + " | ".join(str(c) for c in row) + " |" for row in rows])
 
 
-def _loading(release: Mapping, hf_configs: Sequence[dict], first: str) -> list[str]:
-    tfds = release.get("tfds") or {}
+def _loading(release: Release, hf_configs: Sequence[dict], first: str) -> list[str]:
+    tfds = release.tfds
     lines = ["## Loading", ""]
     if hf_configs:
         lines += ["With Hugging Face `datasets` (from this folder, or from the Hub once uploaded):", "", "```python",
                   "import datasets",
-                  f'ds = datasets.load_dataset("RELEASE_DIR", "{first}", split="{tfds.get("split", "test")}")',
+                  f'ds = datasets.load_dataset("RELEASE_DIR", "{first}", split="{tfds.split if tfds and tfds.split is not None else "test"}")',
                   "ds[0][\"image\"], ds.features[\"label\"].int2str(ds[0][\"label\"])", "```", ""]
     if tfds:
         lines += ["With TensorFlow Datasets:", "", "```python", "import tensorflow_datasets as tfds",
-                  f'builder = tfds.builder_from_directory("RELEASE_DIR/{tfds["data_dir"]}/{tfds["name"]}/{first}/'
-                  f'{tfds["version"]}")',
-                  f'ds = builder.as_dataset(split="{tfds.get("split")}")', "```", ""]
+                  f'builder = tfds.builder_from_directory("RELEASE_DIR/{tfds.data_dir}/{tfds.name}/{first}/'
+                  f'{tfds.version}")',
+                  f'ds = builder.as_dataset(split="{tfds.split}")', "```", ""]
     lines += ["With MLCommons Croissant (`croissant.json`, one record set per config):", "", "```python",
               "import mlcroissant", 'records = mlcroissant.Dataset("RELEASE_DIR/croissant.json").records('
               f'"{first}")', "```", ""]
-    if release.get("encoding") == "npy":
-        lines += [f"`{release['tree']}/<corruption>.npy` keeps the official layout: `np.load` gives uint8 (N, H, W, 3) "
-                  f"rows, severity after severity, with `{release.get('labels', 'labels.npy')}`.", ""]
-    elif release.get("tree"):
-        lines += [f"The folder tree `{release['tree']}/` keeps the official layout (`imagenet-cp evaluate --release "
+    if release.encoding == "npy":
+        lines += [f"`{release.tree}/<corruption>.npy` keeps the official layout: `np.load` gives uint8 (N, H, W, 3) "
+                  f"rows, severity after severity, with `{release.labels or 'labels.npy'}`.", ""]
+    elif release.tree:
+        lines += [f"The folder tree `{release.tree}/` keeps the official layout (`imagenet-cp evaluate --release "
                   "RELEASE_DIR` runs a model over it).", ""]
     return lines
 
@@ -145,27 +151,27 @@ def _checking() -> list[str]:
             "`imagenet-cp verify` prints the release digest as its last line.", ""]
 
 
-def _provenance(release: Mapping) -> list[str]:
-    config, source = release.get("config", {}), release.get("input", {})
+def _provenance(release: Release) -> list[str]:
+    source = release.input or ReleaseInput()
     lines = ["## How it was built", "", "```sh", build_command(release), "```", ""]
-    facts = [("input", f"{source.get('kind', '?')}, {source.get('images', '?')} images"),
-             ("input checksum (SHA-256 of `sources.jsonl`)", f"`{source.get('sha256', '?')}`"),
-             ("release seed", config.get("seed", "?")),
-             ("random streams (`rng`)", config.get("rng", "reference (legacy RandomState)")),
-             ("manifest digest", f"`{release.get('manifest', {}).get('sha256', '?')}`"),
-             ("release format", release.get("format", "?"))]
+    facts = [("input", f"{_or_unknown(source.kind)}, {_or_unknown(source.images)} images"),
+             ("input checksum (SHA-256 of `sources.jsonl`)", f"`{_or_unknown(source.sha256)}`"),
+             ("release seed", release.setting("seed", "?")),
+             ("random streams (`rng`)", release.setting("rng", "reference (legacy RandomState)")),
+             ("manifest digest", f"`{_or_unknown(release.manifest.sha256 if release.manifest else None)}`"),
+             ("release format", _or_unknown(release.format))]
     lines += _table(("fact", "value"), facts) + ["", "Library versions (from the workers):", ""]
-    lines += _table(("library", "version"), sorted(release.get("library_versions", {}).items()))
+    lines += _table(("library", "version"), sorted((release.library_versions or {}).items()))
     return lines + ["", "Every value above is in `release.json`; the manifests (`manifest/<config>.jsonl`) give each "
                         "example's key, label, seed and SHA-256.", ""]
 
 
-def dataset_card(release: Mapping, config_examples: Mapping[str, int], hf_configs: Sequence[dict]) -> str:
+def dataset_card(release: Release, config_examples: Mapping[str, int], hf_configs: Sequence[dict]) -> str:
     """The text of ``README.md`` for a release.
 
     Parameters
     ----------
-    release : mapping
+    release : Release
         Its ``release.json``.
     config_examples : mapping
         Config name -> number of examples, in the manifests' order.
@@ -174,7 +180,7 @@ def dataset_card(release: Mapping, config_examples: Mapping[str, int], hf_config
     """
     edition, benchmark = edition_and_benchmark(release)
     facts = BENCHMARKS[benchmark]
-    source = INPUTS.get(release.get("source_family", "imagenet"))
+    source = INPUTS.get(release.source_family or "imagenet")
     examples = sum(config_examples.values())
     matter = yaml.dump(front_matter(release, examples, hf_configs), Dumper=_CardDumper, sort_keys=False,
                        allow_unicode=True, width=10_000)
@@ -189,7 +195,7 @@ def dataset_card(release: Mapping, config_examples: Mapping[str, int], hf_config
                   "(`cv2.VideoCapture`, as the reference evaluator) or through TFDS.", ""]
     lines += _loading(release, hf_configs, first) + _checking() + _provenance(release)
     lines += ["## Deviations from the reference", ""]
-    lines += [f"- {text}" for encoding, text in facts.deviations if encoding in ("", release.get("encoding"))]
+    lines += [f"- {text}" for encoding, text in facts.deviations if encoding in ("", release.encoding)]
     lines += ["- The full list, measured against the reference outputs: `docs/reference/fidelity.md` of imagenet-cp.",
               "", "## Licence terms of the inputs", "", source.terms if source else "See the input's terms.", "",
               OFFICIAL_RELEASE_TERMS, "", "## Citation", "", "```bibtex", "\n\n".join(citations(release)), "```", ""]

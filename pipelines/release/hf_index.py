@@ -24,6 +24,7 @@ from typing import Callable, Iterable, Iterator, Mapping, Optional
 
 from schemas.publication import (BENCHMARKS, HF_DIR, HF_INDEX, LABEL_NAMES, edition_and_benchmark,
                                  wnid_label_names)
+from schemas.release import Release
 from schemas.wnids import imagenet_wnids
 
 from pipelines.formats import storage
@@ -65,9 +66,9 @@ def config_facts(rows: Iterable[dict]) -> ConfigFacts:
     return ConfigFacts(examples, tuple(sorted(f"{f}/*/*" for f in folders)), first, shard)
 
 
-def label_names(root: str, release: Mapping, facts: Mapping[str, ConfigFacts]) -> tuple:
+def label_names(root: str, release: Release, facts: Mapping[str, ConfigFacts]) -> tuple:
     """The label names of a release in label order."""
-    family = release.get("source_family")
+    family = release.source_family
     if family in LABEL_NAMES:
         return LABEL_NAMES[family]
     shard = next((f.shard for f in facts.values() if f.shard), None)
@@ -77,7 +78,7 @@ def label_names(root: str, release: Mapping, facts: Mapping[str, ConfigFacts]) -
     return wnid_label_names(imagenet_wnids())
 
 
-def condition_columns(release: Mapping) -> tuple:
+def condition_columns(release: Release) -> tuple:
     """``(name, datasets type)`` of the condition columns of the index, besides ``config`` and ``key``."""
     benchmark = BENCHMARKS[edition_and_benchmark(release)[1]]
     columns = ((benchmark.condition, "string"),) if benchmark.condition else ()
@@ -145,7 +146,7 @@ def _record(config: str, row: dict, columns: tuple) -> dict:
             **{name: row.get(name) for name, _ in columns}}
 
 
-def write_index(root: str, release: Mapping, facts: Mapping[str, ConfigFacts],
+def write_index(root: str, release: Release, facts: Mapping[str, ConfigFacts],
                 rows_of: Callable[[str], Iterator[dict]]) -> dict[str, str]:
     """Write the index files of a release (module doc); ``{relative path: sha256}`` of each.
 
@@ -176,11 +177,11 @@ def write_index(root: str, release: Mapping, facts: Mapping[str, ConfigFacts],
     return written
 
 
-def hf_configs(release: Mapping, facts: Mapping[str, ConfigFacts]) -> list[dict]:
+def hf_configs(release: Release, facts: Mapping[str, ConfigFacts]) -> list[dict]:
     """The card's ``configs:`` entries, one per config (none for ImageNet-P)."""
     if edition_and_benchmark(release)[1] == "p":
         return []
-    split = release.get("tfds", {}).get("split", "test")
+    split = release.tfds.split if release.tfds and release.tfds.split else "test"
     entries = []
     for config, info in facts.items():
         if info.stacked:
@@ -199,7 +200,7 @@ def _read_parquet(root: str, relative: str):
     return pq.read_table(io.BytesIO(storage.read_bytes(storage.join(root, relative))))
 
 
-def check_index(root: str, release: Mapping, listed: Mapping[str, str]) -> list[str]:
+def check_index(root: str, release: Release, listed: Mapping[str, str]) -> list[str]:
     """What ``datasets`` reads of the index, against the manifests: ``metadata.parquet``'s rows
     (``file_name``, ``label``, ``config``, ``key``, in the manifests' order) and each
     ``hf/<config>.parquet`` (``key``, ``label`` and the pixels of ``image`` against
@@ -210,7 +211,7 @@ def check_index(root: str, release: Mapping, listed: Mapping[str, str]) -> list[
     if not files or not all(storage.exists(storage.join(root, p)) for p in files):
         return []  # missing files are reported by the checksum pass
     problems = []
-    rows = {part_config(part): list(part_rows(root, part)) for part in release["manifest"]["parts"]}
+    rows = {part_config(part): list(part_rows(root, part)) for part in release.manifest_parts}
     for relative in files:
         try:
             table = _read_parquet(root, relative).to_pylist()

@@ -31,10 +31,12 @@ from schemas.class_names import class_name
 from schemas.edition import DEFAULT_EDITION
 from schemas.publication import PUBLISHED_NAMES
 from schemas.release import (LEGACY_EDITIONS, CHECKSUMS, MANIFEST_DIR, PACKAGES_DIR, RELEASE_FORMAT, RELEASE_JSON, SOURCES,
-                             checksum_line, dumps, is_safe_name, json_line)
+                             Release, ReleaseCounts, ReleaseInput, ReleaseManifest, checksum_line, is_safe_name,
+                             json_line)
 from schemas.wnids import wnid_to_label
 from transforms.ten_crop import CENTRE_CROP
 
+from pipelines.formats.release_document import read_release, write_release
 from pipelines.release.package import write_tar
 from pipelines.release.publish import write_publication
 from pipelines.release.versions import library_versions
@@ -112,8 +114,7 @@ def readme_text(task: str, count: int, class_wnids) -> str:
 def _prepare(output_dir: str, tree: str) -> None:
     if os.path.isdir(output_dir) and os.listdir(output_dir):
         try:
-            with open(os.path.join(output_dir, RELEASE_JSON), encoding="utf-8") as stream:
-                existing = json.load(stream).get("tree")
+            existing = read_release(output_dir).tree
         except (OSError, ValueError):
             existing = None
         if existing != tree:
@@ -207,19 +208,20 @@ def package_set(task: str, filtered_dir: str, accepted_path: str, output_dir: st
             md5.update(chunk)
     tar_sha256 = file_sha256(tar)
     _write(os.path.join(packages, CHECKSUMS), checksum_line(tar_sha256, os.path.basename(tar)).encode("utf-8"))
-    release = {
-        "edition": DEFAULT_EDITION, "benchmark": LEGACY_EDITIONS[tree][1], "tree": tree, "format": RELEASE_FORMAT,
-        "package": {"file": f"{PACKAGES_DIR}/{tree}.tar", "bytes": os.path.getsize(tar), "sha256": tar_sha256,
-                    "md5": md5.hexdigest()},
-        "config": {"filter": run["config"], "models": run["models"], "decisions_sha256": run["decisions_sha256"],
-                   "reviews_sha256": accepted_sha256, "file_names": NAME_FIELDS[task]},
-        "input": {"kind": "filtered", "sha256": hashlib.sha256(sources_bytes).hexdigest(), "images": len(sources)},
-        "counts": {"images": len(rows), "outputs": len(rows), "failures": 0, "per_class": dict(sorted(per_class.items())),
-                   "reviewed": len(reviews), "accepted": len(accepted)},
-        "manifest": {"parts": [manifest], "records": len(rows), "sha256": hashlib.sha256(manifest_bytes).hexdigest()},
-        "library_versions": library_versions(),
-    }
-    _write(os.path.join(output_dir, RELEASE_JSON), dumps(release).encode("utf-8"))
+    release = Release(
+        edition=DEFAULT_EDITION, benchmark=LEGACY_EDITIONS[tree][1], tree=tree, format=RELEASE_FORMAT,
+        package={"file": f"{PACKAGES_DIR}/{tree}.tar", "bytes": os.path.getsize(tar), "sha256": tar_sha256,
+                 "md5": md5.hexdigest()},
+        config={"filter": run["config"], "models": run["models"], "decisions_sha256": run["decisions_sha256"],
+                "reviews_sha256": accepted_sha256, "file_names": NAME_FIELDS[task]},
+        input=ReleaseInput(kind="filtered", sha256=hashlib.sha256(sources_bytes).hexdigest(), images=len(sources)),
+        counts=ReleaseCounts(images=len(rows), outputs=len(rows), failures=0,
+                             extra={"per_class": dict(sorted(per_class.items())), "reviewed": len(reviews),
+                                    "accepted": len(accepted)}),
+        manifest=ReleaseManifest(parts=(manifest,), records=len(rows), sha256=hashlib.sha256(manifest_bytes).hexdigest()),
+        library_versions=library_versions(),
+    )
+    write_release(output_dir, release)
     listed = sorted(relative_files(output_dir, (PACKAGES_DIR, CHECKSUMS)))
     _write(os.path.join(output_dir, CHECKSUMS), "".join(
         checksum_line(file_sha256(os.path.join(output_dir, p)), p) for p in listed).encode("utf-8"))

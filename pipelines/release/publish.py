@@ -17,13 +17,13 @@
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 from typing import Optional
 
 from schemas.release import CHECKSUMS, PACKAGES_DIR, RELEASE_JSON, checksum_line, manifest_path
 
 from pipelines.formats import storage
+from pipelines.formats.release_document import read_release
 
 DIGEST_LABEL = "release digest (sha256 of SHA256SUMS)"
 
@@ -68,11 +68,6 @@ def check_package_output(release_dir: str, output_dir: Optional[str]) -> None:
         raise ValueError(f"--output {output_dir} is inside the release {release_dir}: the tars would become files "
                          f"of the release and fail verify; give a folder outside it, or leave --output out "
                          f"for {storage.join(release_dir, PACKAGES_DIR)}")
-
-
-def read_release(release_dir: str) -> dict:
-    """``release.json`` of a release."""
-    return json.loads(storage.read_bytes(storage.join(release_dir, RELEASE_JSON)))
 
 
 _LINES_PER_CHUNK = 8192
@@ -146,7 +141,7 @@ def write_publication(release_dir: str) -> list[str]:
     from pipelines.release.verify_records import part_config, part_rows
 
     release = read_release(release_dir)
-    facts = {part_config(p): config_facts(part_rows(release_dir, p)) for p in release["manifest"]["parts"]}
+    facts = {part_config(p): config_facts(part_rows(release_dir, p)) for p in release.manifest_parts}
     written = write_index(release_dir, release, facts, lambda config: part_rows(release_dir, manifest_path(config)))
     card = dataset_card(release, {c: f.examples for c, f in facts.items()}, hf_configs(release, facts))
     written[CARD] = storage.write_atomic(release_dir, CARD, card.encode("utf-8")).sha256

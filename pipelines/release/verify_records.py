@@ -31,6 +31,8 @@ from typing import Callable, Iterator, Mapping, Optional
 import numpy as np
 from PIL import Image
 
+from schemas.release import Release
+
 from pipelines.formats import storage
 from pipelines.formats.tfrecord import TFRecordError, decode_example, iter_records
 
@@ -58,9 +60,9 @@ IMAGE_DIGESTS: Mapping[str, tuple[Callable[[bytes], str], str]] = {"npy": (pixel
 TREE_BYTES = (sha256, "sha256")
 
 
-def image_digest(release: dict) -> tuple[Callable[[bytes], str], str]:
+def image_digest(release: Release) -> tuple[Callable[[bytes], str], str]:
     """How the image bytes a loader reads are checked against a manifest row."""
-    return IMAGE_DIGESTS.get(release.get("encoding"), TREE_BYTES)
+    return IMAGE_DIGESTS.get(release.encoding, TREE_BYTES)
 
 
 def part_rows(root: str, part: str) -> Iterator[dict]:
@@ -74,9 +76,9 @@ def part_config(part: str) -> str:
     return posixpath.basename(part)[:-len(".jsonl")]
 
 
-def manifest_rows(root: str, release: dict) -> Iterator[dict]:
+def manifest_rows(root: str, release: Release) -> Iterator[dict]:
     """Every manifest row of the release, part after part (each part sorted by key)."""
-    for part in release["manifest"]["parts"]:
+    for part in release.manifest_parts:
         yield from part_rows(root, part)
 
 
@@ -102,7 +104,7 @@ def _frames_digest(pngs: list) -> str:
     return sha256(decode_frames_lossless(pngs).tobytes())
 
 
-def _record_problems(example: dict, row: dict, release: dict, decoded: Mapping[str, str]) -> list[str]:
+def _record_problems(example: dict, row: dict, release: Release, decoded: Mapping[str, str]) -> list[str]:
     """What is wrong with one TFDS record, read as ``row`` of the manifest."""
     problems = []
     label = example.get("label", [None])[0]
@@ -116,7 +118,7 @@ def _record_problems(example: dict, row: dict, release: dict, decoded: Mapping[s
         frames = example["video"]
         if len(frames) != row.get("frames"):
             problems.append(f"{len(frames)} video frames, the manifest {row.get('frames')}")
-        elif release.get("config", {}).get("tfds_frames") == "lossless":
+        elif release.setting("tfds_frames") == "lossless":
             if _frames_digest(frames) != row["frames_sha256"]:
                 problems.append("its frames differ from the manifest's frames_sha256")
         elif row["path"] in decoded and _frames_digest(frames) != decoded[row["path"]]:
@@ -124,7 +126,7 @@ def _record_problems(example: dict, row: dict, release: dict, decoded: Mapping[s
     return problems
 
 
-def check_shard(root: str, shard: str, rows: list, release: dict, decoded: Mapping[str, str]) -> list[str]:
+def check_shard(root: str, shard: str, rows: list, release: Release, decoded: Mapping[str, str]) -> list[str]:
     """Read one TFDS shard record by record (CRCs checked) against its manifest rows."""
     problems, count = [], 0
     try:
@@ -163,7 +165,7 @@ def check_video(root: str, row: dict) -> tuple[list[str], Optional[str]]:
     return [], sha256(frames.tobytes())
 
 
-def check_loaded_data(root: str, release: dict, listed: Mapping[str, str], threads: Optional[int] = None) -> list[str]:
+def check_loaded_data(root: str, release: Release, listed: Mapping[str, str], threads: Optional[int] = None) -> list[str]:
     """Every check of the module doc, for the files ``SHA256SUMS`` lists (the others are reported
     as missing by the checksum pass). Returns the problems, sorted by file."""
     rows = list(manifest_rows(root, release))
