@@ -192,12 +192,9 @@ def corrupted_outputs(image: SourceImage, crop: np.ndarray, config: ImageNetCCon
         except Exception as err:  # one bad output must not stop the build: it is reported
             yield Failure(key, entry.source, "corrupt", f"{type(err).__name__}: {err}")
             continue
-        example = {"image": encoded, "label": entry.label}
-        if layout.tfds.file_name_feature:
-            example["file_name"] = entry.file_name
         yield OutputRecord(
             key=key, group=CLEAN if condition.is_clean else layout.tfds.config(name, severity), path=path,
-            data=data, example=example,
+            data=data, example={"image": encoded, "label": entry.label, "file_name": entry.file_name},
             metadata={"image_key": entry.key, "wnid": entry.wnid, "label": entry.label,
                       **condition.manifest_fields(), "seed": seed,
                       "array_sha256": array_sha256(array)},

@@ -170,7 +170,8 @@ class _WriteOutputFilesFn(beam.DoFn):
         row = {**record.metadata, "key": record.key, "path": record.path, "sha256": info.sha256,
                "bytes": info.size, "shard": shard}
         self._parts.add_output(record.group, record.key, index, json_line(row), info.sha256,
-                               None if record.stacked else info.path, info.size, encode_example(record.example))
+                               None if record.stacked else info.path, info.size,
+                               encode_example(record.example, self._dataset.features))
 
     def _write_pending(self) -> list:
         """Write the held records; the runs of every part that came due meanwhile."""
