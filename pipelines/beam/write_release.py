@@ -30,7 +30,7 @@ from typing import Any, Iterable, Iterator, Mapping, Optional, Sequence
 
 import apache_beam as beam
 
-from schemas.records import FileInfo, OutputRecord
+from schemas.records import FileInfo, ManifestRecord, OutputRecord
 from schemas.release import (CHECKSUMS, FAILURES, PARTS_DIR, RELEASE_FORMAT, RELEASE_JSON, SCRATCH_DIRS,
                              SOURCES, Release, ReleaseCounts, ReleaseInput, ReleaseManifest, checksum_line,
                              json_line, manifest_path)
@@ -167,9 +167,8 @@ class _WriteOutputFilesFn(beam.DoFn):
             info = storage.write_new(self._output_dir, record.path, record.data, group=record.group)
         index = shard_index(record.key, self._shard_count)
         shard = f"{self._dataset.config_dir(record.group)}/{self._dataset.shard_name(index, self._shard_count)}"
-        row = {**record.metadata, "key": record.key, "path": record.path, "sha256": info.sha256,
-               "bytes": info.size, "shard": shard}
-        self._parts.add_output(record.group, record.key, index, json_line(row), info.sha256,
+        row = ManifestRecord(record.key, record.path, info.sha256, info.size, shard, record.metadata)
+        self._parts.add_output(record.group, record.key, index, json_line(row.to_json()), info.sha256,
                                None if record.stacked else info.path, info.size,
                                encode_example(record.example, self._dataset.features))
 

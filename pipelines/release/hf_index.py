@@ -24,6 +24,7 @@ from typing import Callable, Iterable, Iterator, Mapping, Optional
 
 from schemas.publication import (BENCHMARKS, HF_DIR, HF_INDEX, LABEL_NAMES, edition_and_benchmark,
                                  wnid_label_names)
+from schemas.records import ManifestRecord
 from schemas.release import Release
 from schemas.wnids import imagenet_wnids
 
@@ -55,14 +56,14 @@ class ConfigFacts:
         return self.first_path.endswith(".npy")
 
 
-def config_facts(rows: Iterable[dict]) -> ConfigFacts:
+def config_facts(rows: Iterable[ManifestRecord]) -> ConfigFacts:
     """The :class:`ConfigFacts` of a config's manifest rows."""
     examples, folders, first, shard = 0, set(), "", None
     for row in rows:
         examples += 1
-        first = first or row["path"]
-        shard = shard or row.get("shard")
-        folders.add(posixpath.dirname(posixpath.dirname(row["path"])))
+        first = first or row.path
+        shard = shard or row.shard
+        folders.add(posixpath.dirname(posixpath.dirname(row.path)))
     return ConfigFacts(examples, tuple(sorted(f"{f}/*/*" for f in folders)), first, shard)
 
 
@@ -141,13 +142,12 @@ def _write_parquet(root: str, relative: str, records: Iterable[dict], schema) ->
     return stream.sha256
 
 
-def _record(config: str, row: dict, columns: tuple) -> dict:
-    return {"label": row["label"], "config": config, "key": row["key"],
-            **{name: row.get(name) for name, _ in columns}}
+def _record(config: str, row: ManifestRecord, columns: tuple) -> dict:
+    return {"label": row.label, "config": config, "key": row.key, **{name: row.value(name) for name, _ in columns}}
 
 
 def write_index(root: str, release: Release, facts: Mapping[str, ConfigFacts],
-                rows_of: Callable[[str], Iterator[dict]]) -> dict[str, str]:
+                rows_of: Callable[[str], Iterator[ManifestRecord]]) -> dict[str, str]:
     """Write the index files of a release (module doc); ``{relative path: sha256}`` of each.
 
     Parameters
@@ -161,7 +161,7 @@ def write_index(root: str, release: Release, facts: Mapping[str, ConfigFacts],
         return {}
     names, columns = label_names(root, release, facts), condition_columns(release)
     if not any(f.stacked for f in facts.values()):
-        records = ({"file_name": row["path"], **_record(config, row, columns)} for config in facts
+        records = ({"file_name": row.path, **_record(config, row, columns)} for config in facts
                    for row in rows_of(config))
         return {HF_INDEX: _write_parquet(root, HF_INDEX, records, _schema(names, columns, "file_name"))}
     written, schema = {}, _schema(names, columns, "image")
@@ -219,14 +219,14 @@ def check_index(root: str, release: Release, listed: Mapping[str, str]) -> list[
             problems.append(f"{relative}: not a readable parquet file ({type(err).__name__})")
             continue
         if relative == HF_INDEX:
-            expected = [(r["path"], r["label"], c, r["key"]) for c, found in rows.items() for r in found]
+            expected = [(r.path, r.label, c, r.key) for c, found in rows.items() for r in found]
             got = [(r.get("file_name"), r.get("label"), r.get("config"), r.get("key")) for r in table]
             digest_of = None
         else:
             config = relative[len(HF_DIR) + 1:-len(".parquet")]
-            expected = [(r["label"], config, r["key"]) for r in rows.get(config, [])]
+            expected = [(r.label, config, r.key) for r in rows.get(config, [])]
             got = [(r.get("label"), r.get("config"), r.get("key")) for r in table]
-            digest_of = {r["key"]: r[image_digest(release)[1]] for r in rows.get(config, [])}
+            digest_of = {r.key: r.value(image_digest(release)[1]) for r in rows.get(config, [])}
         if got != expected:
             first = next((i for i, (a, b) in enumerate(zip(got, expected)) if a != b), min(len(got), len(expected)))
             problems.append(f"{relative}: row {first + 1} of {len(got)} differs from the manifests ({len(expected)} "

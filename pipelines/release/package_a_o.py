@@ -30,6 +30,7 @@ from schemas.adversarial import BIBTEX, DECISIONS, FILTER_JSON, KEPT, REVIEW_COD
 from schemas.class_names import class_name
 from schemas.edition import DEFAULT_EDITION
 from schemas.publication import PUBLISHED_NAMES
+from schemas.records import ManifestRecord
 from schemas.release import (LEGACY_EDITIONS, CHECKSUMS, MANIFEST_DIR, PACKAGES_DIR, RELEASE_FORMAT, RELEASE_JSON, SOURCES,
                              Release, ReleaseCounts, ReleaseInput, ReleaseManifest, checksum_line, is_safe_name,
                              json_line)
@@ -180,22 +181,22 @@ def package_set(task: str, filtered_dir: str, accepted_path: str, output_dir: st
             raise ValueError(f"{key} and {names[relative.casefold()]} would both be {tree}/{relative}: reject one")
         names[relative.casefold()] = key
         _write(os.path.join(output_dir, tree, folder, name), data)
-        rows.append({"key": relative, "path": f"{tree}/{relative}", "sha256": row["sha256"], "bytes": len(data),
-                     "shard": None, "wnid": folder, "label": wnid_to_label()[folder], "candidate": key,
-                     "name_fields": fields, "decision_reason": row["reason"], "confusion": row["confusion"],
-                     "rank": row["rank"], "rules": row["rules"], "review": reviews[key]})
+        rows.append(ManifestRecord(relative, f"{tree}/{relative}", row["sha256"], len(data), None, {
+            "wnid": folder, "label": wnid_to_label()[folder], "candidate": key, "name_fields": fields,
+            "decision_reason": row["reason"], "confusion": row["confusion"], "rank": row["rank"], "rules": row["rules"],
+            "review": reviews[key]}))
         sources.append({"key": key, "source": row["source"], "sha256": row["sha256"], "bytes": len(data),
                         "metadata": row.get("metadata", {})})
     class_wnids = run["config"]["class_wnids"]
     _write(os.path.join(output_dir, tree, "README.txt"), readme_text(task, len(rows), class_wnids).encode("utf-8"))
     manifest = f"{MANIFEST_DIR}/{tree}.jsonl"
-    manifest_bytes = "".join(json_line(r) for r in sorted(rows, key=lambda r: r["key"])).encode("utf-8")
+    manifest_bytes = "".join(json_line(r.to_json()) for r in sorted(rows, key=lambda r: r.key)).encode("utf-8")
     _write(os.path.join(output_dir, manifest), manifest_bytes)
     sources_bytes = "".join(json_line(s) for s in sources).encode("utf-8")
     _write(os.path.join(output_dir, SOURCES), sources_bytes)
     per_class: dict = {}
     for r in rows:
-        per_class[r["wnid"]] = per_class.get(r["wnid"], 0) + 1
+        per_class[r.fields["wnid"]] = per_class.get(r.fields["wnid"], 0) + 1
     with open(accepted_path, "rb") as stream:
         accepted_sha256 = hashlib.sha256(stream.read()).hexdigest()
     packages = os.path.join(output_dir, PACKAGES_DIR)

@@ -38,6 +38,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Callable, Iterator, Optional
 
+from schemas.records import ManifestRecord
 from schemas.release import CHECKSUMS, FAILURES, MANIFEST_DIR, PACKAGES_DIR, RELEASE_JSON, SOURCES, Release
 
 from pipelines.formats import storage
@@ -292,25 +293,25 @@ def _check_manifests(root: str, release: Release, listed: dict, report: VerifyRe
         config = part.rsplit("/", 1)[-1][:-len(".jsonl")]
         rows, previous = 0, None
         for number, line in enumerate(_lines(root, part), 1):
-            row = json.loads(line)
+            row = ManifestRecord.from_json(json.loads(line))
             rows += 1
             where = f"{part} line {number}"
-            if previous is not None and row["key"] <= previous:
-                problems.append(f"{where}: key {row['key']!r} out of order or repeated")
-            previous = row["key"]
-            if tree is not None and not row["path"].startswith(f"{tree}/"):
-                problems.append(f"{where}: {row['path']} is not in the {tree}/ tree")
-            digest = listed.get(row["path"])
-            stacked = tree is not None and "/" not in row["path"][len(tree) + 1:]  # a row of <tree>/<name>.npy
+            if previous is not None and row.key <= previous:
+                problems.append(f"{where}: key {row.key!r} out of order or repeated")
+            previous = row.key
+            if tree is not None and not row.path.startswith(f"{tree}/"):
+                problems.append(f"{where}: {row.path} is not in the {tree}/ tree")
+            digest = listed.get(row.path)
+            stacked = tree is not None and "/" not in row.path[len(tree) + 1:]  # a row of <tree>/<name>.npy
             if digest is None:
-                problems.append(f"{where}: {row['path']} is not listed in {CHECKSUMS}")
-            elif not stacked and digest != row["sha256"]:
-                problems.append(f"{where}: the SHA-256 of {row['path']} differs from {CHECKSUMS}")
+                problems.append(f"{where}: {row.path} is not listed in {CHECKSUMS}")
+            elif not stacked and digest != row.sha256:
+                problems.append(f"{where}: the SHA-256 of {row.path} differs from {CHECKSUMS}")
             files_in_folders += not stacked
-            if row.get("shard") is not None:
-                if row["shard"] not in listed:
-                    problems.append(f"{where}: shard {row['shard']} is not listed in {CHECKSUMS}")
-                shard_rows[os.path.dirname(row["shard"])] = shard_rows.get(os.path.dirname(row["shard"]), 0) + 1
+            if row.shard is not None:
+                if row.shard not in listed:
+                    problems.append(f"{where}: shard {row.shard} is not listed in {CHECKSUMS}")
+                shard_rows[os.path.dirname(row.shard)] = shard_rows.get(os.path.dirname(row.shard), 0) + 1
         rows_total += rows
         if per_config is not None and per_config.get(config) != rows:
             problems.append(f"{part}: {rows} records, {RELEASE_JSON} counts {per_config.get(config)}")

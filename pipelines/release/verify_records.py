@@ -31,6 +31,7 @@ from typing import Callable, Iterator, Mapping, Optional
 import numpy as np
 from PIL import Image
 
+from schemas.records import ManifestRecord
 from schemas.release import Release
 
 from pipelines.formats import storage
@@ -65,10 +66,10 @@ def image_digest(release: Release) -> tuple[Callable[[bytes], str], str]:
     return IMAGE_DIGESTS.get(release.encoding, TREE_BYTES)
 
 
-def part_rows(root: str, part: str) -> Iterator[dict]:
+def part_rows(root: str, part: str) -> Iterator[ManifestRecord]:
     """The rows of one manifest part (``manifest/<config>.jsonl``), in key order."""
     for line in storage.read_bytes(storage.join(root, part)).decode("utf-8").splitlines():
-        yield json.loads(line)
+        yield ManifestRecord.from_json(json.loads(line))
 
 
 def part_config(part: str) -> str:
@@ -76,7 +77,7 @@ def part_config(part: str) -> str:
     return posixpath.basename(part)[:-len(".jsonl")]
 
 
-def manifest_rows(root: str, release: Release) -> Iterator[dict]:
+def manifest_rows(root: str, release: Release) -> Iterator[ManifestRecord]:
     """Every manifest row of the release, part after part (each part sorted by key)."""
     for part in release.manifest_parts:
         yield from part_rows(root, part)
@@ -86,9 +87,9 @@ def rows_by_shard(rows) -> dict[str, list]:
     """{TFDS shard: its manifest rows in key order}, the order of the shard's records."""
     shards: dict[str, list] = {}
     for row in rows:
-        if row.get("shard") is not None:
-            shards.setdefault(row["shard"], []).append(row)
-    return {shard: sorted(found, key=lambda r: r["key"]) for shard, found in shards.items()}
+        if row.shard is not None:
+            shards.setdefault(row.shard, []).append(row)
+    return {shard: sorted(found, key=lambda r: r.key) for shard, found in shards.items()}
 
 
 def shard_examples(root: str, shard: str) -> Iterator[dict]:
@@ -104,25 +105,25 @@ def _frames_digest(pngs: list) -> str:
     return sha256(decode_frames_lossless(pngs).tobytes())
 
 
-def _record_problems(example: dict, row: dict, release: Release, decoded: Mapping[str, str]) -> list[str]:
+def _record_problems(example: dict, row: ManifestRecord, release: Release, decoded: Mapping[str, str]) -> list[str]:
     """What is wrong with one TFDS record, read as ``row`` of the manifest."""
     problems = []
     label = example.get("label", [None])[0]
-    if "label" in row and label != row["label"]:
-        problems.append(f"label {label}, the manifest {row['label']}")
+    if row.label is not None and label != row.label:
+        problems.append(f"label {label}, the manifest {row.label}")
     if "image" in example:
         digest, field = image_digest(release)
-        if digest(example["image"][0]) != row[field]:
+        if digest(example["image"][0]) != row.value(field):
             problems.append(f"its image differs from the manifest's {field}")
     if "video" in example:
         frames = example["video"]
-        if len(frames) != row.get("frames"):
-            problems.append(f"{len(frames)} video frames, the manifest {row.get('frames')}")
+        if len(frames) != row.value("frames"):
+            problems.append(f"{len(frames)} video frames, the manifest {row.value('frames')}")
         elif release.setting("tfds_frames") == "lossless":
-            if _frames_digest(frames) != row["frames_sha256"]:
+            if _frames_digest(frames) != row.value("frames_sha256"):
                 problems.append("its frames differ from the manifest's frames_sha256")
-        elif row["path"] in decoded and _frames_digest(frames) != decoded[row["path"]]:
-            problems.append(f"its frames differ from those OpenCV decodes from {row['path']}")
+        elif row.path in decoded and _frames_digest(frames) != decoded[row.path]:
+            problems.append(f"its frames differ from those OpenCV decodes from {row.path}")
     return problems
 
 
@@ -135,7 +136,7 @@ def check_shard(root: str, shard: str, rows: list, release: Release, decoded: Ma
                 if count > len(rows):
                     continue
                 row = rows[count - 1]
-                where = f"{shard} record {count} ({row['key']})"
+                where = f"{shard} record {count} ({row.key})"
                 try:
                     example = decode_example(data)
                 except TFRecordError as err:
@@ -151,17 +152,17 @@ def check_shard(root: str, shard: str, rows: list, release: Release, decoded: Ma
     return problems
 
 
-def check_video(root: str, row: dict) -> tuple[list[str], Optional[str]]:
+def check_video(root: str, row: ManifestRecord) -> tuple[list[str], Optional[str]]:
     """Decode one MP4 with OpenCV: ``(problems, SHA-256 of the decoded frames)``."""
     from pipelines.formats.video import decode_video
 
-    path = storage.join(root, row["path"])
+    path = storage.join(root, row.path)
     try:
         frames = decode_video(path if storage.is_local(path) else storage.read_bytes(path))
     except (ValueError, OSError) as err:
-        return [f"{row['path']}: does not decode ({err})"], None
-    if len(frames) != row.get("frames"):
-        return [f"{row['path']}: OpenCV decodes {len(frames)} frames, the manifest {row.get('frames')}"], None
+        return [f"{row.path}: does not decode ({err})"], None
+    if len(frames) != row.value("frames"):
+        return [f"{row.path}: OpenCV decodes {len(frames)} frames, the manifest {row.value('frames')}"], None
     return [], sha256(frames.tobytes())
 
 
@@ -174,13 +175,13 @@ def check_loaded_data(root: str, release: Release, listed: Mapping[str, str], th
         return path in listed and storage.exists(storage.join(root, path))
 
     shards = rows_by_shard(rows)
-    videos = [r for r in rows if r["path"].endswith(".mp4") and present(r["path"])]
+    videos = [r for r in rows if r.path.endswith(".mp4") and present(r.path)]
     problems, decoded = [], {}
     with ThreadPoolExecutor(max_workers=threads or os.cpu_count()) as pool:
         for row, (found, digest) in zip(videos, pool.map(lambda r: check_video(root, r), videos)):
             problems += found
             if digest is not None:
-                decoded[row["path"]] = digest
+                decoded[row.path] = digest
         existing = sorted(s for s in shards if present(s))
         for found in pool.map(lambda s: check_shard(root, s, shards[s], release, decoded), existing):
             problems += found
