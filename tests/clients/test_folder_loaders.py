@@ -57,7 +57,7 @@ def subset_release(tmp_path_factory):
     write_input(root / "val", ids + list(OTHERS))
     result = build_imagenet_c(str(root / "release"), SourceSelection(str(root / "val"), "robustbench-5000"),
                               ImageNetCConfig.select(["contrast"], [1]), workers=1, progress_interval=3600)
-    assert result.release["counts"]["images"] == IMAGES
+    assert result.release.counts.images == IMAGES
     return root / "release", ids
 
 

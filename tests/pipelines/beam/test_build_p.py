@@ -187,7 +187,7 @@ def test_every_dataset_on_one_image_loads_with_tfds(tmp_path):
     result = build(tmp_path / "all", config, limit=1)
     configs = [imagenet_p_config(n, d) for n, d in DATASETS]
     assert result.failures == 0 and len(configs) == 20
-    assert result.release["counts"]["outputs_per_config"] == dict.fromkeys(sorted(configs), 1)
+    assert result.release.counts.outputs_per_config == dict.fromkeys(sorted(configs), 1)
     for config in configs:
         row, = manifest(tmp_path / "all", config)
         assert opencv_frames(tmp_path / "all" / row["path"]).shape == (row["frames"], 224, 224, 3)
