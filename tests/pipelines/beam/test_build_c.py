@@ -32,7 +32,7 @@ def manifest(release_dir, config):
 def test_sample_release_layout(sample_release):
     output, result = sample_release
     release = json.loads((output / "release.json").read_text())
-    assert release == result.release
+    assert release == result.release.to_json()
     assert release["input"]["kind"] == "sample" and release["counts"]["failures"] == 0
     images = release["counts"]["images"]
     assert images == 8 and release["counts"]["outputs_per_config"] == dict.fromkeys(CONFIGS + ("clean",), images)

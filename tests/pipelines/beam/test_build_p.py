@@ -74,7 +74,7 @@ def p_release(tmp_path_factory):
 def test_release_layout_manifest_and_release_json(p_release):
     output, result = p_release
     release = json.loads((output / "release.json").read_text())
-    assert release == result.release and (release["edition"], release["benchmark"], release["tree"]) == ("imagenet", "p", "ImageNet-P")
+    assert release == result.release.to_json() and (release["edition"], release["benchmark"], release["tree"]) == ("imagenet", "p", "ImageNet-P")
     assert release["counts"]["outputs_per_config"] == dict.fromkeys(CONFIGS, IMAGES)
     assert release["counts"]["failures"] == 0 and release["input"]["kind"] == "sample"
     assert result.counters == {"images_read": IMAGES, "outputs_written": 3 * IMAGES, "failures": 0}
