@@ -13,16 +13,17 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Mapping, Sequence
+from typing import Mapping, Sequence, Union
 
 from schemas.adversarial import BIBTEX as NATURAL_ADVERSARIAL_CITATION
 from schemas.class_names import class_name
 from schemas.editions import release_identity
+from schemas.release import Release
 from schemas.tfds import BENCHMARK_CITATION, BENCHMARK_HOMEPAGE
 from schemas.tfds_vcr import VCR_CITATION
 
 
-def edition_and_benchmark(release: Mapping) -> tuple[str, str]:
+def edition_and_benchmark(release: Union[Release, Mapping]) -> tuple[str, str]:
     """``(edition, benchmark)`` of a release, e.g. ``('cifar', 'c')``, from its ``release.json``
     (old releases included: :func:`schemas.editions.release_identity`)."""
     return tuple(release_identity(release))

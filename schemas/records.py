@@ -3,13 +3,22 @@
 The flow: a :class:`SourceEntry` (where an input lives, listed by the driver) becomes a
 :class:`SourceImage` (its bytes, read by a worker), which fans out into :class:`OutputRecord` s
 (one per released file). Anything that cannot go on becomes a :class:`Failure`. Writers report
-each file they write as a :class:`FileInfo`. The records are edition-agnostic: ImageNet-C stores
-JPEGs, ImageNet-P videos, through the same types.
+each file they write as a :class:`FileInfo`, and each output as a :class:`ManifestRecord` (one
+line of its manifest part). The records are edition-agnostic: ImageNet-C stores JPEGs,
+ImageNet-P videos, through the same types.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Optional
+from typing import Mapping, Optional, Sequence, Union
+
+JsonValue = Union[None, bool, int, float, str, Sequence["JsonValue"], Mapping[str, "JsonValue"]]
+"""A value JSON can hold (a manifest field)."""
+
+FeatureValue = Union[bytes, str, int, float, Sequence[bytes]]
+"""One value of a TFDS example before it is encoded as its declared feature connector says
+(:mod:`schemas.tfds`): an encoded image (bytes), a label (int), a file name (str), a number
+(float), or encoded video frames (a sequence of bytes)."""
 
 
 @dataclass(frozen=True)
@@ -95,10 +104,12 @@ class OutputRecord:
         Path of the file relative to the release directory (``ImageNet-C/<key>`` for C).
     data : bytes
         The file's bytes (JPEG for C, mp4 for P).
-    example : Mapping[str, Any]
-        TFDS feature values of its ``tf.train.Example`` (bytes, str, int, float or lists of them).
-    metadata : Mapping[str, Any]
-        JSON-serialisable fields of its manifest record (key, wnid, label, seed, ...).
+    example : Mapping[str, FeatureValue]
+        Values of its ``tf.train.Example`` by feature name; the writer stores those of the
+        dataset's declared features (:func:`pipelines.formats.tfrecord.encode_example`).
+    metadata : Mapping[str, JsonValue]
+        The edition's fields of its manifest record (:attr:`ManifestRecord.fields`: image_key,
+        wnid, label, seed, ...).
     stacked : bool
         True when ``data`` is one row of a stacked array file (``path``, e.g.
         ``CIFAR-10-C/fog.npy``) that the edition's own sink writes; no file is written per record.
@@ -108,8 +119,8 @@ class OutputRecord:
     group: str
     path: str
     data: bytes
-    example: Mapping[str, Any] = field(default_factory=dict)
-    metadata: Mapping[str, Any] = field(default_factory=dict)
+    example: Mapping[str, FeatureValue] = field(default_factory=dict)
+    metadata: Mapping[str, JsonValue] = field(default_factory=dict)
     stacked: bool = False
 
 
@@ -180,3 +191,63 @@ class FileInfo:
     sha256: str
     size: int
     group: str = ""
+
+
+@dataclass(frozen=True)
+class ManifestRecord:
+    """One line of a manifest part (``manifest/<config>.jsonl``): the fields every release has,
+    and the edition's own.
+
+    Attributes
+    ----------
+    key : str
+        Output key, unique within the release.
+    path : str
+        The file (or the stacked array) relative to the release directory.
+    sha256 : str
+        SHA-256 of the file's bytes (of the row's bytes for a stacked array).
+    size : int
+        Its size in bytes (the JSON field ``bytes``).
+    shard : str, optional
+        The TFDS shard holding its example (None where the release has none).
+    fields : Mapping[str, JsonValue]
+        The edition's fields (``image_key``, ``wnid``, ``label``, ``corruption``, ``severity``,
+        ``seed``, ``array_sha256``, ``frames``, ``delta_v``, ...).
+    """
+
+    key: str
+    path: str
+    sha256: str
+    size: int
+    shard: Optional[str] = None
+    fields: Mapping[str, JsonValue] = field(default_factory=dict)
+
+    COMMON = ("key", "path", "sha256", "bytes", "shard")
+    """The JSON names of the fields every manifest record has (the rest are :attr:`fields`)."""
+
+    @classmethod
+    def from_json(cls, row: Mapping[str, JsonValue]) -> "ManifestRecord":
+        """The record of a parsed manifest line.
+
+        Raises
+        ------
+        KeyError
+            When the line lacks ``key``, ``path``, ``sha256`` or ``bytes``.
+        """
+        return cls(key=row["key"], path=row["path"], sha256=row["sha256"], size=row["bytes"],
+                   shard=row.get("shard"), fields={k: v for k, v in row.items() if k not in cls.COMMON})
+
+    def to_json(self) -> dict:
+        """The manifest line's JSON object (the common fields win over an edition field of the same name)."""
+        return {**self.fields, "key": self.key, "path": self.path, "sha256": self.sha256, "bytes": self.size,
+                "shard": self.shard}
+
+    @property
+    def label(self) -> Optional[int]:
+        """The class index (None where the edition records none)."""
+        return self.fields.get("label")
+
+    def value(self, name: str) -> JsonValue:
+        """The value of a field named in a table (a condition column, a digest field): a common
+        field by its JSON name (``sha256``, ``bytes``, ...) or an edition field; None when absent."""
+        return self.to_json()[name] if name in self.COMMON else self.fields.get(name)

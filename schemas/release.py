@@ -20,8 +20,9 @@ equal bytes.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, field, fields
 from types import MappingProxyType
-from typing import Any, Iterable, Mapping
+from typing import Any, ClassVar, Iterable, Mapping, Optional, Sequence, Union
 
 from schemas.adversarial import A_TREE, O_TREE
 from schemas.vcr import CLEAN, VCR_TREE
@@ -126,3 +127,182 @@ def is_safe_name(name: str) -> bool:
     """
     return bool(name) and not name.startswith(".") and "/" not in name and "\\" not in name and all(
         ch.isprintable() for ch in name)
+
+
+@dataclass(frozen=True)
+class _JsonObject:
+    """A JSON object with declared fields. ``from_json`` is tolerant: a declared field that is absent
+    (a release made before it was added) is None, and keys it does not declare are kept in ``extra``,
+    so that ``to_json`` gives back the document read, key for key."""
+
+    extra: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    _NESTED: ClassVar[Mapping[str, type]] = MappingProxyType({})
+
+    @classmethod
+    def _declared(cls) -> tuple:
+        return tuple(f.name for f in fields(cls) if f.name != "extra")
+
+    @classmethod
+    def from_json(cls, document: Mapping[str, Any]):
+        """The object of a parsed JSON document (a null value is kept as it is, in ``extra``)."""
+        declared, values, extra = cls._declared(), {}, {}
+        for key, value in document.items():
+            if key not in declared or value is None:
+                extra[key] = value
+            elif key in cls._NESTED and isinstance(value, Mapping):
+                values[key] = cls._NESTED[key].from_json(value)
+            else:
+                values[key] = tuple(value) if isinstance(value, list) else value
+        return cls(**values, extra=extra)
+
+    def to_json(self) -> dict:
+        """The JSON document: the declared fields that are set, and the kept ``extra`` keys."""
+        document = dict(self.extra)
+        for name in self._declared():
+            value = getattr(self, name)
+            if value is not None:
+                document[name] = (value.to_json() if isinstance(value, _JsonObject)
+                                  else list(value) if isinstance(value, tuple) else value)
+        return document
+
+
+@dataclass(frozen=True)
+class ReleaseInput(_JsonObject):
+    """``release.json``'s ``input``: the kind of input (``folder``, ``tar``, ``tfds``, ``sample``,
+    ...), the SHA-256 of ``sources.jsonl`` and its line count; a build in progress records the
+    listing's SHA-256 instead of ``sha256``."""
+
+    kind: Optional[str] = None
+    sha256: Optional[str] = None
+    images: Optional[int] = None
+    listing_sha256: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class ReleaseCounts(_JsonObject):
+    """``release.json``'s ``counts``: images, outputs and failures, and outputs per TFDS config."""
+
+    images: Optional[int] = None
+    outputs: Optional[int] = None
+    failures: Optional[int] = None
+    outputs_per_config: Optional[Mapping[str, int]] = None
+
+
+@dataclass(frozen=True)
+class ReleaseManifest(_JsonObject):
+    """``release.json``'s ``manifest``: the manifest parts in name order, their record count and
+    the SHA-256 of their bytes joined in that order."""
+
+    parts: Optional[Sequence[str]] = None
+    records: Optional[int] = None
+    sha256: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class ReleaseTfds(_JsonObject):
+    """``release.json``'s ``tfds``: where TFDS finds the configs (``data_dir`` relative to the
+    release), the dataset's name, version and split, and the configs in build order."""
+
+    data_dir: Optional[str] = None
+    name: Optional[str] = None
+    version: Optional[str] = None
+    split: Optional[str] = None
+    configs: Optional[Sequence[str]] = None
+
+    @classmethod
+    def of(cls, dataset, configs: Iterable[str]) -> "ReleaseTfds":
+        """The entry of a :class:`schemas.tfds.TfdsDataset` written under :data:`TFDS_DIR`."""
+        return cls(data_dir=TFDS_DIR, name=dataset.name, version=dataset.version, split=dataset.split,
+                   configs=tuple(configs))
+
+
+@dataclass(frozen=True)
+class Release(_JsonObject):
+    """The document ``release.json``, the one place its fields are declared.
+
+    An edition module makes the edition fields (``edition`` ... ``package``); the driver adds the
+    ``config`` fields of the run and ``input``; :func:`pipelines.beam.write_release.seal_release`
+    adds ``format``, the input checksum, ``counts``, ``manifest`` and ``library_versions`` and writes
+    it (:meth:`text`). Every reader goes through :meth:`from_json` (``read_release`` in
+    :mod:`pipelines.formats.release_document`), which reads old releases too: fields added
+    later are None there, and keys this version does not know are kept in ``extra`` (so a release
+    read and written again gives the same bytes).
+
+    Attributes
+    ----------
+    format : str
+        :data:`RELEASE_FORMAT`.
+    edition, benchmark : str
+        Catalogue name of the edition and one of :data:`BENCHMARKS` (None in releases made before
+        the ``benchmark`` field: see :data:`LEGACY_EDITIONS`).
+    tree : str
+        The release's top folder (``ImageNet-C``, ``CIFAR-100-P``, ...).
+    config : mapping
+        The benchmark config's JSON (its ``to_json``) with the run's fields (``examples_per_shard``,
+        ``limit``, ``image_ids_sha256``, ``formats``).
+    source_family : str
+        The input's source family (C and P).
+    encoding, image_size, labels : str, int, str
+        C: the outputs' encoding (``jpeg`` or ``npy``), their side, the labels file of ``.npy`` trees.
+    p_edition, video, arrays : mapping
+        P: the edition's facts, the encoder settings (MP4) or the array layout (``.npy``).
+    package : mapping
+        A and O: the category tar.
+    tfds, input, counts, manifest : ReleaseTfds, ReleaseInput, ReleaseCounts, ReleaseManifest
+    library_versions : mapping or list
+        The workers' library versions (a list when they differed).
+    """
+
+    format: Optional[str] = None
+    edition: Optional[str] = None
+    benchmark: Optional[str] = None
+    tree: Optional[str] = None
+    config: Optional[Mapping[str, Any]] = None
+    source_family: Optional[str] = None
+    encoding: Optional[str] = None
+    image_size: Optional[int] = None
+    labels: Optional[str] = None
+    p_edition: Optional[Mapping[str, Any]] = None
+    video: Optional[Mapping[str, Any]] = None
+    arrays: Optional[Mapping[str, Any]] = None
+    package: Optional[Mapping[str, Any]] = None
+    tfds: Optional[ReleaseTfds] = None
+    input: Optional[ReleaseInput] = None
+    counts: Optional[ReleaseCounts] = None
+    manifest: Optional[ReleaseManifest] = None
+    library_versions: Optional[Union[Mapping[str, str], Sequence[Mapping[str, str]]]] = None
+
+    _NESTED: ClassVar[Mapping[str, type]] = MappingProxyType({
+        "tfds": ReleaseTfds, "input": ReleaseInput, "counts": ReleaseCounts, "manifest": ReleaseManifest})
+
+    @classmethod
+    def from_text(cls, text: Union[str, bytes]) -> "Release":
+        """The release of a ``release.json`` text.
+
+        Raises
+        ------
+        ValueError
+            When the text is not JSON or not a JSON object.
+        """
+        document = json.loads(text)
+        if not isinstance(document, dict):
+            raise ValueError(f"{RELEASE_JSON} is not a JSON object")
+        return cls.from_json(document)
+
+    def text(self) -> str:
+        """The ``release.json`` text (:func:`dumps`: sorted keys, two-space indent)."""
+        return dumps(self.to_json())
+
+    def setting(self, name: str, default: Any = None) -> Any:
+        """One field of ``config`` (``default`` when the config or the field is absent)."""
+        return (self.config or {}).get(name, default)
+
+    @property
+    def formats(self) -> tuple:
+        """The extra output formats of the build (``config.formats``; none in older releases)."""
+        return tuple(self.setting("formats", ()))
+
+    @property
+    def manifest_parts(self) -> tuple:
+        """``manifest.parts`` (none when the release has no manifest record)."""
+        return tuple(self.manifest.parts or ()) if self.manifest else ()

@@ -21,6 +21,10 @@ from schemas.release import CLEAN, TFDS_DIR
 from schemas.wnids import imagenet_wnids
 
 _FEATURES = "tensorflow_datasets.core.features."
+BYTES_LIST, INT64_LIST, FLOAT_LIST = "bytes", "int64", "float"
+"""The list kinds of a ``tf.train.Feature``; each feature connector declares the one it is stored as
+(its ``stored_as``), and :meth:`stored` gives the list of values of one example's value."""
+
 SHARD_TEMPLATE = "{DATASET}-{SPLIT}.{FILEFORMAT}-{SHARD_X_OF_Y}"
 """TFDS's default shard file name template (``naming.DEFAULT_FILENAME_TEMPLATE``)."""
 
@@ -31,6 +35,11 @@ class Image:
 
     shape: tuple
     encoding_format: str = "jpeg"
+    stored_as = BYTES_LIST
+
+    def stored(self, value: bytes) -> list:
+        """The encoded image, as the one value of a BytesList."""
+        return [value]
 
     def config(self) -> dict:
         return {"pythonClassName": _FEATURES + "image_feature.Image",
@@ -48,6 +57,11 @@ class ClassLabel:
 
     names: tuple = ()
     num_classes: Optional[int] = None
+    stored_as = INT64_LIST
+
+    def stored(self, value: int) -> list:
+        """The label index, as the one value of an Int64List."""
+        return [value]
 
     def config(self) -> dict:
         count = self.num_classes if self.num_classes is not None else len(self.names)
@@ -65,6 +79,12 @@ class ClassLabel:
 class Text:
     """``tfds.features.Text``: a UTF-8 string, stored as a single bytes value."""
 
+    stored_as = BYTES_LIST
+
+    def stored(self, value: str) -> list:
+        """The string's UTF-8 bytes, as the one value of a BytesList."""
+        return [value.encode("utf-8")]
+
     def config(self) -> dict:
         return {"pythonClassName": _FEATURES + "text_feature.Text", "text": {}}
 
@@ -77,6 +97,14 @@ class Scalar:
     """``tfds.features.Scalar``: one number of ``dtype`` (float32 values travel as a FloatList)."""
 
     dtype: str = "float32"
+
+    @property
+    def stored_as(self) -> str:
+        return FLOAT_LIST if self.dtype.startswith("float") else INT64_LIST
+
+    def stored(self, value) -> list:
+        """The number, as the one value of a FloatList (float dtypes) or an Int64List."""
+        return [float(value) if self.stored_as == FLOAT_LIST else value]
 
     def config(self) -> dict:
         return {"pythonClassName": _FEATURES + "scalar.Scalar",

@@ -21,7 +21,7 @@ from typing import Optional, Sequence, Union
 from schemas.edition import Edition
 from schemas.imagenet_p import PERTURBATIONS
 from schemas.imagenet_p_editions import PTfdsNames
-from schemas.tfds import BENCHMARK_CITATION, BENCHMARK_HOMEPAGE, ClassLabel, Text, TfdsDataset
+from schemas.tfds import BENCHMARK_CITATION, BENCHMARK_HOMEPAGE, BYTES_LIST, ClassLabel, Text, TfdsDataset
 
 _FEATURES = "tensorflow_datasets.core.features."
 
@@ -41,6 +41,11 @@ class Video:
 
     shape: tuple
     encoding_format: str = "png"
+    stored_as = BYTES_LIST
+
+    def stored(self, value: Sequence[bytes]) -> list:
+        """The encoded frames, in order, as the values of one BytesList."""
+        return list(value)
 
     def config(self) -> dict:
         """The ``features.json`` entry, as ``Video.to_json_content`` writes it (unknown sizes are -1)."""

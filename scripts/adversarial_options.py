@@ -70,6 +70,6 @@ def run_package(args, task: str) -> int:
     except (OSError, ValueError) as err:
         print(f"imagenet-cp {args.command}: {err}", file=sys.stderr)
         return 2
-    print(f"{release['counts']['images']} images in {args.output}/{release['tree']}/ and "
-          f"{args.output}/packages/{release['tree']}.tar; check with imagenet-cp verify {args.output}")
+    print(f"{release.counts.images} images in {args.output}/{release.tree}/ and "
+          f"{args.output}/packages/{release.tree}.tar; check with imagenet-cp verify {args.output}")
     return 0

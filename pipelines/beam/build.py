@@ -18,7 +18,7 @@ from apache_beam.metrics.metric import MetricsFilter
 
 from schemas.editions import release_identity
 from schemas.image_ids import is_named_id_list, named_id_list_bytes
-from schemas.release import FAILURES, PROGRESS_DIR, SAMPLE_DIR, SOURCES, TMP_DIR
+from schemas.release import FAILURES, PROGRESS_DIR, SAMPLE_DIR, SOURCES, TMP_DIR, Release, ReleaseInput
 from schemas.tfds import TfdsDataset
 
 from pipelines.formats import storage
@@ -66,19 +66,19 @@ class SourceSelection:
 class BuildResult:
     """What a build produced: the ``release.json`` document and the Beam counters."""
 
-    release: Mapping[str, Any]
+    release: Release
     counters: Mapping[str, int]
 
     @property
     def failures(self) -> int:
-        return self.release["counts"]["failures"]
+        return self.release.counts.failures
 
     def summary(self, output_dir: str) -> str:
-        counts = self.release["counts"]
-        text = (f"{self.release['edition']} release in {output_dir}: {counts['images']} images, "
-                f"{counts['outputs']} outputs in {len(counts['outputs_per_config'])} configs, "
-                f"{counts['failures']} failures")
-        return text + (f" (listed with reasons in {FAILURES})" if counts["failures"] else "")
+        counts = self.release.counts
+        text = (f"{self.release.edition} release in {output_dir}: {counts.images} images, "
+                f"{counts.outputs} outputs in {len(counts.outputs_per_config)} configs, "
+                f"{counts.failures} failures")
+        return text + (f" (listed with reasons in {FAILURES})" if counts.failures else "")
 
 
 def read_image_ids(name_or_path: str) -> bytes:
@@ -86,7 +86,7 @@ def read_image_ids(name_or_path: str) -> bytes:
     return named_id_list_bytes(name_or_path) if is_named_id_list(name_or_path) else storage.read_bytes(name_or_path)
 
 
-def _check_folder(output_dir: str, identity: tuple, config: Mapping[str, Any], force: bool) -> tuple[str, Optional[dict]]:
+def _check_folder(output_dir: str, identity: tuple, config: Mapping[str, Any], force: bool) -> tuple[str, Optional[Release]]:
     """What the output folder holds, refusing anything but nothing, or a release or build in
     progress of this edition, benchmark (``identity``, see :func:`schemas.editions.release_identity`)
     and config (``force``: remove one of another config)."""
@@ -97,7 +97,7 @@ def _check_folder(output_dir: str, identity: tuple, config: Mapping[str, Any], f
     if kind == "empty":
         return kind, record
     there = _identity_of(record)
-    if there != identity or record.get("config") != config:
+    if there != identity or record.config != config:
         if force:
             remove_release(output_dir)
             return "empty", None
@@ -105,7 +105,7 @@ def _check_folder(output_dir: str, identity: tuple, config: Mapping[str, Any], f
         if there != identity:
             other = f"edition {_shown_identity(there)} there, {_shown_identity(identity)} here"
         else:
-            existing = record.get("config") or {}
+            existing = record.config or {}
             other = "; ".join(f"{key} {_shown(existing.get(key))} there, {_shown(config.get(key))} here"
                               for key in sorted(set(existing) | set(config)) if existing.get(key) != config.get(key))
         raise OutputFolderError(f"{output_dir} holds a {what} of another config ({other}); use another --output, "
@@ -113,7 +113,7 @@ def _check_folder(output_dir: str, identity: tuple, config: Mapping[str, Any], f
     return kind, record
 
 
-def _identity_of(record: Mapping[str, Any]) -> Optional[tuple]:
+def _identity_of(record: Release) -> Optional[tuple]:
     """``(edition, benchmark)`` of a release or build record (None where it names neither)."""
     try:
         return tuple(release_identity(record))
@@ -132,10 +132,10 @@ def _shown(value) -> str:
     return "none" if value is None else str(value)
 
 
-def _release_input_matches(output_dir: str, index, record: Mapping[str, Any]) -> bool:
+def _release_input_matches(output_dir: str, index, record: Release) -> bool:
     """Whether a finished release was built from this input: same kind, every entry built (same
     place and size) or rejected as a whole, nothing else."""
-    if record.get("input", {}).get("kind") != index.kind:
+    if (record.input.kind if record.input else None) != index.kind:
         return False
     built = {}
     for line in iter_lines(storage.join(output_dir, SOURCES)):
@@ -174,7 +174,7 @@ class BuildPlan:
         The input and its subset.
     source : Input
         The input, opened (read once) by :func:`pipelines.inputs.families.open_input`.
-    document : mapping
+    document : Release
         Edition fields of ``release.json`` (``edition``, ``config``, ``tfds``, ...).
     dataset : TfdsDataset
         The TFDS dataset of the records' groups.
@@ -200,7 +200,7 @@ class BuildPlan:
 
     selection: SourceSelection
     source: Input
-    document: Mapping[str, Any]
+    document: Release
     dataset: TfdsDataset
     outputs_per_image: int
     transform: Callable[[Optional[str]], beam.PTransform]
@@ -244,20 +244,20 @@ def run_build(output_dir: str, plan: BuildPlan, run: RunOptions = RunOptions()) 
     selection, document, formats = plan.selection, plan.document, plan.formats
     storage.configure(run.beam_args)  # object-store options (--s3_endpoint_url, ...) for the driver's own I/O
     ids = None
-    config = dict(document["config"], examples_per_shard=plan.examples_per_shard, limit=selection.limit,
+    config = dict(document.config, examples_per_shard=plan.examples_per_shard, limit=selection.limit,
                   image_ids_sha256=None, **({"formats": sorted(set(formats))} if formats else {}))
     if selection.image_ids is not None:
         raw = read_image_ids(selection.image_ids)
         config["image_ids_sha256"] = hashlib.sha256(raw).hexdigest()
         ids = raw.decode("utf-8").splitlines()
     check_not_inside(selection.input, output_dir)
-    with FolderLock(output_dir, f"{document['edition']} {document['benchmark']}") as lock:
+    with FolderLock(output_dir, f"{document.edition} {document.benchmark}") as lock:
         if lock.took_over:
             print(f"note: took over the lock of a build that is gone (pid {lock.took_over.get('pid')} on "
                   f"{lock.took_over.get('host')})", file=run.out)
         wait_for_orphan_workers(output_dir)
         with stopping_cleanly(output_dir, signals=False):  # a full disk in the driver: one line too
-            return _locked_build(output_dir, replace(plan, document=dict(document, config=config)), run, ids)
+            return _locked_build(output_dir, replace(plan, document=replace(document, config=config)), run, ids)
 
 
 def _locked_build(output_dir: str, plan: BuildPlan, run: RunOptions, ids: Optional[list]) -> BuildResult:
@@ -265,7 +265,7 @@ def _locked_build(output_dir: str, plan: BuildPlan, run: RunOptions, ids: Option
     selection, document, source, dataset = plan.selection, plan.document, plan.source, plan.dataset
     outputs_per_image = plan.outputs_per_image
     workers, beam_args, stream, force = run.workers, run.beam_args, run.out, run.force
-    config, identity = document["config"], (document["edition"], document["benchmark"])
+    config, identity = document.config, (document.edition, document.benchmark)
     state, record = _check_folder(output_dir, identity, config, force)
     path = selection.input
     if path is None and not storage.is_local(output_dir):
@@ -279,22 +279,22 @@ def _locked_build(output_dir: str, plan: BuildPlan, run: RunOptions, ids: Option
             storage.delete_tree(storage.join(output_dir, SAMPLE_DIR))
             return BuildResult(record, dict.fromkeys(COUNTERS, 0))
         state = "other input"
-    elif state == "build" and record.get("input", {}).get("listing_sha256") != listing:
+    elif state == "build" and (record.input.listing_sha256 if record.input else None) != listing:
         state = "other input"
     if state == "other input":
         if not force:
-            raise OutputFolderError(f"{output_dir} holds a {'release' if record.get('counts') else 'build'} of "
+            raise OutputFolderError(f"{output_dir} holds a {'release' if record.counts else 'build'} of "
                                     "another input (files added, removed or changed since); use another --output, "
                                     "or --force to remove it")
         remove_release(output_dir, keep=[SAMPLE_DIR] if path is None else [])
         state = "empty"
     for scratch in (TMP_DIR, PROGRESS_DIR):  # this build's own leftovers: half-written files, display counts
         storage.delete_tree(storage.join(output_dir, scratch))
-    document = dict(document, input={"kind": index.kind})
+    document = replace(document, input=ReleaseInput(kind=index.kind))
     if state == "empty":
-        write_build_record(output_dir, {"edition": identity[0], "benchmark": identity[1], "config": config,
-                                        "input": {"kind": index.kind, "listing_sha256": listing,
-                                                  "images": len(index.entries)}})
+        write_build_record(output_dir, Release(edition=identity[0], benchmark=identity[1], config=config,
+                                               input=ReleaseInput(kind=index.kind, listing_sha256=listing,
+                                                                  images=len(index.entries))))
     ledger = read_ledger(output_dir)
     sinks: Sequence[ReleaseSink] = release_sinks(config.get("formats", ()), plan.sinks, index.entries)
     done = set()

@@ -32,7 +32,7 @@ from schemas.conditions import Condition
 from schemas.configs import ImageNetCConfig
 from schemas.edition import JPEG, NPY
 from schemas.records import Failure, OutputRecord, SourceImage
-from schemas.release import C_BENCHMARK, CLEAN
+from schemas.release import C_BENCHMARK, CLEAN, Release, ReleaseTfds
 from schemas.tfds import TfdsDataset
 from schemas.tfds_c import c_dataset
 from transforms import corrupt, encode_jpeg, encode_png, example_seed, make_rng, preprocess
@@ -105,12 +105,9 @@ def corrupted_outputs(image: SourceImage, crop: np.ndarray, config: ImageNetCCon
         except BadInput as err:  # this input cannot make this output: reported; any other error is a bug
             yield Failure(key, entry.source, "corrupt", f"{type(err).__name__}: {err}")
             continue
-        example = {"image": encoded, "label": entry.label}
-        if layout.tfds.file_name_feature:
-            example["file_name"] = entry.file_name
         yield OutputRecord(
             key=key, group=CLEAN if condition.is_clean else layout.tfds.config(name, severity), path=path,
-            data=data, example=example,
+            data=data, example={"image": encoded, "label": entry.label, "file_name": entry.file_name},
             metadata={"image_key": entry.key, "wnid": entry.wnid, "label": entry.label,
                       **condition.manifest_fields(), "seed": seed,
                       "array_sha256": array_sha256(array)},
@@ -179,21 +176,19 @@ def imagenet_c_dataset(config: ImageNetCConfig, class_names: Optional[Sequence[s
     return c_dataset(config.edition, config.family, class_names)
 
 
-def imagenet_c_document(config: ImageNetCConfig, class_names: Optional[Sequence[str]] = None) -> dict:
+def imagenet_c_document(config: ImageNetCConfig, class_names: Optional[Sequence[str]] = None) -> Release:
     """Edition fields of ``release.json``: the edition's catalogue name, the benchmark (``c``), the
     config, the tree and where TFDS finds the configs."""
     edition, family = config.edition, config.family
     layout = edition.c.layout(family)
     dataset = imagenet_c_dataset(config, class_names)
-    document = {"edition": edition.name, "benchmark": BENCHMARK, "tree": layout.tree,
-                "config": {**config.to_json(), "jpeg_quality": edition.c.jpeg_quality if edition.c.encoding == JPEG else None},
-                "encoding": edition.c.encoding, "image_size": edition.image_size,
-                "tfds": {"data_dir": "tfds", "name": dataset.name, "version": dataset.version,
-                         "split": dataset.split, "configs": list(config.groups)}}
-    if layout.labels_file:
-        document["labels"] = f"{layout.tree}/{layout.labels_file}"
-    document["source_family"] = family or edition.c.default_family
-    return document
+    return Release(
+        edition=edition.name, benchmark=BENCHMARK, tree=layout.tree,
+        config={**config.to_json(), "jpeg_quality": edition.c.jpeg_quality if edition.c.encoding == JPEG else None},
+        encoding=edition.c.encoding, image_size=edition.image_size,
+        tfds=ReleaseTfds.of(dataset, config.groups),
+        labels=f"{layout.tree}/{layout.labels_file}" if layout.labels_file else None,
+        source_family=family or edition.c.default_family)
 
 
 def plan(config: ImageNetCConfig, source: SourceSelection = SourceSelection(),

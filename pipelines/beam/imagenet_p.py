@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import NamedTuple, Optional, Sequence, Union
 
 import apache_beam as beam
@@ -37,7 +37,7 @@ import numpy as np
 from schemas.configs import ImageNetPConfig
 from schemas.imagenet_p import GRAIN_RATE_CONTROL, PERTURBATIONS, TFDS_FRAMES
 from schemas.imagenet_p_editions import NPY
-from schemas.release import P_BENCHMARK
+from schemas.release import P_BENCHMARK, Release, ReleaseTfds
 from schemas.records import Failure, OutputRecord, SourceEntry, SourceImage
 from schemas.tfds_p import imagenet_p_config, p_dataset
 from transforms import BadInput, example_rng, example_seed, perturb_sequence
@@ -261,30 +261,26 @@ class PerturbImages(beam.PTransform):
         return EditionOutputs(videos.records, decoded.sources, failures, videos.environments)
 
 
-def imagenet_p_document(config: ImageNetPConfig, class_names: Optional[Sequence[str]] = None) -> dict:
+def imagenet_p_document(config: ImageNetPConfig, class_names: Optional[Sequence[str]] = None) -> Release:
     """Edition fields of ``release.json``: the edition's catalogue name, the benchmark (``p``), the
     config, the edition's facts, the encoder settings (MP4 editions) or the array layout (``.npy``),
     and the TFDS configs."""
     dataset = p_dataset(config.edition, config.family, class_names)
     tree = config.tree
-    document = {"edition": config.edition.name, "benchmark": BENCHMARK, "tree": tree,
-                "config": config.to_json(), "p_edition": config.table.to_json(),
-                "source_family": config.source_family,
-                "tfds": {"data_dir": "tfds", "name": dataset.name, "version": dataset.version,
-                         "split": dataset.split, "configs": list(config.groups)}}
+    document = Release(edition=config.edition.name, benchmark=BENCHMARK, tree=tree, config=config.to_json(),
+                       p_edition=config.table.to_json(), source_family=config.source_family,
+                       tfds=ReleaseTfds.of(dataset, config.groups))
     if config.table.output == NPY:
-        document["arrays"] = {"path": f"{tree}/<perturbation>[_<d>].npy", "dtype": "uint8",
-                              "shape": "(N, T, H, W, 3), rows in input order (manifest order)",
-                              "tfds_frames": "the rows of the .npy (lossless)"}
-        return document
-    document["video"] = {
+        return replace(document, arrays={"path": f"{tree}/<perturbation>[_<d>].npy", "dtype": "uint8",
+                                         "shape": "(N, T, H, W, 3), rows in input order (manifest order)",
+                                         "tfds_frames": "the rows of the .npy (lossless)"})
+    return replace(document, video={
         "container": "mp4", "codec": "libx264", "pixel_format": PIXEL_FORMAT,
         "frame_rate": FRAME_RATE, "threads": ENCODER_THREADS,
         "rate_control": {name: " ".join(PERTURBATIONS[name].rate_control) for name in config.perturbations},
         "encoder": encoder_settings(config.simd, config.preset, ENCODER_THREADS),
         "tfds_frames": {"source": config.tfds_frames, "meaning": TFDS_FRAMES[config.tfds_frames],
-                        "format": "png", "compress_level": PNG_COMPRESS_LEVEL}}
-    return document
+                        "format": "png", "compress_level": PNG_COMPRESS_LEVEL}})
 
 
 def plan(config: ImageNetPConfig, source: SourceSelection = SourceSelection(),

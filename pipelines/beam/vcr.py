@@ -30,7 +30,7 @@ from schemas.configs import VcrConfig
 from schemas.edition import DEFAULT_EDITION
 from schemas.editions import get_edition
 from schemas.records import Failure, OutputRecord, SourceImage
-from schemas.release import VCR_BENCHMARK
+from schemas.release import VCR_BENCHMARK, Release, ReleaseTfds
 from schemas.vcr import CLEAN, VCR_TREE, clean_key, png_path, vcr_key
 from transforms import BadInput, encode_png
 from transforms.rng import legacy_random_state
@@ -200,12 +200,10 @@ class BuildVcrExamples(beam.PTransform):
             environments=(measured.environments, rendered.environments) | "VcrEnvironments" >> beam.Flatten())
 
 
-def vcr_document(config: VcrConfig) -> dict:
+def vcr_document(config: VcrConfig) -> Release:
     """Edition fields of ``release.json``."""
-    dataset = config.dataset
-    return {"edition": DEFAULT_EDITION, "benchmark": BENCHMARK, "tree": VCR_TREE, "config": config.to_json(),
-            "tfds": {"data_dir": "tfds", "name": dataset.name, "version": dataset.version,
-                     "split": dataset.split, "configs": list(config.groups)}}
+    return Release(edition=DEFAULT_EDITION, benchmark=BENCHMARK, tree=VCR_TREE, config=config.to_json(),
+                   tfds=ReleaseTfds.of(config.dataset, config.groups))
 
 
 def bin_counts(manifest_rows, bins: int) -> dict:

@@ -27,19 +27,22 @@ import heapq
 import itertools
 import json
 import uuid
+from dataclasses import replace
 from typing import Any, Iterable, Iterator, Mapping, Optional, Sequence
 
 import apache_beam as beam
 
-from schemas.records import FileInfo, OutputRecord
+from schemas.records import FileInfo, ManifestRecord, OutputRecord
 from schemas.release import (CHECKSUMS, FAILURES, PARTS_DIR, RELEASE_FORMAT, RELEASE_JSON, SCRATCH_DIRS,
-                             SOURCES, checksum_line, dumps, json_line, manifest_path)
+                             SOURCES, Release, ReleaseCounts, ReleaseInput, ReleaseManifest, checksum_line,
+                             json_line, manifest_path)
 from schemas.tfds import TfdsDataset
 from transforms.heap import retain_freed_memory
 from transforms.threads import one_opencv_thread
 
 from pipelines.formats import storage
 from pipelines.formats.class_folders import make_class_folders
+from pipelines.formats.release_document import write_release
 from pipelines.release.output_folder import WorkerLock
 from pipelines.release.versions import library_versions
 from pipelines.formats.parts import (FAILURES_TABLE, PART_RECORDS, PART_SECONDS, SOURCES_TABLE, PartWriter, iter_file_chunks,
@@ -169,7 +172,7 @@ class TfdsRecords(ReleaseSink):
         dataset, count = release.dataset, release.shard_count
         index = shard_index(record.key, count)
         return index, f"{dataset.config_dir(record.group)}/{dataset.shard_name(index, count)}", \
-            encode_example(record.example)
+            encode_example(record.example, dataset.features)
 
     def write_group(self, release: ReleaseFiles, group: str, outputs: GroupOutputs) -> list[FileInfo]:
         output_dir, dataset, shard_count = release.output_dir, release.dataset, release.shard_count
@@ -234,9 +237,8 @@ class _WriteOutputFilesFn(beam.DoFn):
     def _write(self, record: OutputRecord) -> None:
         info = self._tree.write_output(self._release, record)
         index, shard, example = self._tfds.write_output(self._release, record)
-        row = {**record.metadata, "key": record.key, "path": record.path, "sha256": info.sha256,
-               "bytes": info.size, "shard": shard}
-        self._parts.add_output(record.group, record.key, index, json_line(row), info.sha256,
+        row = ManifestRecord(record.key, record.path, info.sha256, info.size, shard, record.metadata)
+        self._parts.add_output(record.group, record.key, index, json_line(row.to_json()), info.sha256,
                                None if record.stacked else info.path, info.size, example)
 
     def _write_pending(self) -> list:
@@ -512,20 +514,20 @@ def read_environments(output_dir: str) -> list:
     return sorted(found)
 
 
-def seal_release(output_dir: str, document: Mapping[str, Any]) -> dict:
+def seal_release(output_dir: str, document: Release) -> Release:
     """Write ``release.json`` and ``SHA256SUMS`` after the pipeline, then remove scratch folders.
 
     Parameters
     ----------
     output_dir : str
         The release directory the pipeline wrote.
-    document : mapping
+    document : Release
         Edition-specific fields of ``release.json`` (``edition``, ``config``, ``tfds``, ...); the
         input checksum, counts, library versions and manifest digest are added here.
 
     Returns
     -------
-    dict
+    Release
         The ``release.json`` document.
     """
     manifest_parts = storage.list_files(output_dir, "manifest")
@@ -534,17 +536,16 @@ def seal_release(output_dir: str, document: Mapping[str, Any]) -> dict:
     _, sources_sha256 = _count_and_digest(output_dir, [SOURCES])
     environments = [json.loads(e) for e in read_environments(output_dir)]
     environments = environments or [library_versions()]  # no image reached a worker
-    release = {
-        **document,
-        "format": RELEASE_FORMAT,
-        "input": {**document.get("input", {}), "sha256": sources_sha256, "images": lists[SOURCES]},
-        "counts": {"images": lists[SOURCES], "outputs": sum(per_part.values()), "failures": lists[FAILURES],
-                   "outputs_per_config": {p.rsplit("/", 1)[1][:-len(".jsonl")]: n for p, n in per_part.items()}},
-        "manifest": {"parts": manifest_parts, "records": sum(per_part.values()), "sha256": manifest_sha256},
-        "library_versions": environments[0] if len(environments) == 1 else environments,
-    }
-    text = dumps(release).encode("utf-8")
-    release_info = storage.write_atomic(output_dir, RELEASE_JSON, text)
+    release = replace(
+        document,
+        format=RELEASE_FORMAT,
+        input=replace(document.input or ReleaseInput(), sha256=sources_sha256, images=lists[SOURCES]),
+        counts=ReleaseCounts(images=lists[SOURCES], outputs=sum(per_part.values()), failures=lists[FAILURES],
+                             outputs_per_config={p.rsplit("/", 1)[1][:-len(".jsonl")]: n for p, n in per_part.items()}),
+        manifest=ReleaseManifest(parts=tuple(manifest_parts), records=sum(per_part.values()), sha256=manifest_sha256),
+        library_versions=environments[0] if len(environments) == 1 else environments,
+    )
+    release_info = write_release(output_dir, release)
     parts = (chunk for p in storage.list_files(output_dir, CHECKSUM_PARTS)
              for chunk in iter_file_chunks(storage.join(output_dir, p)))
     storage.write_atomic(output_dir, CHECKSUMS, itertools.chain(

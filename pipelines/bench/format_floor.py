@@ -83,7 +83,8 @@ def measure_format_floor(input_dir: str, count: int, config: ImageNetCConfig = I
     os.makedirs(output_dir, exist_ok=True)
     one_opencv_thread()
     entries = open_input(config.edition, input_dir).list(output_dir).entries[:count]
-    names = label_names(imagenet_c_dataset(config))
+    dataset = imagenet_c_dataset(config)
+    names = label_names(dataset)
     files: dict = {}  # (config, suffix) -> (stream, its SHA-256)
 
     def append(group: str, suffix: str, data: bytes) -> None:
@@ -113,7 +114,7 @@ def measure_format_floor(input_dir: str, count: int, config: ImageNetCConfig = I
                 marks = [clock()]
                 info = storage.write_new(output_dir, record.path, record.data)
                 marks.append(clock())
-                append(record.group, "tfrecord", frame_record(encode_example(record.example)))
+                append(record.group, "tfrecord", frame_record(encode_example(record.example, dataset.features)))
                 marks.append(clock())
                 append(record.group, "jsonl", json_line({**record.metadata, "key": record.key, "path": record.path,
                                                          "sha256": info.sha256, "bytes": info.size}).encode("utf-8"))

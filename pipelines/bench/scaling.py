@@ -221,10 +221,10 @@ def _timed_build(connection, input_dir: str, output_dir: str, count: int, pickle
     result = build_imagenet_c(output_dir, SourceSelection(input_dir, limit=count), config,
                               RunOptions(workers=workers, progress_interval=3600))
     seconds = time.perf_counter() - start
-    counts = result.release["counts"]
+    counts = result.release.counts
     cpu_seconds = sum(usage.ru_utime + usage.ru_stime for usage in (
         resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)))
-    connection.send((seconds, counts["images"], counts["outputs"], counts["failures"], cpu_seconds,
+    connection.send((seconds, counts.images, counts.outputs, counts.failures, cpu_seconds,
                      result.counters.get(IMAGE_WORK_COUNTER, 0) / 1e6))
     connection.close()
 

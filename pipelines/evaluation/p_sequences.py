@@ -19,10 +19,11 @@ import numpy as np
 from schemas.edition import Edition
 from schemas.editions import EDITIONS, get_edition
 from schemas.imagenet_p_editions import NPY
-from schemas.release import P_TREE, RELEASE_JSON, manifest_path
+from schemas.release import P_TREE, manifest_path
 
 from pipelines.evaluation.release_inputs import npy_header, read_npy_rows
 from pipelines.formats import storage
+from pipelines.formats.release_document import read_release
 from pipelines.formats.video import read_video
 
 __all__ = ["PSet", "p_tree", "p_sets", "npy_sequences", "sequence_frames"]
@@ -42,9 +43,9 @@ def p_tree(release_dir: str) -> tuple[str, str]:
     ``('ImageNet-P', 'imagenet')``."""
     trees = {tree: name for name, e in EDITIONS.items() if e.p for tree in e.p.trees}
     try:
-        document = json.loads(storage.read_bytes(storage.join(release_dir, RELEASE_JSON)))
-        if document.get("tree") in trees:
-            return document["tree"], document.get("config", {}).get("edition", trees[document["tree"]])
+        release = read_release(release_dir)
+        if release.tree in trees:
+            return release.tree, release.setting("edition", trees[release.tree])
     except (OSError, ValueError):
         pass
     for tree, name in trees.items():  # an official download without release.json: the folder it holds

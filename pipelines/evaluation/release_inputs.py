@@ -22,7 +22,6 @@ ImageNet-A / -O: ``imagenet-a/<wnid>/<file>`` (package-a), ``imagenet-o/<wnid>/<
 from __future__ import annotations
 
 import io
-import json
 import os
 from typing import NamedTuple, Optional
 
@@ -34,10 +33,11 @@ from schemas.edition import DEFAULT_EDITION, NPY, Edition, Layout
 from schemas.editions import EDITIONS
 from schemas.imagenet_c import CORRUPTIONS, SEVERITIES
 from schemas.imagenet_val import IMAGE_EXTENSIONS
-from schemas.release import CLEAN, RELEASE_JSON, TFDS_DIR
+from schemas.release import CLEAN, RELEASE_JSON, TFDS_DIR, Release
 from schemas.wnids import imagenet_wnids, wnid_to_label
 
 from pipelines.formats import storage
+from pipelines.formats.release_document import read_release
 from pipelines.formats.tfrecord import decode_example, iter_records
 
 SOURCES = ("auto", "tree", "tfds")
@@ -67,10 +67,9 @@ class CConfig(NamedTuple):
     blocks: int = 1
 
 
-def release_document(release_dir: str) -> dict:
-    """``release.json`` of a release, ``{}`` without one."""
-    path = storage.join(release_dir, RELEASE_JSON)
-    return json.loads(storage.read_bytes(path)) if storage.exists(path) else {}
+def release_document(release_dir: str) -> Optional[Release]:
+    """``release.json`` of a release, None without one."""
+    return read_release(release_dir) if storage.exists(storage.join(release_dir, RELEASE_JSON)) else None
 
 
 def parse_config(name: str) -> tuple[str, int]:
@@ -98,14 +97,14 @@ def c_release(release_dir: str) -> CRelease:
     """The edition, layout and severities of a release's ImageNet-C data: the layout whose tree
     ``release.json`` names, else the first whose tree folder is present, else the 224 default."""
     document = release_document(release_dir)
-    severities = tuple(document.get("config", {}).get("severities", SEVERITIES))
+    severities = tuple(document.setting("severities", SEVERITIES) if document else SEVERITIES)
     layouts = [(edition, layout) for edition in EDITIONS.values() if edition.c is not None
                for layout in edition.c.layouts.values()]
     for edition, layout in layouts:
-        if document.get("tree") == layout.tree:
+        if document is not None and document.tree == layout.tree:
             return CRelease(edition, layout, severities)
     for edition, layout in layouts:
-        if not document and storage.is_folder(storage.join(release_dir, layout.tree)):
+        if document is None and storage.is_folder(storage.join(release_dir, layout.tree)):
             return CRelease(edition, layout, severities)
     edition = EDITIONS[DEFAULT_EDITION]
     return CRelease(edition, edition.c.layout(), tuple(SEVERITIES))

@@ -39,8 +39,9 @@ PROPERTIES = ("accuracy", "consistency")
 def is_vcr_release(release_dir: str) -> bool:
     """True when ``release_dir/release.json`` names the VCR benchmark (new and old releases)."""
     try:
-        return release_identity(release_document(release_dir)).benchmark == VCR_BENCHMARK
-    except (OSError, ValueError, AttributeError):
+        release = release_document(release_dir)
+        return release is not None and release_identity(release).benchmark == VCR_BENCHMARK
+    except (OSError, ValueError):
         return False
 
 

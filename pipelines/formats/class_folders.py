@@ -15,14 +15,14 @@ An object store holds no empty folders: there the packages carry them.
 """
 from __future__ import annotations
 
-import json
 import os
-from typing import Iterable, Mapping, Optional
+from typing import Iterable, Optional
 
-from schemas.release import CHECKSUMS, RELEASE_JSON, TFDS_DIR, parse_checksum_lines
+from schemas.release import CHECKSUMS, TFDS_DIR, parse_checksum_lines
 from schemas.tfds import TfdsDataset
 
 from pipelines.formats import storage
+from pipelines.formats.release_document import read_release
 
 __all__ = ["LABELS_FILE", "label_names", "class_folder_parents", "class_folders", "make_class_folders",
            "release_label_names", "expected_class_folders", "release_class_folders"]
@@ -106,9 +106,8 @@ def expected_class_folders(root: str, listed: Iterable[str], tree: Optional[str]
 
 def _release_tree(root: str) -> Optional[str]:
     try:
-        document: Mapping = json.loads(storage.read_bytes(storage.join(root, RELEASE_JSON)))
-        return document.get("tree")
-    except (OSError, ValueError, AttributeError):
+        return read_release(root).tree
+    except (OSError, ValueError):
         return None
 
 

@@ -15,9 +15,11 @@ give equal bytes). A TFRecord file is a sequence of
 from __future__ import annotations
 
 import struct
-from typing import Any, BinaryIO, Iterator, Mapping
+from typing import Any, BinaryIO, Iterator, Mapping, Optional
 
 import google_crc32c
+
+from schemas.tfds import BYTES_LIST, FLOAT_LIST, INT64_LIST
 
 __all__ = ["HEADER_BYTES", "FRAMING_BYTES", "TFRecordError", "masked_crc32c", "frame_record", "iter_records",
            "encode_example", "decode_example"]
@@ -29,7 +31,7 @@ HEADER_BYTES = _LENGTH.size + _CRC.size
 FRAMING_BYTES = HEADER_BYTES + _CRC.size
 """Bytes a record adds to its data in a TFRecord file (16)."""
 
-_BYTES_LIST, _FLOAT_LIST, _INT64_LIST = 1, 2, 3
+_BYTES_FIELD, _FLOAT_FIELD, _INT64_FIELD = 1, 2, 3
 
 
 class TFRecordError(ValueError):
@@ -106,40 +108,87 @@ def _delimited(number: int, chunks: list, size: int) -> tuple[list, int]:
     return [header, *chunks], len(header) + size
 
 
+def _bytes_list(values: list) -> tuple[list, int]:
+    items, size = [], 0
+    for v in values:
+        data = v.encode("utf-8") if isinstance(v, str) else v
+        chunks, length = _delimited(1, [data], len(data))
+        items += chunks
+        size += length
+    return _delimited(_BYTES_FIELD, items, size)
+
+
+def _int64_list(values: list) -> tuple[list, int]:
+    packed = b"".join(_varint(v) for v in values)
+    inner = _field(1, packed) if packed else b""
+    return _delimited(_INT64_FIELD, [inner], len(inner))
+
+
+def _float_list(values: list) -> tuple[list, int]:
+    packed = struct.pack(f"<{len(values)}f", *values)
+    inner = _field(1, packed) if packed else b""
+    return _delimited(_FLOAT_FIELD, [inner], len(inner))
+
+
+_LIST_WRITERS = {BYTES_LIST: _bytes_list, INT64_LIST: _int64_list, FLOAT_LIST: _float_list}
+
+
+def _list_kind(value: Any) -> Optional[str]:
+    """The list a single value goes to by its Python type: bytes/str, int (not bool) or float."""
+    if isinstance(value, (bytes, str)):
+        return BYTES_LIST
+    if isinstance(value, int) and not isinstance(value, bool):
+        return INT64_LIST
+    return FLOAT_LIST if isinstance(value, float) else None
+
+
 def _feature(value: Any) -> tuple[list, int]:
+    """A value whose list kind follows its Python type (an example without declared features)."""
     values = list(value) if isinstance(value, (list, tuple)) else [value]
-    if all(isinstance(v, (bytes, str)) for v in values):
-        items, size = [], 0
-        for v in values:
-            data = v.encode("utf-8") if isinstance(v, str) else v
-            chunks, length = _delimited(1, [data], len(data))
-            items += chunks
-            size += length
-        return _delimited(_BYTES_LIST, items, size)
-    if all(isinstance(v, int) and not isinstance(v, bool) for v in values):
-        packed = b"".join(_varint(v) for v in values)
-        inner = _field(1, packed) if packed else b""
-        return _delimited(_INT64_LIST, [inner], len(inner))
-    if all(isinstance(v, float) for v in values):
-        packed = struct.pack(f"<{len(values)}f", *values)
-        inner = _field(1, packed) if packed else b""
-        return _delimited(_FLOAT_LIST, [inner], len(inner))
-    raise ValueError(f"a feature value must be bytes/str, int or float (or a list of one kind), got {value!r:.80}")
+    kinds = {_list_kind(v) for v in values} or {BYTES_LIST}
+    if len(kinds) != 1 or None in kinds:
+        raise ValueError(f"a feature value must be bytes/str, int or float (or a list of one kind), got {value!r:.80}")
+    return _LIST_WRITERS[kinds.pop()](values)
 
 
-def encode_example(features: Mapping[str, Any]) -> bytes:
+def _declared_feature(name: str, feature: Any, value: Any) -> tuple[list, int]:
+    """A value stored as its declared feature connector says (``feature.stored_as``, ``feature.stored``)."""
+    values, kind = feature.stored(value), feature.stored_as
+    if not all(_list_kind(v) == kind and not isinstance(v, str) for v in values):
+        raise ValueError(f"feature {name!r} is declared as {type(feature).__name__} (a {kind} list), "
+                         f"got {value!r:.80}")
+    return _LIST_WRITERS[kind](values)
+
+
+def encode_example(values: Mapping[str, Any], features: Optional[Mapping[str, Any]] = None) -> bytes:
     """Serialize ``{name: value}`` as a ``tf.train.Example``.
 
     Parameters
     ----------
-    features : mapping
-        ``bytes``/``str`` values become a BytesList, ``int`` an Int64List, ``float`` a FloatList;
-        a list or tuple of one kind becomes a list of several values (e.g. video frames).
+    values : mapping
+        The example's values by feature name.
+    features : mapping, optional
+        The declared feature connectors (:attr:`schemas.tfds.TfdsDataset.features`): the example
+        stores exactly these, each value as its connector declares (``stored_as``: a BytesList,
+        an Int64List or a FloatList of ``stored(value)``); values of names not declared are left
+        out. Without them, ``bytes``/``str`` values become a BytesList, ``int`` an Int64List,
+        ``float`` a FloatList, and a list or tuple of one kind a list of several values (the
+        examples of inputs this project does not declare, e.g. TFDS's ``imagenet2012``).
+
+    Raises
+    ------
+    ValueError
+        When a declared feature has no value, or a value is not of its feature's kind.
     """
+    if features is not None:
+        missing = sorted(set(features) - set(values))
+        if missing:
+            raise ValueError(f"the example has no value for its declared feature(s) {', '.join(missing)}")
     entries, size = [], 0
-    for name in sorted(features):
+    for name in sorted(values if features is None else features):
         key = _field(1, name.encode("utf-8"))
-        value, value_size = _delimited(2, *_feature(features[name]))
+        feature = _feature(values[name]) if features is None else _declared_feature(name, features[name], values[name])
+        value, value_size = _delimited(2, *feature)
         entry, entry_size = _delimited(1, [key, *value], len(key) + value_size)
         entries += entry
         size += entry_size
@@ -191,9 +240,9 @@ def _decode_feature(data: bytes) -> list:
         for number, wire, item in _fields(payload):
             if number != 1:
                 continue
-            if kind == _BYTES_LIST:
+            if kind == _BYTES_FIELD:
                 values.append(item)
-            elif kind == _INT64_LIST:
+            elif kind == _INT64_FIELD:
                 if wire == 0:
                     values.append(_signed(item))
                 else:
@@ -201,7 +250,7 @@ def _decode_feature(data: bytes) -> list:
                     while position < len(item):
                         value, position = _read_varint(item, position)
                         values.append(_signed(value))
-            elif kind == _FLOAT_LIST:
+            elif kind == _FLOAT_FIELD:
                 if wire == 5:
                     values.append(struct.unpack("<f", struct.pack("<I", item))[0])
                 else:

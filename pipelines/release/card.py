@@ -18,6 +18,7 @@ from schemas.edition import Card
 from schemas.editions import get_edition
 from schemas.inputs import Input
 from schemas.publication import BENCHMARKS, OFFICIAL_RELEASE_TERMS, edition_and_benchmark, size_category
+from schemas.release import Release, ReleaseInput
 
 __all__ = ["COMMANDS", "NOT_OPTIONS", "ON_BY_DEFAULT", "edition_card", "release_input", "build_command", "title",
            "what", "citations", "front_matter", "dataset_card"]
@@ -32,7 +33,7 @@ NOT_OPTIONS = frozenset({"image_ids_sha256", "jpeg_quality", "image_format", "vi
 ON_BY_DEFAULT = frozenset({"clean", "simd"})
 
 
-def edition_card(release: Mapping) -> Card:
+def edition_card(release: Release) -> Card:
     """What the card says of the release's edition (:attr:`schemas.edition.Edition.card`).
 
     Raises
@@ -43,7 +44,7 @@ def edition_card(release: Mapping) -> Card:
     return get_edition(edition_and_benchmark(release)[0]).card
 
 
-def release_input(release: Mapping) -> Input:
+def release_input(release: Release) -> Input:
     """The input data set the release was built from: its ``source_family`` (the edition's first
     family where ``release.json`` names none) in the edition's card.
 
@@ -52,16 +53,16 @@ def release_input(release: Mapping) -> Input:
     ValueError
         If the edition is not registered or reads no such family.
     """
-    return edition_card(release).input(release.get("source_family"))
+    return edition_card(release).input(release.source_family)
 
 
-def build_command(release: Mapping) -> str:
+def build_command(release: Release) -> str:
     """The ``imagenet-cp`` command line that rebuilds the release, from its recorded config."""
     benchmark = edition_and_benchmark(release)[1]
     words = ["imagenet-cp", COMMANDS[benchmark]]
-    if release.get("input", {}).get("kind") != "sample":
+    if (release.input or ReleaseInput()).kind != "sample":
         words += ["--input", "INPUT"]
-    for key, value in sorted(release.get("config", {}).items()):
+    for key, value in sorted((release.config or {}).items()):
         option = "--" + key.replace("_", "-")
         if key in NOT_OPTIONS or value is None:
             continue
@@ -75,30 +76,30 @@ def build_command(release: Mapping) -> str:
     return " ".join(words + ["--output", "RELEASE"])
 
 
-def title(release: Mapping) -> str:
+def title(release: Release) -> str:
     """The release's name: an edition's official tree name (``Tiny-ImageNet-C``, ``CIFAR-10-P``),
     otherwise the benchmark's with the edition's size (``ImageNet-C (224x224)``)."""
     edition, benchmark = edition_and_benchmark(release)
-    tree = release.get("tree", "")
+    tree = release.tree or ""
     if edition != "imagenet" and tree[:1].isupper():
         return tree
     suffix = edition_card(release).title_suffix if BENCHMARKS[benchmark].resized else ""
     return f"{BENCHMARKS[benchmark].title} ({suffix})" if suffix else BENCHMARKS[benchmark].title
 
 
-def what(release: Mapping) -> str:
+def what(release: Release) -> str:
     """What the release holds, e.g. ``'the CIFAR-10 test set under 15 common corruptions ...'``."""
     return BENCHMARKS[edition_and_benchmark(release)[1]].what.format(images=release_input(release).name)
 
 
-def citations(release: Mapping) -> list[str]:
+def citations(release: Release) -> list[str]:
     """BibTeX entries to cite: the benchmark's papers, the edition's, the input's."""
     entries = list(BENCHMARKS[edition_and_benchmark(release)[1]].citations)
     entries += [c for c in (edition_card(release).citation,) if c]
     return entries + [release_input(release).citation]
 
 
-def front_matter(release: Mapping, examples: int, hf_configs: Sequence[dict]) -> dict:
+def front_matter(release: Release, examples: int, hf_configs: Sequence[dict]) -> dict:
     """The YAML front matter of the card, as data."""
     edition, benchmark = edition_and_benchmark(release)
     matter = {
@@ -128,32 +129,37 @@ def _count(number: int, noun: str) -> str:
     return f"{number:,} {noun}{'' if number == 1 else 's'}"
 
 
+def _or_unknown(value) -> str:
+    """A recorded value, ``?`` where the release does not record it."""
+    return "?" if value is None else str(value)
+
+
 def _table(header: Sequence[str], rows: Sequence[Sequence]) -> list[str]:
     return (["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
             + ["| " + " | ".join(str(c) for c in row) + " |" for row in rows])
 
 
-def _loading(release: Mapping, hf_configs: Sequence[dict], first: str) -> list[str]:
-    tfds = release.get("tfds") or {}
+def _loading(release: Release, hf_configs: Sequence[dict], first: str) -> list[str]:
+    tfds = release.tfds
     lines = ["## Loading", ""]
     if hf_configs:
         lines += ["With Hugging Face `datasets` (from this folder, or from the Hub once uploaded):", "", "```python",
                   "import datasets",
-                  f'ds = datasets.load_dataset("RELEASE_DIR", "{first}", split="{tfds.get("split", "test")}")',
+                  f'ds = datasets.load_dataset("RELEASE_DIR", "{first}", split="{tfds.split if tfds and tfds.split is not None else "test"}")',
                   "ds[0][\"image\"], ds.features[\"label\"].int2str(ds[0][\"label\"])", "```", ""]
     if tfds:
         lines += ["With TensorFlow Datasets:", "", "```python", "import tensorflow_datasets as tfds",
-                  f'builder = tfds.builder_from_directory("RELEASE_DIR/{tfds["data_dir"]}/{tfds["name"]}/{first}/'
-                  f'{tfds["version"]}")',
-                  f'ds = builder.as_dataset(split="{tfds.get("split")}")', "```", ""]
+                  f'builder = tfds.builder_from_directory("RELEASE_DIR/{tfds.data_dir}/{tfds.name}/{first}/'
+                  f'{tfds.version}")',
+                  f'ds = builder.as_dataset(split="{tfds.split}")', "```", ""]
     lines += ["With MLCommons Croissant (`croissant.json`, one record set per config):", "", "```python",
               "import mlcroissant", 'records = mlcroissant.Dataset("RELEASE_DIR/croissant.json").records('
               f'"{first}")', "```", ""]
-    if release.get("encoding") == "npy":
-        lines += [f"`{release['tree']}/<corruption>.npy` keeps the official layout: `np.load` gives uint8 (N, H, W, 3) "
-                  f"rows, severity after severity, with `{release.get('labels', 'labels.npy')}`.", ""]
-    elif release.get("tree"):
-        lines += [f"The folder tree `{release['tree']}/` keeps the official layout (`imagenet-cp evaluate --release "
+    if release.encoding == "npy":
+        lines += [f"`{release.tree}/<corruption>.npy` keeps the official layout: `np.load` gives uint8 (N, H, W, 3) "
+                  f"rows, severity after severity, with `{release.labels or 'labels.npy'}`.", ""]
+    elif release.tree:
+        lines += [f"The folder tree `{release.tree}/` keeps the official layout (`imagenet-cp evaluate --release "
                   "RELEASE_DIR` runs a model over it).", ""]
     return lines
 
@@ -169,27 +175,27 @@ def _checking() -> list[str]:
             "`imagenet-cp verify` prints the release digest as its last line.", ""]
 
 
-def _provenance(release: Mapping) -> list[str]:
-    config, source = release.get("config", {}), release.get("input", {})
+def _provenance(release: Release) -> list[str]:
+    source = release.input or ReleaseInput()
     lines = ["## How it was built", "", "```sh", build_command(release), "```", ""]
-    facts = [("input", f"{source.get('kind', '?')}, {source.get('images', '?')} images"),
-             ("input checksum (SHA-256 of `sources.jsonl`)", f"`{source.get('sha256', '?')}`"),
-             ("release seed", config.get("seed", "?")),
-             ("random streams (`rng`)", config.get("rng", "reference (legacy RandomState)")),
-             ("manifest digest", f"`{release.get('manifest', {}).get('sha256', '?')}`"),
-             ("release format", release.get("format", "?"))]
+    facts = [("input", f"{_or_unknown(source.kind)}, {_or_unknown(source.images)} images"),
+             ("input checksum (SHA-256 of `sources.jsonl`)", f"`{_or_unknown(source.sha256)}`"),
+             ("release seed", release.setting("seed", "?")),
+             ("random streams (`rng`)", release.setting("rng", "reference (legacy RandomState)")),
+             ("manifest digest", f"`{_or_unknown(release.manifest.sha256 if release.manifest else None)}`"),
+             ("release format", _or_unknown(release.format))]
     lines += _table(("fact", "value"), facts) + ["", "Library versions (from the workers):", ""]
-    lines += _table(("library", "version"), sorted(release.get("library_versions", {}).items()))
+    lines += _table(("library", "version"), sorted((release.library_versions or {}).items()))
     return lines + ["", "Every value above is in `release.json`; the manifests (`manifest/<config>.jsonl`) give each "
                         "example's key, label, seed and SHA-256.", ""]
 
 
-def dataset_card(release: Mapping, config_examples: Mapping[str, int], hf_configs: Sequence[dict]) -> str:
+def dataset_card(release: Release, config_examples: Mapping[str, int], hf_configs: Sequence[dict]) -> str:
     """The text of ``README.md`` for a release.
 
     Parameters
     ----------
-    release : mapping
+    release : Release
         Its ``release.json``.
     config_examples : mapping
         Config name -> number of examples, in the manifests' order.
@@ -212,7 +218,7 @@ def dataset_card(release: Mapping, config_examples: Mapping[str, int], hf_config
                   "(`cv2.VideoCapture`, as the reference evaluator) or through TFDS.", ""]
     lines += _loading(release, hf_configs, first) + _checking() + _provenance(release)
     lines += ["## Deviations from the reference", ""]
-    lines += [f"- {text}" for encoding, text in facts.deviations if encoding in ("", release.get("encoding"))]
+    lines += [f"- {text}" for encoding, text in facts.deviations if encoding in ("", release.encoding)]
     lines += ["- The full list, measured against the reference outputs: `docs/reference/fidelity.md` of imagenet-cp.",
               "", "## Licence terms of the inputs", "", release_input(release).terms, "",
               OFFICIAL_RELEASE_TERMS, "", "## Citation", "", "```bibtex", "\n\n".join(citations(release)), "```", ""]

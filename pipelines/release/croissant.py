@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Mapping
 
 from schemas.publication import BENCHMARKS, edition_and_benchmark
-from schemas.release import manifest_path
+from schemas.release import RELEASE_FORMAT, Release, manifest_path
 
 from pipelines.release.card import citations, release_input, title, what
 from pipelines.release.hf_index import HF_DIR, ConfigFacts, condition_columns
@@ -73,7 +73,7 @@ def _column(file_id: str, column: str, **more) -> dict:
     return {"fileObject": {"@id": file_id}, "extract": {"column": column}, **more}
 
 
-def _record_set(config: str, facts: ConfigFacts, release: Mapping, media_set: str) -> dict:
+def _record_set(config: str, facts: ConfigFacts, release: Release, media_set: str) -> dict:
     """One config's record set (module doc)."""
     benchmark = edition_and_benchmark(release)[1]
     media, media_type = "image", "sc:ImageObject"
@@ -100,13 +100,13 @@ def _record_set(config: str, facts: ConfigFacts, release: Mapping, media_set: st
             "key": {"@id": f"{config}/key"}, "field": fields}
 
 
-def croissant_document(release: Mapping, configs: Mapping[str, ConfigFacts], digests: Mapping[str, str],
+def croissant_document(release: Release, configs: Mapping[str, ConfigFacts], digests: Mapping[str, str],
                        packages: Mapping[str, str] = None) -> dict:
     """The Croissant JSON-LD document of a release.
 
     Parameters
     ----------
-    release : mapping
+    release : Release
         Its ``release.json``.
     configs : mapping
         Config name -> its :class:`~pipelines.release.hf_index.ConfigFacts`.
@@ -134,7 +134,7 @@ def croissant_document(release: Mapping, configs: Mapping[str, ConfigFacts], dig
         "description": f"{title(release)} built by imagenet-cp: {what(release)}.",
         "license": LICENSES.get(source.license, LICENSES["other"]),
         "url": "https://github.com/hendrycks/robustness",
-        "version": release.get("format", "imagenet-cp-release/1").rsplit("/", 1)[-1] + ".0.0",
+        "version": (release.format or RELEASE_FORMAT).rsplit("/", 1)[-1] + ".0.0",
         "citeAs": "\n\n".join(citations(release)),
         "distribution": distribution, "recordSet": record_sets,
     }

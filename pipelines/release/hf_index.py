@@ -24,6 +24,8 @@ from typing import Callable, Iterable, Iterator, Mapping, Optional
 
 from schemas.publication import (BENCHMARKS, HF_DIR, HF_INDEX, LABEL_NAMES, edition_and_benchmark,
                                  wnid_label_names)
+from schemas.records import ManifestRecord
+from schemas.release import Release
 from schemas.wnids import imagenet_wnids
 
 from pipelines.formats import storage
@@ -57,20 +59,20 @@ class ConfigFacts:
         return self.first_path.endswith(".npy")
 
 
-def config_facts(rows: Iterable[dict]) -> ConfigFacts:
+def config_facts(rows: Iterable[ManifestRecord]) -> ConfigFacts:
     """The :class:`ConfigFacts` of a config's manifest rows."""
     examples, folders, first, shard = 0, set(), "", None
     for row in rows:
         examples += 1
-        first = first or row["path"]
-        shard = shard or row.get("shard")
-        folders.add(posixpath.dirname(posixpath.dirname(row["path"])))
+        first = first or row.path
+        shard = shard or row.shard
+        folders.add(posixpath.dirname(posixpath.dirname(row.path)))
     return ConfigFacts(examples, tuple(sorted(f"{f}/*/*" for f in folders)), first, shard)
 
 
-def label_names(root: str, release: Mapping, facts: Mapping[str, ConfigFacts]) -> tuple:
+def label_names(root: str, release: Release, facts: Mapping[str, ConfigFacts]) -> tuple:
     """The label names of a release in label order."""
-    family = release.get("source_family")
+    family = release.source_family
     if family in LABEL_NAMES:
         return LABEL_NAMES[family]
     shard = next((f.shard for f in facts.values() if f.shard), None)
@@ -80,7 +82,7 @@ def label_names(root: str, release: Mapping, facts: Mapping[str, ConfigFacts]) -
     return wnid_label_names(imagenet_wnids())
 
 
-def condition_columns(release: Mapping) -> tuple:
+def condition_columns(release: Release) -> tuple:
     """``(name, datasets type)`` of the condition columns of the index, besides ``config`` and ``key``."""
     benchmark = BENCHMARKS[edition_and_benchmark(release)[1]]
     columns = ((benchmark.condition, "string"),) if benchmark.condition else ()
@@ -145,13 +147,13 @@ def _write_parquet(root: str, relative: str, records: Iterable[dict], schema,
     return stream.sha256
 
 
-def _record(config: str, row: dict, columns: tuple) -> dict:
-    return {"label": row["label"], "config": config, "key": row["key"],
-            **{name: row.get(name) for name, _ in columns}}
+def _record(config: str, row: ManifestRecord, columns: tuple) -> dict:
+    return {"label": row.label, "config": config, "key": row.key, **{name: row.value(name) for name, _ in columns}}
 
 
-def write_index(root: str, release: Mapping, facts: Mapping[str, ConfigFacts],
-                rows_of: Callable[[str], Iterator[dict]], open_output: Optional[Callable] = None) -> dict[str, str]:
+def write_index(root: str, release: Release, facts: Mapping[str, ConfigFacts],
+                rows_of: Callable[[str], Iterator[ManifestRecord]], open_output: Optional[Callable] = None
+                ) -> dict[str, str]:
     """Write the index files of a release (module doc); ``{relative path: sha256}`` of each.
 
     Parameters
@@ -168,7 +170,7 @@ def write_index(root: str, release: Mapping, facts: Mapping[str, ConfigFacts],
         return {}
     names, columns = label_names(root, release, facts), condition_columns(release)
     if not any(f.stacked for f in facts.values()):
-        records = ({"file_name": row["path"], **_record(config, row, columns)} for config in facts
+        records = ({"file_name": row.path, **_record(config, row, columns)} for config in facts
                    for row in rows_of(config))
         return {HF_INDEX: _write_parquet(root, HF_INDEX, records, _schema(names, columns, "file_name"), open_output)}
     written, schema = {}, _schema(names, columns, "image")
@@ -184,11 +186,11 @@ def write_index(root: str, release: Mapping, facts: Mapping[str, ConfigFacts],
     return written
 
 
-def hf_configs(release: Mapping, facts: Mapping[str, ConfigFacts]) -> list[dict]:
+def hf_configs(release: Release, facts: Mapping[str, ConfigFacts]) -> list[dict]:
     """The card's ``configs:`` entries, one per config (none for ImageNet-P)."""
     if edition_and_benchmark(release)[1] == "p":
         return []
-    split = release.get("tfds", {}).get("split", "test")
+    split = release.tfds.split if release.tfds and release.tfds.split else "test"
     entries = []
     for config, info in facts.items():
         if info.stacked:
@@ -207,7 +209,7 @@ def _read_parquet(root: str, relative: str):
     return pq.read_table(io.BytesIO(storage.read_bytes(storage.join(root, relative))))
 
 
-def check_index(root: str, release: Mapping, listed: Mapping[str, str]) -> list[str]:
+def check_index(root: str, release: Release, listed: Mapping[str, str]) -> list[str]:
     """What ``datasets`` reads of the index, against the manifests: ``metadata.parquet``'s rows
     (``file_name``, ``label``, ``config``, ``key``, in the manifests' order) and each
     ``hf/<config>.parquet`` (``key``, ``label`` and the pixels of ``image`` against
@@ -218,7 +220,7 @@ def check_index(root: str, release: Mapping, listed: Mapping[str, str]) -> list[
     if not files or not all(storage.exists(storage.join(root, p)) for p in files):
         return []  # missing files are reported by the checksum pass
     problems = []
-    rows = {part_config(part): list(part_rows(root, part)) for part in release["manifest"]["parts"]}
+    rows = {part_config(part): list(part_rows(root, part)) for part in release.manifest_parts}
     for relative in files:
         try:
             table = _read_parquet(root, relative).to_pylist()
@@ -226,14 +228,14 @@ def check_index(root: str, release: Mapping, listed: Mapping[str, str]) -> list[
             problems.append(f"{relative}: not a readable parquet file ({type(err).__name__})")
             continue
         if relative == HF_INDEX:
-            expected = [(r["path"], r["label"], c, r["key"]) for c, found in rows.items() for r in found]
+            expected = [(r.path, r.label, c, r.key) for c, found in rows.items() for r in found]
             got = [(r.get("file_name"), r.get("label"), r.get("config"), r.get("key")) for r in table]
             digest_of = None
         else:
             config = relative[len(HF_DIR) + 1:-len(".parquet")]
-            expected = [(r["label"], config, r["key"]) for r in rows.get(config, [])]
+            expected = [(r.label, config, r.key) for r in rows.get(config, [])]
             got = [(r.get("label"), r.get("config"), r.get("key")) for r in table]
-            digest_of = {r["key"]: r[image_digest(release)[1]] for r in rows.get(config, [])}
+            digest_of = {r.key: r.value(image_digest(release)[1]) for r in rows.get(config, [])}
         if got != expected:
             first = next((i for i, (a, b) in enumerate(zip(got, expected)) if a != b), min(len(got), len(expected)))
             problems.append(f"{relative}: row {first + 1} of {len(got)} differs from the manifests ({len(expected)} "

@@ -31,9 +31,10 @@ from schemas.adversarial import A_TREE, O_TREE
 from schemas.editions import category_trees, release_trees
 from schemas.publication import PUBLISHED_NAMES
 from schemas.release import (CHECKSUMS, FAILURES, MANIFEST_DIR, PACKAGES_DIR, PARTS_DIR, RELEASE_JSON, SCRATCH_DIRS,
-                             SOURCES, TFDS_DIR, WEBDATASET_DIR, json_line)
+                             SOURCES, TFDS_DIR, WEBDATASET_DIR, Release, json_line)
 
 from pipelines.formats import storage
+from pipelines.formats.release_document import read_release
 
 __all__ = ["LOCK_FILE", "WORKERS_LOCK", "BUILD_RECORD", "ORPHAN_WAIT_SECONDS", "RELEASE_FILES", "release_names",
            "OutputFolderError", "FolderBusy", "FolderLock", "wait_for_orphan_workers", "WorkerLock", "listing_sha256",
@@ -222,9 +223,9 @@ def entry_size(entry) -> Optional[int]:
     return None
 
 
-def inspect_folder(folder: str) -> tuple[str, Optional[dict]]:
+def inspect_folder(folder: str) -> tuple[str, Optional[Release]]:
     """What ``folder`` holds: ``('empty', None)``, ``('release', release.json)``,
-    ``('build', build record)`` or ``('foreign', None)``."""
+    ``('build', build record)`` (both read as :class:`schemas.release.Release`) or ``('foreign', None)``."""
     if not storage.exists(folder):
         return "empty", None
     names = [n for n in _top_level(folder) if n != LOCK_FILE]
@@ -234,7 +235,7 @@ def inspect_folder(folder: str) -> tuple[str, Optional[dict]]:
         path = storage.join(folder, relative)
         if storage.exists(path):
             try:
-                return kind, json.loads(storage.read_bytes(path))
+                return kind, read_release(folder, relative)
             except (OSError, ValueError):
                 return "foreign", None
     return "foreign", None
@@ -246,8 +247,9 @@ def _top_level(folder: str) -> list:
     return [storage.basename(p.rstrip("/")) for p in storage.match(storage.join(folder, "*"))]
 
 
-def write_build_record(folder: str, record: Mapping[str, Any]) -> None:
-    storage.write_atomic(folder, BUILD_RECORD, (json.dumps(record, sort_keys=True, indent=2) + "\n").encode())
+def write_build_record(folder: str, record: Release) -> None:
+    """Write the build record (the release's identity, config and input listing) of a build in progress."""
+    storage.write_atomic(folder, BUILD_RECORD, (json.dumps(record.to_json(), sort_keys=True, indent=2) + "\n").encode())
 
 
 def remove_release(folder: str, keep: Iterable[str] = ()) -> None:

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import json
 import os
 import tarfile
 from typing import Iterable, Iterator, Mapping, NamedTuple, Optional
@@ -29,6 +28,7 @@ from schemas.release import CHECKSUMS, PACKAGES_DIR, RELEASE_JSON, TMP_DIR, chec
 
 from pipelines.formats import storage
 from pipelines.formats.class_folders import release_class_folders
+from pipelines.formats.release_document import read_release
 from pipelines.release.output_folder import FolderLock
 from pipelines.release.verify import verify_release
 
@@ -222,10 +222,12 @@ def package_plan(release_dir: str, tree: str) -> Optional[list[TarPlan]]:
 
 def _package(release_dir: str, output_dir: Optional[str]) -> list[str]:
     try:
-        tree_name = json.loads(storage.read_bytes(storage.join(release_dir, RELEASE_JSON)))["tree"]
-    except (OSError, ValueError, KeyError) as err:
-        raise ValueError(f"{release_dir} is not a built release: {RELEASE_JSON} unreadable or without a "
-                         f"'tree' ({type(err).__name__})") from err
+        tree_name = read_release(release_dir).tree
+    except (OSError, ValueError) as err:
+        raise ValueError(f"{release_dir} is not a built release: {RELEASE_JSON} unreadable "
+                         f"({type(err).__name__})") from err
+    if tree_name is None:
+        raise ValueError(f"{release_dir} is not a built release: its {RELEASE_JSON} names no 'tree'")
     plan = package_plan(release_dir, tree_name)
     if plan is None:
         known = [layout.tree for e in EDITIONS.values() if e.c for layout in e.c.layouts.values()]

@@ -30,11 +30,14 @@ from schemas.adversarial import BIBTEX, DECISIONS, FILTER_JSON, KEPT, REVIEW_COD
 from schemas.class_names import class_name
 from schemas.edition import DEFAULT_EDITION
 from schemas.publication import PUBLISHED_NAMES
+from schemas.records import ManifestRecord
 from schemas.release import (LEGACY_EDITIONS, CHECKSUMS, MANIFEST_DIR, PACKAGES_DIR, RELEASE_FORMAT, RELEASE_JSON, SOURCES,
-                             checksum_line, dumps, is_safe_name, json_line)
+                             Release, ReleaseCounts, ReleaseInput, ReleaseManifest, checksum_line, is_safe_name,
+                             json_line)
 from schemas.wnids import wnid_to_label
 from transforms.ten_crop import CENTRE_CROP
 
+from pipelines.formats.release_document import read_release, write_release
 from pipelines.release.package import write_tar
 from pipelines.release.publish import write_publication
 from pipelines.release.versions import library_versions
@@ -114,8 +117,7 @@ def readme_text(task: str, count: int, class_wnids) -> str:
 def _prepare(output_dir: str, tree: str) -> None:
     if os.path.isdir(output_dir) and os.listdir(output_dir):
         try:
-            with open(os.path.join(output_dir, RELEASE_JSON), encoding="utf-8") as stream:
-                existing = json.load(stream).get("tree")
+            existing = read_release(output_dir).tree
         except (OSError, ValueError):
             existing = None
         if existing != tree:
@@ -181,22 +183,22 @@ def package_set(task: str, filtered_dir: str, accepted_path: str, output_dir: st
             raise ValueError(f"{key} and {names[relative.casefold()]} would both be {tree}/{relative}: reject one")
         names[relative.casefold()] = key
         _write(os.path.join(output_dir, tree, folder, name), data)
-        rows.append({"key": relative, "path": f"{tree}/{relative}", "sha256": row["sha256"], "bytes": len(data),
-                     "shard": None, "wnid": folder, "label": wnid_to_label()[folder], "candidate": key,
-                     "name_fields": fields, "decision_reason": row["reason"], "confusion": row["confusion"],
-                     "rank": row["rank"], "rules": row["rules"], "review": reviews[key]})
+        rows.append(ManifestRecord(relative, f"{tree}/{relative}", row["sha256"], len(data), None, {
+            "wnid": folder, "label": wnid_to_label()[folder], "candidate": key, "name_fields": fields,
+            "decision_reason": row["reason"], "confusion": row["confusion"], "rank": row["rank"], "rules": row["rules"],
+            "review": reviews[key]}))
         sources.append({"key": key, "source": row["source"], "sha256": row["sha256"], "bytes": len(data),
                         "metadata": row.get("metadata", {})})
     class_wnids = run["config"]["class_wnids"]
     _write(os.path.join(output_dir, tree, "README.txt"), readme_text(task, len(rows), class_wnids).encode("utf-8"))
     manifest = f"{MANIFEST_DIR}/{tree}.jsonl"
-    manifest_bytes = "".join(json_line(r) for r in sorted(rows, key=lambda r: r["key"])).encode("utf-8")
+    manifest_bytes = "".join(json_line(r.to_json()) for r in sorted(rows, key=lambda r: r.key)).encode("utf-8")
     _write(os.path.join(output_dir, manifest), manifest_bytes)
     sources_bytes = "".join(json_line(s) for s in sources).encode("utf-8")
     _write(os.path.join(output_dir, SOURCES), sources_bytes)
     per_class: dict = {}
     for r in rows:
-        per_class[r["wnid"]] = per_class.get(r["wnid"], 0) + 1
+        per_class[r.fields["wnid"]] = per_class.get(r.fields["wnid"], 0) + 1
     with open(accepted_path, "rb") as stream:
         accepted_sha256 = hashlib.sha256(stream.read()).hexdigest()
     packages = os.path.join(output_dir, PACKAGES_DIR)
@@ -209,19 +211,20 @@ def package_set(task: str, filtered_dir: str, accepted_path: str, output_dir: st
             md5.update(chunk)
     tar_sha256 = file_sha256(tar)
     _write(os.path.join(packages, CHECKSUMS), checksum_line(tar_sha256, os.path.basename(tar)).encode("utf-8"))
-    release = {
-        "edition": DEFAULT_EDITION, "benchmark": LEGACY_EDITIONS[tree][1], "tree": tree, "format": RELEASE_FORMAT,
-        "package": {"file": f"{PACKAGES_DIR}/{tree}.tar", "bytes": os.path.getsize(tar), "sha256": tar_sha256,
-                    "md5": md5.hexdigest()},
-        "config": {"filter": run["config"], "models": run["models"], "decisions_sha256": run["decisions_sha256"],
-                   "reviews_sha256": accepted_sha256, "file_names": NAME_FIELDS[task]},
-        "input": {"kind": "filtered", "sha256": hashlib.sha256(sources_bytes).hexdigest(), "images": len(sources)},
-        "counts": {"images": len(rows), "outputs": len(rows), "failures": 0, "per_class": dict(sorted(per_class.items())),
-                   "reviewed": len(reviews), "accepted": len(accepted)},
-        "manifest": {"parts": [manifest], "records": len(rows), "sha256": hashlib.sha256(manifest_bytes).hexdigest()},
-        "library_versions": library_versions(),
-    }
-    _write(os.path.join(output_dir, RELEASE_JSON), dumps(release).encode("utf-8"))
+    release = Release(
+        edition=DEFAULT_EDITION, benchmark=LEGACY_EDITIONS[tree][1], tree=tree, format=RELEASE_FORMAT,
+        package={"file": f"{PACKAGES_DIR}/{tree}.tar", "bytes": os.path.getsize(tar), "sha256": tar_sha256,
+                 "md5": md5.hexdigest()},
+        config={"filter": run["config"], "models": run["models"], "decisions_sha256": run["decisions_sha256"],
+                "reviews_sha256": accepted_sha256, "file_names": NAME_FIELDS[task]},
+        input=ReleaseInput(kind="filtered", sha256=hashlib.sha256(sources_bytes).hexdigest(), images=len(sources)),
+        counts=ReleaseCounts(images=len(rows), outputs=len(rows), failures=0,
+                             extra={"per_class": dict(sorted(per_class.items())), "reviewed": len(reviews),
+                                    "accepted": len(accepted)}),
+        manifest=ReleaseManifest(parts=(manifest,), records=len(rows), sha256=hashlib.sha256(manifest_bytes).hexdigest()),
+        library_versions=library_versions(),
+    )
+    write_release(output_dir, release)
     listed = sorted(relative_files(output_dir, (PACKAGES_DIR, CHECKSUMS)))
     _write(os.path.join(output_dir, CHECKSUMS), "".join(
         checksum_line(file_sha256(os.path.join(output_dir, p)), p) for p in listed).encode("utf-8"))

@@ -11,7 +11,7 @@ import hashlib
 from typing import Callable, Iterable, Mapping, Optional
 
 from schemas.publication import CARD, CROISSANT
-from schemas.release import RELEASE_JSON, dumps, manifest_path
+from schemas.release import RELEASE_JSON, Release, dumps, manifest_path
 
 from pipelines.release.card import dataset_card
 from pipelines.release.croissant import croissant_document
@@ -21,8 +21,7 @@ from pipelines.release.verify_records import part_config, part_rows
 __all__ = ["render_publication"]
 
 
-
-def render_publication(release_dir: str, release: dict, checksums: Iterable[tuple[str, str]],
+def render_publication(release_dir: str, release: Release, checksums: Iterable[tuple[str, str]],
                        packages: Mapping[str, str], open_output: Optional[Callable] = None
                        ) -> tuple[dict[str, str], dict[str, bytes]]:
     """The published files of a release: ``({index file: sha256}, {README.md: bytes, croissant.json: bytes})``.
@@ -31,7 +30,7 @@ def render_publication(release_dir: str, release: dict, checksums: Iterable[tupl
     ----------
     release_dir : str
         The release (its manifests, TFDS label names and, for stacked arrays, TFDS records are read).
-    release : dict
+    release : Release
         Its ``release.json``.
     checksums : iterable of (str, str)
         ``(path, sha256)`` of its ``SHA256SUMS`` lines: ``croissant.json`` lists the digests of
@@ -42,7 +41,7 @@ def render_publication(release_dir: str, release: dict, checksums: Iterable[tupl
         Relative path -> the stream an index file is written to (default: the release's file,
         written atomically; :func:`pipelines.release.hf_index.write_index`).
     """
-    facts = {part_config(p): config_facts(part_rows(release_dir, p)) for p in release["manifest"]["parts"]}
+    facts = {part_config(p): config_facts(part_rows(release_dir, p)) for p in release.manifest_parts}
     index = write_index(release_dir, release, facts, lambda config: part_rows(release_dir, manifest_path(config)),
                         open_output)
     card = dataset_card(release, {c: f.examples for c, f in facts.items()}, hf_configs(release, facts)).encode("utf-8")

@@ -17,13 +17,13 @@
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 from typing import Optional
 
 from schemas.release import CHECKSUMS, PACKAGES_DIR, RELEASE_JSON, checksum_line, manifest_path
 
 from pipelines.formats import storage
+from pipelines.formats.release_document import read_release
 
 __all__ = ["DIGEST_LABEL", "release_packages", "release_digest", "digest_line", "check_package_output", "read_release",
            "add_checksum_lines", "publish_release", "write_publication"]
@@ -71,11 +71,6 @@ def check_package_output(release_dir: str, output_dir: Optional[str]) -> None:
         raise ValueError(f"--output {output_dir} is inside the release {release_dir}: the tars would become files "
                          f"of the release and fail verify; give a folder outside it, or leave --output out "
                          f"for {storage.join(release_dir, PACKAGES_DIR)}")
-
-
-def read_release(release_dir: str) -> dict:
-    """``release.json`` of a release."""
-    return json.loads(storage.read_bytes(storage.join(release_dir, RELEASE_JSON)))
 
 
 _LINES_PER_CHUNK = 8192

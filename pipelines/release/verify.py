@@ -42,10 +42,12 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Iterator, Optional
 
-from schemas.release import CHECKSUMS, FAILURES, MANIFEST_DIR, PACKAGES_DIR, RELEASE_JSON, SOURCES
+from schemas.records import ManifestRecord
+from schemas.release import CHECKSUMS, FAILURES, MANIFEST_DIR, PACKAGES_DIR, RELEASE_JSON, SOURCES, Release
 
 from pipelines.formats import storage
 from pipelines.formats.class_folders import expected_class_folders
+from pipelines.formats.release_document import read_release
 from pipelines.formats.webdataset import check_release_shards
 from pipelines.release.hf_index import check_index
 from pipelines.release.verify_publication import check_publication
@@ -296,21 +298,21 @@ def _lines(root: str, relative: str):
     yield from storage.read_bytes(storage.join(root, relative)).decode("utf-8").splitlines(True)
 
 
-def _check_manifests(root: str, release: dict, listed: dict, report: VerifyReport) -> None:
+def _check_manifests(root: str, release: Release, listed: dict, report: VerifyReport) -> None:
     """Cross-check SHA256SUMS, the manifest parts and release.json's counts (see the module doc)."""
     problems = report.problems
-    counts = release["counts"]
-    required = (RELEASE_JSON, SOURCES) + ((FAILURES,) if counts.get("failures") else ())
+    counts = release.counts
+    required = (RELEASE_JSON, SOURCES) + ((FAILURES,) if counts.failures else ())
     for name in required:
         if name not in listed:
             problems.append(f"{CHECKSUMS} does not list {name}")
-    parts = list(release["manifest"]["parts"])
+    parts = list(release.manifest_parts)
     listed_parts = sorted(p for p in listed if p.startswith(f"{MANIFEST_DIR}/"))
     if sorted(parts) != listed_parts:
         problems.append(f"manifest parts in {RELEASE_JSON} ({len(parts)}) differ from those in {CHECKSUMS} "
                         f"({len(listed_parts)}): {', '.join(sorted(set(parts) ^ set(listed_parts))[:5])}")
-    per_config = counts.get("outputs_per_config")
-    tree = release.get("tree")
+    per_config = counts.outputs_per_config
+    tree = release.tree
     rows_total, shard_rows, files_in_folders = 0, {}, 0
     for part in parts:
         if part not in listed or not _is_file(storage.join(root, part)):
@@ -318,32 +320,32 @@ def _check_manifests(root: str, release: dict, listed: dict, report: VerifyRepor
         config = part.rsplit("/", 1)[-1][:-len(".jsonl")]
         rows, previous = 0, None
         for number, line in enumerate(_lines(root, part), 1):
-            row = json.loads(line)
+            row = ManifestRecord.from_json(json.loads(line))
             rows += 1
             where = f"{part} line {number}"
-            if previous is not None and row["key"] <= previous:
-                problems.append(f"{where}: key {row['key']!r} out of order or repeated")
-            previous = row["key"]
-            if tree is not None and not row["path"].startswith(f"{tree}/"):
-                problems.append(f"{where}: {row['path']} is not in the {tree}/ tree")
-            digest = listed.get(row["path"])
-            stacked = tree is not None and "/" not in row["path"][len(tree) + 1:]  # a row of <tree>/<name>.npy
+            if previous is not None and row.key <= previous:
+                problems.append(f"{where}: key {row.key!r} out of order or repeated")
+            previous = row.key
+            if tree is not None and not row.path.startswith(f"{tree}/"):
+                problems.append(f"{where}: {row.path} is not in the {tree}/ tree")
+            digest = listed.get(row.path)
+            stacked = tree is not None and "/" not in row.path[len(tree) + 1:]  # a row of <tree>/<name>.npy
             if digest is None:
-                problems.append(f"{where}: {row['path']} is not listed in {CHECKSUMS}")
-            elif not stacked and digest != row["sha256"]:
-                problems.append(f"{where}: the SHA-256 of {row['path']} differs from {CHECKSUMS}")
+                problems.append(f"{where}: {row.path} is not listed in {CHECKSUMS}")
+            elif not stacked and digest != row.sha256:
+                problems.append(f"{where}: the SHA-256 of {row.path} differs from {CHECKSUMS}")
             files_in_folders += not stacked
-            if row.get("shard") is not None:
-                if row["shard"] not in listed:
-                    problems.append(f"{where}: shard {row['shard']} is not listed in {CHECKSUMS}")
-                shard_rows[os.path.dirname(row["shard"])] = shard_rows.get(os.path.dirname(row["shard"]), 0) + 1
+            if row.shard is not None:
+                if row.shard not in listed:
+                    problems.append(f"{where}: shard {row.shard} is not listed in {CHECKSUMS}")
+                shard_rows[os.path.dirname(row.shard)] = shard_rows.get(os.path.dirname(row.shard), 0) + 1
         rows_total += rows
         if per_config is not None and per_config.get(config) != rows:
             problems.append(f"{part}: {rows} records, {RELEASE_JSON} counts {per_config.get(config)}")
     extra_configs = set(per_config or {}) - {p.rsplit("/", 1)[-1][:-len(".jsonl")] for p in parts}
     if extra_configs:
         problems.append(f"{RELEASE_JSON} counts outputs of configs without a manifest: {', '.join(sorted(extra_configs))}")
-    for name, value in (("counts.outputs", counts.get("outputs")), ("manifest.records", release["manifest"].get("records"))):
+    for name, value in (("counts.outputs", counts.outputs), ("manifest.records", release.manifest.records)):
         if value != rows_total:
             problems.append(f"{RELEASE_JSON} {name} is {value}, the manifests hold {rows_total} records")
     if tree is not None:  # one file per row in the tree's folders; files at its top are stacked arrays or docs
@@ -351,18 +353,17 @@ def _check_manifests(root: str, release: dict, listed: dict, report: VerifyRepor
         if in_tree != files_in_folders:
             problems.append(f"{CHECKSUMS} lists {in_tree} files in the {tree}/ folders, the manifests "
                             f"{files_in_folders}")
-    for relative, name, key in ((SOURCES, "input.images", ("input", "images")), (FAILURES, "counts.failures",
-                                                                                 ("counts", "failures"))):
-        expected = release.get(key[0], {}).get(key[1])
+    for relative, name, expected in ((SOURCES, "input.images", release.input.images),
+                                     (FAILURES, "counts.failures", counts.failures)):
         if expected is not None and relative in listed and _is_file(storage.join(root, relative)):
             lines = sum(1 for _ in _lines(root, relative))
             if expected != lines:
                 problems.append(f"{relative}: {lines} records, {RELEASE_JSON} {name} is {expected}")
-    images = (release.get("input", {}).get("images"), counts.get("images"))
+    images = (release.input.images, counts.images)
     if None not in images and images[0] != images[1]:
         problems.append(f"{RELEASE_JSON}: input.images is {images[0]}, counts.images {images[1]}")
-    problems += check_release_shards(root, parts, listed, release.get("config", {}).get("formats", ()))
-    split = release.get("tfds", {}).get("split")
+    problems += check_release_shards(root, parts, listed, release.formats)
+    split = release.tfds.split if release.tfds else None
     for folder, rows in sorted(shard_rows.items()):
         info_path = f"{folder}/dataset_info.json"
         if info_path not in listed or not _is_file(storage.join(root, info_path)):
@@ -389,13 +390,16 @@ def _check_release_json(root: str, report: VerifyReport, listed: Optional[dict] 
                         threads: Optional[int] = None) -> None:
     """Recompute the manifest digest and the input checksum that ``release.json`` records."""
     try:
-        release = json.loads(storage.read_bytes(storage.join(root, RELEASE_JSON)))
+        release = read_release(root)
+        missing = [name for name in ("manifest", "input", "counts") if getattr(release, name) is None]
+        if missing:
+            raise ValueError(f"it has no {', '.join(missing)}")
         digest = hashlib.sha256()
-        for part in release["manifest"]["parts"]:
+        for part in release.manifest_parts:
             digest.update(storage.read_bytes(storage.join(root, part)))
-        if digest.hexdigest() != release["manifest"]["sha256"]:
+        if digest.hexdigest() != release.manifest.sha256:
             report.problems.append(f"manifest digest differs from {RELEASE_JSON}")
-        if file_sha256(storage.join(root, SOURCES)) != release["input"]["sha256"]:
+        if file_sha256(storage.join(root, SOURCES)) != release.input.sha256:
             report.problems.append(f"{SOURCES} differs from the input checksum in {RELEASE_JSON}")
         if listed is not None:
             _check_manifests(root, release, listed, report)

@@ -20,6 +20,7 @@ import io
 from typing import Mapping, Optional
 
 from schemas.publication import CARD, CROISSANT, HF_DIR, HF_INDEX
+from schemas.release import Release
 
 from pipelines.formats import storage
 from pipelines.release.publication import render_publication
@@ -67,7 +68,7 @@ def _same_table(found: bytes, made: bytes) -> bool:
         return False
 
 
-def check_publication(root: str, release: dict, listed: Mapping[str, str], packages: Mapping[str, str]) -> list[str]:
+def check_publication(root: str, release: Release, listed: Mapping[str, str], packages: Mapping[str, str]) -> list[str]:
     """Problems of the published files of a release (module doc), one line each naming the file.
 
     ``listed``: its ``SHA256SUMS`` entries (already checked against the files); ``packages``:

@@ -34,6 +34,8 @@ from PIL import Image
 
 from schemas.editions import release_identity
 from schemas.release import VCR_BENCHMARK
+from schemas.records import ManifestRecord
+from schemas.release import Release
 
 from pipelines.formats import storage
 from pipelines.formats.tfrecord import TFRecordError, decode_example, iter_records
@@ -72,15 +74,15 @@ IMAGE_DIGESTS: Mapping[str, tuple[Callable[[bytes], str], str]] = {"npy": (pixel
 TREE_BYTES = (sha256, "sha256")
 
 
-def image_digest(release: dict) -> tuple[Callable[[bytes], str], str]:
+def image_digest(release: Release) -> tuple[Callable[[bytes], str], str]:
     """How the image bytes a loader reads are checked against a manifest row."""
-    return IMAGE_DIGESTS.get(release.get("encoding"), TREE_BYTES)
+    return IMAGE_DIGESTS.get(release.encoding, TREE_BYTES)
 
 
-def part_rows(root: str, part: str) -> Iterator[dict]:
+def part_rows(root: str, part: str) -> Iterator[ManifestRecord]:
     """The rows of one manifest part (``manifest/<config>.jsonl``), in key order."""
     for line in storage.read_bytes(storage.join(root, part)).decode("utf-8").splitlines():
-        yield json.loads(line)
+        yield ManifestRecord.from_json(json.loads(line))
 
 
 def part_config(part: str) -> str:
@@ -88,9 +90,9 @@ def part_config(part: str) -> str:
     return posixpath.basename(part)[:-len(".jsonl")]
 
 
-def manifest_rows(root: str, release: dict) -> Iterator[dict]:
+def manifest_rows(root: str, release: Release) -> Iterator[ManifestRecord]:
     """Every manifest row of the release, part after part (each part sorted by key)."""
-    for part in release["manifest"]["parts"]:
+    for part in release.manifest_parts:
         yield from part_rows(root, part)
 
 
@@ -98,9 +100,9 @@ def rows_by_shard(rows) -> dict[str, list]:
     """{TFDS shard: its manifest rows in key order}, the order of the shard's records."""
     shards: dict[str, list] = {}
     for row in rows:
-        if row.get("shard") is not None:
-            shards.setdefault(row["shard"], []).append(row)
-    return {shard: sorted(found, key=lambda r: r["key"]) for shard, found in shards.items()}
+        if row.shard is not None:
+            shards.setdefault(row.shard, []).append(row)
+    return {shard: sorted(found, key=lambda r: r.key) for shard, found in shards.items()}
 
 
 def shard_examples(root: str, shard: str) -> Iterator[dict]:
@@ -125,14 +127,14 @@ def declared_features(root: str, shard: str) -> Optional[frozenset]:
     return frozenset(document.get("featuresDict", {}).get("features", {}))
 
 
-def expected_file_name(row: dict, release: dict) -> str:
+def expected_file_name(row: ManifestRecord, release: Release) -> str:
     """The ``file_name`` feature of a row's record: VCR's output key, else the input's file name."""
     if tuple(release_identity(release))[1] == VCR_BENCHMARK:
-        return row["key"]
-    return posixpath.basename(row.get("image_key", row["key"]))
+        return row.key
+    return posixpath.basename(row.value("image_key") or row.key)
 
 
-def _feature_problems(example: dict, row: dict, release: dict, declared: Optional[frozenset]) -> list[str]:
+def _feature_problems(example: dict, row: ManifestRecord, release: Release, declared: Optional[frozenset]) -> list[str]:
     """The features of a record against ``features.json`` and the manifest row: the set of names,
     ``file_name`` and ``delta_v`` (label, image and video: :func:`_record_problems`)."""
     problems = []
@@ -150,36 +152,36 @@ def _feature_problems(example: dict, row: dict, release: dict, declared: Optiona
         if found != expected:
             problems.append(f"file_name {found!r}, the manifest {expected!r}")
     if "delta_v" in example:
-        expected = row.get("delta_v")
+        expected = row.value("delta_v")
         if expected is None or np.float32(example["delta_v"][0]) != np.float32(expected):
             problems.append(f"delta_v {example['delta_v'][0]!r}, the manifest {expected!r}")
     return problems
 
 
-def _record_problems(example: dict, row: dict, release: dict, decoded: Mapping[str, str],
+def _record_problems(example: dict, row: ManifestRecord, release: Release, decoded: Mapping[str, str],
                      declared: Optional[frozenset] = None) -> list[str]:
     """What is wrong with one TFDS record, read as ``row`` of the manifest: every feature."""
     problems = _feature_problems(example, row, release, declared)
     label = example.get("label", [None])[0]
-    if "label" in row and label != row["label"]:
-        problems.append(f"label {label}, the manifest {row['label']}")
+    if row.label is not None and label != row.label:
+        problems.append(f"label {label}, the manifest {row.label}")
     if "image" in example:
         digest, field = image_digest(release)
-        if digest(example["image"][0]) != row[field]:
+        if digest(example["image"][0]) != row.value(field):
             problems.append(f"its image differs from the manifest's {field}")
     if "video" in example:
         frames = example["video"]
-        if len(frames) != row.get("frames"):
-            problems.append(f"{len(frames)} video frames, the manifest {row.get('frames')}")
-        elif release.get("config", {}).get("tfds_frames") == "lossless":
-            if _frames_digest(frames) != row["frames_sha256"]:
+        if len(frames) != row.value("frames"):
+            problems.append(f"{len(frames)} video frames, the manifest {row.value('frames')}")
+        elif release.setting("tfds_frames") == "lossless":
+            if _frames_digest(frames) != row.value("frames_sha256"):
                 problems.append("its frames differ from the manifest's frames_sha256")
-        elif row["path"] in decoded and _frames_digest(frames) != decoded[row["path"]]:
-            problems.append(f"its frames differ from those OpenCV decodes from {row['path']}")
+        elif row.path in decoded and _frames_digest(frames) != decoded[row.path]:
+            problems.append(f"its frames differ from those OpenCV decodes from {row.path}")
     return problems
 
 
-def check_shard(root: str, shard: str, rows: list, release: dict, decoded: Mapping[str, str]) -> list[str]:
+def check_shard(root: str, shard: str, rows: list, release: Release, decoded: Mapping[str, str]) -> list[str]:
     """Read one TFDS shard record by record (CRCs checked) against its manifest rows."""
     problems, count = [], 0
     try:
@@ -192,7 +194,7 @@ def check_shard(root: str, shard: str, rows: list, release: dict, decoded: Mappi
                 if count > len(rows):
                     continue
                 row = rows[count - 1]
-                where = f"{shard} record {count} ({row['key']})"
+                where = f"{shard} record {count} ({row.key})"
                 try:
                     example = decode_example(data)
                 except TFRecordError as err:
@@ -208,21 +210,21 @@ def check_shard(root: str, shard: str, rows: list, release: dict, decoded: Mappi
     return problems
 
 
-def check_video(root: str, row: dict) -> tuple[list[str], Optional[str]]:
+def check_video(root: str, row: ManifestRecord) -> tuple[list[str], Optional[str]]:
     """Decode one MP4 with OpenCV: ``(problems, SHA-256 of the decoded frames)``."""
     from pipelines.formats.video import decode_video
 
-    path = storage.join(root, row["path"])
+    path = storage.join(root, row.path)
     try:
         frames = decode_video(path if storage.is_local(path) else storage.read_bytes(path))
     except (ValueError, OSError) as err:
-        return [f"{row['path']}: does not decode ({err})"], None
-    if len(frames) != row.get("frames"):
-        return [f"{row['path']}: OpenCV decodes {len(frames)} frames, the manifest {row.get('frames')}"], None
+        return [f"{row.path}: does not decode ({err})"], None
+    if len(frames) != row.value("frames"):
+        return [f"{row.path}: OpenCV decodes {len(frames)} frames, the manifest {row.value('frames')}"], None
     return [], sha256(frames.tobytes())
 
 
-def check_loaded_data(root: str, release: dict, listed: Mapping[str, str], threads: Optional[int] = None) -> list[str]:
+def check_loaded_data(root: str, release: Release, listed: Mapping[str, str], threads: Optional[int] = None) -> list[str]:
     """Every check of the module doc, for the files ``SHA256SUMS`` lists (the others are reported
     as missing by the checksum pass). Returns the problems, sorted by file."""
     rows = list(manifest_rows(root, release))
@@ -231,13 +233,13 @@ def check_loaded_data(root: str, release: dict, listed: Mapping[str, str], threa
         return path in listed and storage.exists(storage.join(root, path))
 
     shards = rows_by_shard(rows)
-    videos = [r for r in rows if r["path"].endswith(".mp4") and present(r["path"])]
+    videos = [r for r in rows if r.path.endswith(".mp4") and present(r.path)]
     problems, decoded = [], {}
     with ThreadPoolExecutor(max_workers=threads or os.cpu_count()) as pool:
         for row, (found, digest) in zip(videos, pool.map(lambda r: check_video(root, r), videos)):
             problems += found
             if digest is not None:
-                decoded[row["path"]] = digest
+                decoded[row.path] = digest
         existing = sorted(s for s in shards if present(s))
         for found in pool.map(lambda s: check_shard(root, s, shards[s], release, decoded), existing):
             problems += found

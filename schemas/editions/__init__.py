@@ -12,7 +12,7 @@ from types import MappingProxyType
 from typing import Any, Mapping, NamedTuple, Union
 
 from schemas.edition import DEFAULT_EDITION, SOURCE_FAMILIES, Edition
-from schemas.release import C_BENCHMARK, LEGACY_EDITIONS, P_BENCHMARK
+from schemas.release import C_BENCHMARK, LEGACY_EDITIONS, P_BENCHMARK, Release
 
 _CATALOGUE: dict[str, Edition] = {}
 
@@ -67,8 +67,9 @@ class ReleaseIdentity(NamedTuple):
     benchmark: str
 
 
-def release_identity(document: Mapping[str, Any]) -> ReleaseIdentity:
-    """``(edition, benchmark)`` of a ``release.json`` document (or a build record), new or old.
+def release_identity(document: Union[Release, Mapping[str, Any]]) -> ReleaseIdentity:
+    """``(edition, benchmark)`` of a :class:`schemas.release.Release` (or a build record, or their
+    parsed JSON), new or old.
 
     A release names both (``"edition": "cifar", "benchmark": "p"``). Releases made before the
     ``benchmark`` field named the 224 edition's benchmarks by their tree (``imagenet-c``,
@@ -80,14 +81,15 @@ def release_identity(document: Mapping[str, Any]) -> ReleaseIdentity:
     ValueError
         On a document that names no known edition or benchmark.
     """
-    edition, benchmark = document.get("edition"), document.get("benchmark")
+    release = document if isinstance(document, Release) else Release.from_json(document)
+    edition, benchmark = release.edition, release.benchmark
     if benchmark is not None:
         return ReleaseIdentity(edition, benchmark)
     if edition in LEGACY_EDITIONS:
         return ReleaseIdentity(*LEGACY_EDITIONS[edition])
-    if edition in EDITIONS and "tree" in document:
+    if edition in EDITIONS and release.tree is not None:
         p = EDITIONS[edition].p
-        return ReleaseIdentity(edition, P_BENCHMARK if p is not None and document["tree"] in p.trees else C_BENCHMARK)
+        return ReleaseIdentity(edition, P_BENCHMARK if p is not None and release.tree in p.trees else C_BENCHMARK)
     raise ValueError(f"release.json names no known edition and benchmark (edition {edition!r})")
 
 

@@ -61,7 +61,7 @@ def subset_release(tmp_path_factory):
     result = build_imagenet_c(str(root / "release"), SourceSelection(str(root / "val"), "robustbench-5000"),
                               ImageNetCConfig.select(["contrast"], [1]),
                               RunOptions(workers=1, progress_interval=3600))
-    assert result.release["counts"]["images"] == IMAGES
+    assert result.release.counts.images == IMAGES
     return root / "release", ids
 
 

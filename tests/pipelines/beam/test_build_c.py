@@ -35,7 +35,7 @@ def manifest(release_dir, config):
 def test_sample_release_layout(sample_release):
     output, result = sample_release
     release = json.loads((output / "release.json").read_text())
-    assert release == result.release
+    assert release == result.release.to_json()
     assert release["input"]["kind"] == "sample" and release["counts"]["failures"] == 0
     images = release["counts"]["images"]
     assert images == 8 and release["counts"]["outputs_per_config"] == dict.fromkeys(CONFIGS + ("clean",), images)
@@ -173,7 +173,7 @@ def test_tar_and_tfds_inputs_give_the_same_outputs(sample_release, sample_tar, s
     output, _ = sample_release
     for name, source in (("tar", sample_tar), ("tfds", sample_tfds)):
         result = fast_build(tmp_path / name, SourceSelection(str(source)))
-        assert result.release["input"]["kind"] == name
+        assert result.release.input.kind == name
         for config in CONFIGS:
             assert manifest(tmp_path / name, config) == manifest(output, config)
     assert result.failures == 0
@@ -187,8 +187,8 @@ def test_image_ids_and_limit_select_a_subset(sample_folder, tmp_path, fast_build
     ids.write_text("\n".join([keys[0], keys[3].split("/")[1], keys[5]]) + "\n")
     result = fast_build(tmp_path / "subset", SourceSelection(str(sample_folder), str(ids), limit=2),
                         config=ImageNetCConfig.select(["contrast"], [1]))
-    assert result.release["counts"]["outputs_per_config"] == {"clean": 2, "contrast_1": 2} and result.failures == 0
-    assert result.release["config"]["image_ids_sha256"] == hashlib.sha256(ids.read_bytes()).hexdigest()
+    assert result.release.counts.outputs_per_config == {"clean": 2, "contrast_1": 2} and result.failures == 0
+    assert result.release.setting("image_ids_sha256") == hashlib.sha256(ids.read_bytes()).hexdigest()
     assert [row["image_key"] for row in manifest(tmp_path / "subset", "contrast_1")] == [keys[0], keys[3]]
 
 
@@ -207,7 +207,7 @@ def test_full_sample_build_all_95_configs(tmp_path, fast_build):
     result = fast_build(tmp_path / "full", SourceSelection(limit=2), config=ImageNetCConfig())
     assert result.failures == 0
     configs = [f"{c}_{s}" for c in CORRUPTIONS for s in SEVERITIES]
-    assert result.release["counts"]["outputs_per_config"] == dict.fromkeys(sorted(configs + ["clean"]), 2)
+    assert result.release.counts.outputs_per_config == dict.fromkeys(sorted(configs + ["clean"]), 2)
     for config in configs:
         loaded = tfds.load(f"imagenet2012_corrupted/{config}", data_dir=str(tmp_path / "full" / "tfds"),
                            download=False, split="validation", decoders={"image": tfds.decode.SkipDecoding()})

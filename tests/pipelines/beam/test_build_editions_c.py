@@ -128,7 +128,7 @@ def test_cifar100_pickle_gives_cifar100_c(tmp_path):
                      b"filenames": [b"a.png", b"b.png", b"c.png"]}, stream, protocol=2)
     output = tmp_path / "release"
     result = build(output, "cifar", ["contrast"], [1], SourceSelection(str(root)))
-    assert result.release["tree"] == "CIFAR-100-C" and result.release["tfds"]["name"] == "cifar100_corrupted"
+    assert result.release.tree == "CIFAR-100-C" and result.release.tfds.name == "cifar100_corrupted"
     stack = np.load(output / "CIFAR-100-C" / "contrast.npy")
     images = data.reshape(3, 3, 32, 32).transpose(0, 2, 3, 1)
     seeds = {row["image_key"]: row["seed"] for row in manifest(output, "contrast_1")}
@@ -192,7 +192,7 @@ def test_tinyimagenet_folder_gives_the_tiny_imagenet_c_tree(tmp_path):
 def test_imagenet_editions_give_jpeg_trees_and_tfds_datasets(tmp_path, edition, side, tree, dataset):
     output = tmp_path / "release"
     result = build(output, edition, ["contrast"], [1], SourceSelection(limit=2))
-    assert result.failures == 0 and result.release["tree"] == tree and result.release["image_size"] == side
+    assert result.failures == 0 and result.release.tree == tree and result.release.image_size == side
     rows = manifest(output, "contrast_1")
     assert len(rows) == 2
     for row in rows:

@@ -77,7 +77,7 @@ def p_release(tmp_path_factory):
 def test_release_layout_manifest_and_release_json(p_release):
     output, result = p_release
     release = json.loads((output / "release.json").read_text())
-    assert release == result.release and (release["edition"], release["benchmark"], release["tree"]) == ("imagenet", "p", "ImageNet-P")
+    assert release == result.release.to_json() and (release["edition"], release["benchmark"], release["tree"]) == ("imagenet", "p", "ImageNet-P")
     assert release["counts"]["outputs_per_config"] == dict.fromkeys(CONFIGS, IMAGES)
     assert release["counts"]["failures"] == 0 and release["input"]["kind"] == "sample"
     assert result.counters == {"images_read": IMAGES, "outputs_written": 3 * IMAGES, "failures": 0}
@@ -190,7 +190,7 @@ def test_every_dataset_on_one_image_loads_with_tfds(tmp_path):
     result = build(tmp_path / "all", config, limit=1)
     configs = [imagenet_p_config(n, d) for n, d in DATASETS]
     assert result.failures == 0 and len(configs) == 20
-    assert result.release["counts"]["outputs_per_config"] == dict.fromkeys(sorted(configs), 1)
+    assert result.release.counts.outputs_per_config == dict.fromkeys(sorted(configs), 1)
     for config in configs:
         row, = manifest(tmp_path / "all", config)
         assert opencv_frames(tmp_path / "all" / row["path"]).shape == (row["frames"], 224, 224, 3)

@@ -45,7 +45,7 @@ def test_manifest_rows_and_delta_v_of_the_saved_pngs(releases):
     rows = read_manifest(str(root))
     examples = [r for r in rows if r["corruption"] != CLEAN]
     clean = {r["image_key"]: r for r in rows if r["corruption"] == CLEAN}
-    assert len(clean) == 8 and result.release["counts"]["outputs"] == len(rows)
+    assert len(clean) == 8 and result.release.counts.outputs == len(rows)
     # per_bin 1: at most one example per (corruption, bin), chosen among the 8 x 3 draws
     assert len({(r["corruption"], r["bin"]) for r in examples}) == len(examples)
     assert 0 < len(examples) <= 2 * 20
@@ -115,7 +115,7 @@ def test_native_resolution(tmp_path):
     config = VcrConfig.select(["gaussian_blur"], levels=1, seed=2, dv_resolution="native")
     result = build_vcr(str(tmp_path / "native"), run=RunOptions(workers=1, progress_interval=3600), config=config)
     root = tmp_path / "native"
-    assert result.failures == 0 and result.release["config"]["dv_resolution"] == "native"
+    assert result.failures == 0 and result.release.setting("dv_resolution") == "native"
     sizes = set()
     for row in (r for r in read_manifest(str(root)) if r["corruption"] != CLEAN):
         distorted = np.asarray(Image.open(root / row["path"]))

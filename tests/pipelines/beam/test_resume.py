@@ -198,7 +198,7 @@ def test_another_input_is_refused_unless_forced(sample_folder, tmp_path, fast_bu
     with pytest.raises(OutputFolderError, match="another input"):
         fast_build(output, SourceSelection(str(source)))
     result = fast_build(output, SourceSelection(str(source)), force=True)
-    assert result.release["counts"]["images"] == 7
+    assert result.release.counts.images == 7
     assert (output / "notes.txt").read_text() == "the user's"
 
 

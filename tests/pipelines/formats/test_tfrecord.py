@@ -71,3 +71,26 @@ def test_tensorflow_reads_our_records_and_we_read_its(tmp_path):
     with open(theirs, "rb") as stream:
         (_, data), = list(iter_records(stream))
     assert decode_example(data)["frames"] == [b"a", b"bc"]
+
+
+def test_an_example_is_encoded_from_its_declared_features():
+    from schemas.tfds import IMAGENET2012_CORRUPTED, ClassLabel, Image, Scalar
+    from schemas.tfds_p import Video
+
+    values = {"image": FEATURES["image"], "label": 281, "file_name": FEATURES["file_name"]}
+    assert encode_example(values, IMAGENET2012_CORRUPTED.features) == encode_example(values)  # the same bytes
+    cifar = {"image": Image(shape=(32, 32, 3), encoding_format="png"), "label": ClassLabel(num_classes=10)}
+    assert encode_example(values, cifar) == encode_example({"image": values["image"], "label": 281})
+    declared = {"video": Video(shape=(None, 8, 8, 3)), "delta_v": Scalar("float32")}
+    decoded = decode_example(encode_example({"video": (b"a", b"bc"), "delta_v": 1}, declared))
+    assert decoded == {"video": [b"a", b"bc"], "delta_v": [1.0]}  # the int stored as the declared float
+
+
+def test_a_value_that_is_not_of_its_declared_feature_is_refused():
+    from schemas.tfds import IMAGENET2012_CORRUPTED
+
+    values = {"image": FEATURES["image"], "label": "281", "file_name": FEATURES["file_name"]}
+    with pytest.raises(ValueError, match="feature 'label' is declared as ClassLabel"):
+        encode_example(values, IMAGENET2012_CORRUPTED.features)
+    with pytest.raises(ValueError, match="no value for its declared feature.*file_name"):
+        encode_example({"image": FEATURES["image"], "label": 281}, IMAGENET2012_CORRUPTED.features)
