@@ -49,7 +49,7 @@ from pipelines.formats.parts import read_ledger
 __all__ = ["FULL_SIZE_SIZES", "FULL_SIZE_CORRUPTIONS", "FULL_SIZE_SEVERITY", "EVALUATED_CONFIGS", "KILL_FRACTION",
            "FULL_IMAGENET_C", "InputKind", "INPUT_KINDS", "JPEG_QUALITY", "input_kind", "validation_like_image",
            "write_validation_like", "folder_bytes", "committed_records", "cli_command", "run_step", "combined",
-           "release_digest", "measure_size", "projection", "run_full_size", "format_full_size_table"]
+           "killed_and_rerun", "release_digest", "measure_size", "projection", "run_full_size", "format_full_size_table"]
 
 FULL_SIZE_SIZES = (5_000, 20_000, 50_000)
 """Image counts of a full-size run: the last is the whole validation set."""
@@ -271,6 +271,20 @@ def combined(name: str, steps: Sequence[dict]) -> dict:
             "cpu_ms_per_output": 1000 * cpu / outputs, "wall_ms_per_output": 1000 * seconds / outputs}
 
 
+def killed_and_rerun(name: str, args: Sequence[str], folder: str, parts: str, counts: tuple[int, int],
+                     log: str) -> list[dict]:
+    """Run ``imagenet-cp ARGS`` writing ``folder``, SIGKILL it once :data:`KILL_FRACTION` of the
+    records its parts commit (in ``parts``) are committed, run it again to the end, and return the
+    killed step (with its ``committed_fraction``), the rerun and the two as one step.
+    ``counts``: the outputs (for the per-output figures) and the records the parts commit in all."""
+    outputs, records = counts
+    killed = _checked(run_step(f"{name} (killed)", args, [folder], outputs,
+                               lambda: committed_records(parts) >= KILL_FRACTION * records, log), log, killed=True)
+    killed["committed_fraction"] = committed_records(parts) / records
+    rerun = _checked(run_step(f"{name} (rerun)", args, [folder], outputs, log=log), log)
+    return [killed, rerun, combined(f"{name} (killed + rerun)", [killed, rerun])]
+
+
 def _checked(step: dict, log: str, killed: bool = False) -> dict:
     if killed != step["killed"] or (not killed and step["exit_code"] != 0):
         what = "was not killed (it ended first)" if killed else f"failed (exit {step['exit_code']})"
@@ -305,14 +319,9 @@ def measure_size(input_dir: str, count: int, scratch: str, workers: int, model: 
         whole = os.path.join(scratch, f"uninterrupted-{count}")
         steps.append(_checked(run_step("build-c", _build_args(input_dir, whole, count, workers), [whole], outputs,
                                        log=log), log))
-    steps.append(_checked(run_step("build-c (killed)", build, [release], outputs,
-                                   lambda: committed_records(release) >= KILL_FRACTION * records, log),
-                          log, killed=True))
-    steps[-1]["committed_fraction"] = committed_records(release) / records
-    steps.append(_checked(run_step("build-c (rerun)", build, [release], outputs, log=log), log))
-    steps.append(combined("build-c (killed + rerun)", steps[-2:]))
+    steps += killed_and_rerun("build-c", build, release, release, (outputs, records), log)
     if uninterrupted:
-        rerun = steps[-2]
+        rerun = steps[-2]  # before the killed + rerun row
         rerun.update(same_digest=release_digest(release) == release_digest(whole),
                      over_uninterrupted=rerun["seconds"] / steps[0]["seconds"],
                      cpu_over_uninterrupted=rerun["cpu_seconds"] / steps[0]["cpu_seconds"])
@@ -327,13 +336,8 @@ def measure_size(input_dir: str, count: int, scratch: str, workers: int, model: 
         predictions = count * EVALUATED_CONFIGS
         evaluate = ["evaluate", "--release", release, "--model", model, "--output", evaluation,
                     "--workers", str(workers), "--configs", f"clean,{FULL_SIZE_CORRUPTIONS[0]}_{FULL_SIZE_SEVERITY}"]
-        scratch_dir = os.path.join(evaluation, ".evaluation")
-        steps.append(_checked(run_step("evaluate (killed)", evaluate, [evaluation], predictions,
-                                       lambda: committed_records(scratch_dir) >= KILL_FRACTION * predictions, log),
-                              log, killed=True))
-        steps[-1]["committed_fraction"] = committed_records(scratch_dir) / predictions
-        steps.append(_checked(run_step("evaluate (rerun)", evaluate, [evaluation], predictions, log=log), log))
-        steps.append(combined("evaluate (killed + rerun)", steps[-2:]))
+        steps += killed_and_rerun("evaluate", evaluate, evaluation, os.path.join(evaluation, ".evaluation"),
+                                  (predictions, predictions), log)
     return [dict(step, images=count) for step in steps]
 
 
