@@ -1,7 +1,7 @@
-"""A new edition is one new module: a fictional 128-pixel JPEG edition, written here as the module
-``imagenet128`` and registered by it, builds on the bundled sample through the CLI, verifies and packages,
-and its dataset card says what the module declares (title, citation, input terms), with nothing else
-changed."""
+"""A new edition is one new module: a fictional 128-pixel edition, written here as the module
+``imagenet128`` and registered by it, builds ImageNet-C and ImageNet-P on the bundled sample through the
+CLI, verifies and packages, and its dataset cards say what the module declares (title, citation, input
+terms), with nothing else changed."""
 import importlib.util
 import json
 import tarfile
@@ -21,7 +21,10 @@ MODULE = '''
 from schemas.edition import CLEAN_TEMPLATE, JPEG, CEdition, Card, Edition, Layout, Preprocessing, TfdsNames
 from schemas.editions import register_edition
 from schemas.imagenet_c import CORRUPTIONS
+from schemas.editions.imagenet64 import P_SCHEDULES
+from schemas.imagenet_p_editions import MP4, Arrangement, PEdition, PTfdsNames, p_table
 from schemas.inputs import IMAGENET_VAL
+from schemas.wnids import imagenet_wnids
 
 SIZE = 128
 
@@ -47,6 +50,12 @@ EDITION = register_edition(Edition(
             tfds=TfdsNames("imagenet128_corrupted", "1.0.0", "validation",
                            description="ImageNet 128-C (fictional), Pillow JPEG q85."))},
         examples_per_shard=4096),
+    p=PEdition(
+        name="imagenet128", frame_size=SIZE, input="full", arrangement=Arrangement(base=(("resize", SIZE, "bilinear"),)),
+        perturbations=p_table(**P_SCHEDULES), output=MP4, trees=("ImageNet-128-P",), num_classes=(1000,),
+        reference="fictional", preprocessing="RGB at full size; PIL bilinear 128x128 before every perturbation",
+        tfds={"imagenet": PTfdsNames("imagenet128_p", (None, None), imagenet_wnids(), "validation",
+                                     "ImageNet 128-P (fictional)")}),
     model_input={"size": SIZE, "mean": (0.485, 0.456, 0.406), "std": (0.229, 0.224, 0.225)},
 ))
 '''
@@ -88,3 +97,25 @@ def test_a_fictional_edition_from_one_module_builds_verifies_and_packages(imagen
     with tarfile.open(output / "packages" / "weather.tar") as archive:
         names = archive.getnames()
     assert names[0] == "fog" and all(n.startswith("fog") for n in names) and len(names) > len(images)
+
+
+def test_the_fictional_editions_imagenet_p_builds_verifies_and_has_its_card(imagenet128, tmp_path):
+    import cv2
+
+    assert "imagenet128 (128;" in editions.edition_help("p")
+    output = tmp_path / "release-p"
+    assert cli(["build-p", "--edition", "imagenet128", "--output", str(output), "--workers", "2",
+                "--perturbations", "rotate", "--preset", "ultrafast"]) == 0
+    document = json.loads((output / "release.json").read_text())
+    assert (document["edition"], document["benchmark"], document["tree"]) == ("imagenet128", "p", "ImageNet-128-P")
+    assert document["tfds"]["name"] == "imagenet128_p"
+    videos = sorted((output / "ImageNet-128-P" / "rotate").rglob("*.mp4"))
+    assert videos
+    capture = cv2.VideoCapture(str(videos[0]))
+    ok, frame = capture.read()
+    capture.release()
+    assert ok and frame.shape == (128, 128, 3)
+    card = (output / "README.md").read_text()
+    assert "# ImageNet-128-P\n" in card and "@misc{imagenet128," in card
+    assert "- edition-imagenet128" in card and "- benchmark-p" in card
+    assert cli(["verify", str(output)]) == 0
