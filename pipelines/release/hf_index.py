@@ -19,7 +19,7 @@ import io
 import json
 import posixpath
 from dataclasses import dataclass
-from itertools import islice
+from itertools import islice, zip_longest
 from typing import Callable, Iterable, Iterator, Mapping, Optional
 
 from schemas.publication import (BENCHMARKS, HF_DIR, HF_INDEX, LABEL_NAMES, edition_and_benchmark,
@@ -203,12 +203,6 @@ def hf_configs(release: Release, facts: Mapping[str, ConfigFacts]) -> list[dict]
     return entries
 
 
-def _read_parquet(root: str, relative: str):
-    import pyarrow.parquet as pq
-
-    return pq.read_table(io.BytesIO(storage.read_bytes(storage.join(root, relative))))
-
-
 def check_index(root: str, release: Release, listed: Mapping[str, str]) -> list[str]:
     """What ``datasets`` reads of the index, against the manifests: ``metadata.parquet``'s rows
     (``file_name``, ``label``, ``config``, ``key``, in the manifests' order) and each
@@ -220,29 +214,59 @@ def check_index(root: str, release: Release, listed: Mapping[str, str]) -> list[
     if not files or not all(storage.exists(storage.join(root, p)) for p in files):
         return []  # missing files are reported by the checksum pass
     problems = []
-    rows = {part_config(part): list(part_rows(root, part)) for part in release.manifest_parts}
+    parts = {part_config(part): part for part in release.manifest_parts}
     for relative in files:
+        images: list[str] = []
+        if relative == HF_INDEX:
+            expected = ((r.path, r.label, c, r.key) for c, part in parts.items() for r in part_rows(root, part))
+            got = ((r.get("file_name"), r.get("label"), r.get("config"), r.get("key"))
+                   for r in _parquet_records(root, relative))
+        else:
+            config = relative[len(HF_DIR) + 1:-len(".parquet")]
+            rows = list(part_rows(root, parts[config])) if config in parts else []  # one config at a time
+            expected = ((r.label, config, r.key) for r in rows)
+            digest_of = {r.key: r.value(image_digest(release)[1]) for r in rows}
+
+            def checked(records, digest_of=digest_of, relative=relative, images=images):
+                for record in records:  # each image against its manifest digest, as the rows go by
+                    image = (record.get("image") or {}).get("bytes")
+                    if image is None or pixels_sha256(image) != digest_of.get(record.get("key")):
+                        images.append(f"{relative}: the image of {record.get('key')} differs from the manifest's "
+                                      "array_sha256")
+                    yield record.get("label"), record.get("config"), record.get("key")
+
+            got = checked(_parquet_records(root, relative))
         try:
-            table = _read_parquet(root, relative).to_pylist()
+            difference = _first_difference(got, expected)
         except Exception as err:  # pyarrow's errors are of many kinds: the file is not what datasets reads
             problems.append(f"{relative}: not a readable parquet file ({type(err).__name__})")
             continue
-        if relative == HF_INDEX:
-            expected = [(r.path, r.label, c, r.key) for c, found in rows.items() for r in found]
-            got = [(r.get("file_name"), r.get("label"), r.get("config"), r.get("key")) for r in table]
-            digest_of = None
-        else:
-            config = relative[len(HF_DIR) + 1:-len(".parquet")]
-            expected = [(r.label, config, r.key) for r in rows.get(config, [])]
-            got = [(r.get("label"), r.get("config"), r.get("key")) for r in table]
-            digest_of = {r.key: r.value(image_digest(release)[1]) for r in rows.get(config, [])}
-        if got != expected:
-            first = next((i for i, (a, b) in enumerate(zip(got, expected)) if a != b), min(len(got), len(expected)))
-            problems.append(f"{relative}: row {first + 1} of {len(got)} differs from the manifests ({len(expected)} "
-                            f"rows)")
-        for record in table if digest_of else ():
-            image = (record.get("image") or {}).get("bytes")
-            if image is None or pixels_sha256(image) != digest_of.get(record.get("key")):
-                problems.append(f"{relative}: the image of {record.get('key')} differs from the manifest's "
-                                "array_sha256")
+        if difference is not None:
+            first, found, wanted = difference
+            problems.append(f"{relative}: row {first + 1} of {found} differs from the manifests ({wanted} rows)")
+        problems += images
     return problems
+
+
+def _parquet_records(root: str, relative: str) -> Iterator[dict]:
+    """The rows of a parquet file of the release as dicts, :data:`BATCH_ROWS` at a time."""
+    import pyarrow.parquet as pq
+
+    path = storage.join(root, relative)
+    source = path if storage.is_local(path) else io.BytesIO(storage.read_bytes(path))
+    for batch in pq.ParquetFile(source).iter_batches(batch_size=BATCH_ROWS):
+        yield from batch.to_pylist()
+
+
+_ABSENT = object()
+
+
+def _first_difference(got: Iterable, expected: Iterable) -> Optional[tuple[int, int, int]]:
+    """``(index of the first row that differs, rows in got, rows in expected)``, or None when the two
+    streams are equal; a stream that ends first differs at its end."""
+    first, found, wanted = None, 0, 0
+    for index, (a, b) in enumerate(zip_longest(got, expected, fillvalue=_ABSENT)):
+        found, wanted = found + (a is not _ABSENT), wanted + (b is not _ABSENT)
+        if first is None and a != b:
+            first = index
+    return None if first is None else (first, found, wanted)

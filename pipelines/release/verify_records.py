@@ -226,21 +226,26 @@ def check_video(root: str, row: ManifestRecord) -> tuple[list[str], Optional[str
 
 def check_loaded_data(root: str, release: Release, listed: Mapping[str, str], threads: Optional[int] = None) -> list[str]:
     """Every check of the module doc, for the files ``SHA256SUMS`` lists (the others are reported
-    as missing by the checksum pass). Returns the problems, sorted by file."""
-    rows = list(manifest_rows(root, release))
+    as missing by the checksum pass). Returns the problems: the videos' in manifest order, then the
+    shards' sorted by shard.
+
+    One manifest part (one config, whose shards and videos are its own) is in memory at a time, so
+    that memory follows the largest config, not the release."""
 
     def present(path: str) -> bool:
         return path in listed and storage.exists(storage.join(root, path))
 
-    shards = rows_by_shard(rows)
-    videos = [r for r in rows if r.path.endswith(".mp4") and present(r.path)]
-    problems, decoded = [], {}
+    video_problems, shard_problems = [], []
     with ThreadPoolExecutor(max_workers=threads or os.cpu_count()) as pool:
-        for row, (found, digest) in zip(videos, pool.map(lambda r: check_video(root, r), videos)):
-            problems += found
-            if digest is not None:
-                decoded[row.path] = digest
-        existing = sorted(s for s in shards if present(s))
-        for found in pool.map(lambda s: check_shard(root, s, shards[s], release, decoded), existing):
-            problems += found
-    return problems
+        for part in release.manifest_parts:
+            rows = list(part_rows(root, part))
+            shards, decoded = rows_by_shard(rows), {}
+            videos = [r for r in rows if r.path.endswith(".mp4") and present(r.path)]
+            for row, (found, digest) in zip(videos, pool.map(lambda r: check_video(root, r), videos)):
+                video_problems += found
+                if digest is not None:
+                    decoded[row.path] = digest
+            existing = sorted(s for s in shards if present(s))
+            found = pool.map(lambda s: check_shard(root, s, shards[s], release, decoded), existing)
+            shard_problems += zip(existing, found)
+    return video_problems + [problem for _, found in sorted(shard_problems) for problem in found]

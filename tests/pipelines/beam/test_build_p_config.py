@@ -67,11 +67,22 @@ def test_make_video_is_the_sequence_encoded_and_its_tfds_frames(tfds_frames):
         "frames_sha256": hashlib.sha256(frames.tobytes()).hexdigest()}
 
 
-def test_a_sequence_that_raises_becomes_a_failure():
-    tiny = np.zeros((10, 10, 3), np.uint8)  # not a Resize(256) output
-    failure = make_video(SequenceTask(entry(), tiny, "rotate", 1), ImageNetPConfig.select(["rotate"]))
+def test_a_sequence_that_meets_bad_input_becomes_a_failure_and_any_other_error_stops(monkeypatch):
+    import pipelines.beam.imagenet_p as imagenet_p
+    from transforms import BadInput
+
+    def bad_input(*args, **kwargs):
+        raise BadInput("this image cannot make the sequence")
+
+    image = np.zeros((256, 300, 3), np.uint8)
+    monkeypatch.setattr(imagenet_p, "perturb_sequence", bad_input)
+    failure = make_video(SequenceTask(entry(), image, "rotate", 1), ImageNetPConfig.select(["rotate"]))
     assert isinstance(failure, Failure) and failure.stage == "perturb"
-    assert failure.key == "rotate/n02123045/ILSVRC2012_val_00001341.mp4" and "ValueError" in failure.reason
+    assert failure.key == "rotate/n02123045/ILSVRC2012_val_00001341.mp4" and "BadInput" in failure.reason
+    monkeypatch.undo()
+    tiny = np.zeros((10, 10, 3), np.uint8)  # not a Resize(256) output: a bug of the caller, not bad data
+    with pytest.raises(ValueError, match=r"min\(H, W\) = 256"):
+        make_video(SequenceTask(entry(), tiny, "rotate", 1), ImageNetPConfig.select(["rotate"]))
 
 
 def test_images_sharing_a_video_name_keep_the_first_by_key():

@@ -197,12 +197,13 @@ def test_a_forced_rebuild_replaces_the_published_files(published, tmp_path):
 
 def test_the_card_of_an_unknown_edition_or_source_family_raises_instead_of_falling_back():
     from pipelines.release.card import citations, release_input, title
+    from schemas.release import Release
 
-    release = {"edition": "imagenet256", "benchmark": "c", "tree": "imagenet-256-c", "source_family": "imagenet"}
+    release = Release(edition="imagenet256", benchmark="c", tree="imagenet-256-c", source_family="imagenet")
     for read in (title, citations, release_input):
         with pytest.raises(ValueError, match="unknown edition 'imagenet256'; valid editions: imagenet, "):
             read(release)
     with pytest.raises(ValueError, match="unknown source family 'cifar10' for this edition; valid: imagenet"):
-        release_input({"edition": "imagenet", "benchmark": "c", "tree": "ImageNet-C", "source_family": "cifar10"})
-    assert title({"edition": "inception", "benchmark": "vcr", "tree": "vcr"}) == "VCR (visually-continuous " \
+        release_input(Release(edition="imagenet", benchmark="c", tree="ImageNet-C", source_family="cifar10"))
+    assert title(Release(edition="inception", benchmark="vcr", tree="vcr")) == "VCR (visually-continuous " \
         "corruption robustness) (299x299, Inception input)"
