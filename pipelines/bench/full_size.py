@@ -36,7 +36,7 @@ import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
-from typing import Callable, Optional, Sequence
+from typing import Callable, Iterable, Optional, Sequence
 
 import numpy as np
 
@@ -156,24 +156,26 @@ def write_validation_like(folder: str, count: int, seed: int = 0, workers: int =
         return sum(pool.map(_write_images, [folder] * workers, chunks, [seed] * workers))
 
 
-def _adopt_orphans() -> None:
+def _adopt_orphans(adopt: bool = True) -> None:
     """Make this process the child subreaper of its descendants (``PR_SET_CHILD_SUBREAPER``), so
     that the workers of a killed driver are reparented here and their CPU time reaches
-    ``RUSAGE_CHILDREN`` when they are reaped."""
+    ``RUSAGE_CHILDREN`` when they are reaped; ``adopt=False`` ends it."""
     libc = ctypes.CDLL(None, use_errno=True)
-    if libc.prctl(36, 1, 0, 0, 0) != 0:
+    if libc.prctl(36, int(adopt), 0, 0, 0) != 0:
         raise OSError(ctypes.get_errno(), "prctl(PR_SET_CHILD_SUBREAPER) failed")
 
 
-def _reap_orphans(timeout: float = 60.0) -> None:
-    """Wait for every adopted descendant to end (a killed driver's workers)."""
+def _reap(pids: Iterable[int], timeout: float = 60.0) -> None:
+    """Wait for each of ``pids`` that became this process's child (a killed driver's workers,
+    adopted) to end; a pid that is not a child (its own parent reaped it) is passed over."""
     deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            pid, _ = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return
-        if pid == 0:
+    for pid in pids:
+        while time.monotonic() < deadline:
+            try:
+                if os.waitpid(pid, os.WNOHANG)[0] == pid:
+                    break
+            except ChildProcessError:
+                break
             time.sleep(0.05)
 
 
@@ -247,7 +249,7 @@ def run_step(name: str, args: Sequence[str], writes: Sequence[str], outputs: int
                     os.killpg(process.pid, signal.SIGKILL)
                     killed = True
                 time.sleep(0.2)
-        _reap_orphans()
+        _reap(sorted(set(memory.peaks) - {process.pid}))  # the step's descendants, never other children
     finally:
         if log:
             sink.close()
@@ -391,7 +393,7 @@ def run_full_size(sizes: Sequence[int] = FULL_SIZE_SIZES, input_dir: Optional[st
     _adopt_orphans()
     scratch = scratch or tempfile.mkdtemp(prefix="imagenet-cp-full-size-")
     finished = False
-    try:
+    try:  # adopted for the run only: a caller (a test session) keeps its own process as it was
         start = time.perf_counter()
         if input_dir is None:
             written = write_validation_like(os.path.join(scratch, "val"), max(sizes), seed, workers)
@@ -404,6 +406,7 @@ def run_full_size(sizes: Sequence[int] = FULL_SIZE_SIZES, input_dir: Optional[st
         filesystem = filesystem_type(scratch)
         finished = True
     finally:  # a failed step's release and log are kept for a look
+        _adopt_orphans(False)
         if finished and not keep:
             shutil.rmtree(scratch, ignore_errors=True)
     smallest = {step["step"]: step for step in steps if step["images"] == sizes[0]}  # every step runs there
