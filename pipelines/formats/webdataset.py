@@ -34,15 +34,13 @@ from schemas.release import CHECKSUMS, WEBDATASET_DIR, manifest_path
 
 from pipelines.formats import storage
 
-__all__ = ["WEBDATASET", "FORMATS", "MAX_SHARD_BYTES", "EXTENSIONS", "sample_key", "member_extension", "label_bytes",
+__all__ = ["WEBDATASET", "MAX_SHARD_BYTES", "EXTENSIONS", "sample_key", "member_extension", "label_bytes",
            "sample_bytes", "sample_size", "plan_shards", "shard_path", "manifest_samples", "write_shards",
            "read_shard", "check_shards", "manifest_sha256s", "is_folder_tree", "write_config_webdataset",
            "STACKED_EXTENSION", "stacked_key", "check_release_shards", "check_formats"]
 
 WEBDATASET = WEBDATASET_DIR
 """Name of the format (``--formats webdataset``) and of the folder of its shards in a release."""
-FORMATS = (WEBDATASET,)
-"""Output formats a build may add to the tree, TFDS and the manifests."""
 MAX_SHARD_BYTES = 1_000_000_000
 """Largest shard (1 GB), unless one sample alone is larger."""
 EXTENSIONS: Mapping[str, str] = {".jpeg": "jpg", ".jpg": "jpg", ".png": "png", ".mp4": "mp4"}
