@@ -45,7 +45,8 @@ class _ReadImagesFn(beam.DoFn):
 
 
 class ReadImageNet(beam.PTransform):
-    """Entry list files -> ``images`` (SourceImage) and ``failures``, spread over the workers.
+    """Entry list files -> ``images`` (SourceImage) and ``failures``: the files are spread over the
+    workers, each reads the entries of its files.
     ``progress_dir``: where workers leave progress counts (see :class:`ProgressCounter`)."""
 
     def __init__(self, entry_lists: Sequence[str], progress_dir: Optional[str] = None):
@@ -56,6 +57,6 @@ class ReadImageNet(beam.PTransform):
     def expand(self, pbegin):
         return (pbegin
                 | "EntryLists" >> beam.Create(self._entry_lists)
+                | "Spread" >> beam.Reshuffle()  # the files, not their entries (listing.ENTRIES_PER_LIST)
                 | "ListedImages" >> beam.FlatMap(read_entry_list)
-                | "Spread" >> beam.Reshuffle()
                 | "ReadBytes" >> beam.ParDo(_ReadImagesFn(self._progress_dir)).with_outputs("failures", main="images"))

@@ -26,6 +26,7 @@ from __future__ import annotations
 import ctypes
 import hashlib
 import io
+import json
 import os
 import resource
 import shutil
@@ -47,6 +48,7 @@ from pipelines.bench.scaling import WORKER_MODULE, PeakMemory, bench_photo, file
 from pipelines.formats.parts import read_ledger
 
 __all__ = ["FULL_SIZE_SIZES", "FULL_SIZE_CORRUPTIONS", "FULL_SIZE_SEVERITY", "EVALUATED_CONFIGS", "KILL_FRACTION",
+           "RESUME_KILL_FRACTION",
            "FULL_IMAGENET_C", "InputKind", "INPUT_KINDS", "JPEG_QUALITY", "input_kind", "validation_like_image",
            "write_validation_like", "folder_bytes", "committed_records", "cli_command", "run_step", "combined",
            "killed_and_rerun", "release_digest", "measure_size", "projection", "run_full_size", "format_full_size_table"]
@@ -67,6 +69,10 @@ EVALUATED_CONFIGS = 2
 
 KILL_FRACTION = 0.5
 """Share of a step's outputs committed when it is killed."""
+
+RESUME_KILL_FRACTION = 2 / 3
+"""Share committed when the build at the smallest size is killed, whose rerun is compared with an
+uninterrupted build: the rerun should cost about the third that no part committed."""
 
 FULL_IMAGENET_C = (50_000, 96)
 """Images and configs of a whole ImageNet-C release (19 x 5 conditions and the clean config)."""
@@ -274,14 +280,14 @@ def combined(name: str, steps: Sequence[dict]) -> dict:
 
 
 def killed_and_rerun(name: str, args: Sequence[str], folder: str, parts: str, counts: tuple[int, int],
-                     log: str) -> list[dict]:
-    """Run ``imagenet-cp ARGS`` writing ``folder``, SIGKILL it once :data:`KILL_FRACTION` of the
-    records its parts commit (in ``parts``) are committed, run it again to the end, and return the
-    killed step (with its ``committed_fraction``), the rerun and the two as one step.
+                     log: str, fraction: float = KILL_FRACTION) -> list[dict]:
+    """Run ``imagenet-cp ARGS`` writing ``folder``, SIGKILL it once ``fraction`` of the records its
+    parts commit (in ``parts``) are committed, run it again to the end, and return the killed step
+    (with its ``committed_fraction``), the rerun and the two as one step.
     ``counts``: the outputs (for the per-output figures) and the records the parts commit in all."""
     outputs, records = counts
     killed = _checked(run_step(f"{name} (killed)", args, [folder], outputs,
-                               lambda: committed_records(parts) >= KILL_FRACTION * records, log), log, killed=True)
+                               lambda: committed_records(parts) >= fraction * records, log), log, killed=True)
     killed["committed_fraction"] = committed_records(parts) / records
     rerun = _checked(run_step(f"{name} (rerun)", args, [folder], outputs, log=log), log)
     return [killed, rerun, combined(f"{name} (killed + rerun)", [killed, rerun])]
@@ -321,7 +327,8 @@ def measure_size(input_dir: str, count: int, scratch: str, workers: int, model: 
         whole = os.path.join(scratch, f"uninterrupted-{count}")
         steps.append(_checked(run_step("build-c", _build_args(input_dir, whole, count, workers), [whole], outputs,
                                        log=log), log))
-    steps += killed_and_rerun("build-c", build, release, release, (outputs, records), log)
+    steps += killed_and_rerun("build-c", build, release, release, (outputs, records), log,
+                              RESUME_KILL_FRACTION if uninterrupted else KILL_FRACTION)
     if uninterrupted:
         rerun = steps[-2]  # before the killed + rerun row
         rerun.update(same_digest=release_digest(release) == release_digest(whole),
@@ -401,8 +408,11 @@ def run_full_size(sizes: Sequence[int] = FULL_SIZE_SIZES, input_dir: Optional[st
             input_dir = os.path.join(scratch, "val")
         else:
             source = {"input": input_dir}
-        steps = [step for size in sizes
-                 for step in measure_size(input_dir, size, scratch, workers, model, uninterrupted=size == sizes[0])]
+        steps = []
+        for size in sizes:  # each size's figures are kept in scratch/steps.jsonl as soon as it is done
+            steps += measure_size(input_dir, size, scratch, workers, model, uninterrupted=size == sizes[0])
+            with open(os.path.join(scratch, "steps.jsonl"), "a", encoding="utf-8") as done:
+                done.writelines(json.dumps(step) + "\n" for step in steps if step["images"] == size)
         filesystem = filesystem_type(scratch)
         finished = True
     finally:  # a failed step's release and log are kept for a look

@@ -20,6 +20,7 @@ import errno
 import hashlib
 import io
 import json
+import math
 import os
 import tarfile
 import warnings
@@ -41,7 +42,7 @@ from pipelines.formats.tfrecord import TFRecordError, decode_example, iter_recor
 __all__ = ["SOURCE_KINDS", "TFDS_IMAGENET", "TFDS_SPLIT", "MAX_INPUT_BYTES", "SourceIndex", "NoUsableImages",
            "require_entries", "classify", "drop_duplicates", "os_reason", "walk_folder", "TAR_BLOCK", "walk_tar",
            "tfds_version_dir", "walk_tfds", "detect_kind", "index_source", "select_entries", "read_entry",
-           "inspect_image", "source_note", "ENTRIES_PER_LIST", "write_entry_lists", "read_entry_list"]
+           "inspect_image", "source_note", "ENTRIES_PER_LIST", "MIN_ENTRY_LISTS", "write_entry_lists", "read_entry_list"]
 
 SOURCE_KINDS = ("sample", "folder", "tar", "tfds")
 TFDS_IMAGENET = "imagenet2012"
@@ -488,12 +489,23 @@ def source_note(info: dict, file_name: str) -> str:
     return "; ".join(notes)
 
 
-ENTRIES_PER_LIST = 1000
-"""Entries per list file handed to the workers (the pipeline graph carries only the file names)."""
+ENTRIES_PER_LIST = 100
+"""Most entries in one list file handed to the workers. The pipeline graph carries only the file
+names, and the workers share the files, not the entries: the driver of a local runner holds what
+it hands out, so it holds a few hundred names, not an element per image."""
+
+MIN_ENTRY_LISTS = 64
+"""Fewest list files (fewer only with fewer entries): enough for every worker of a machine or a
+small cluster to get a share of a small build."""
 
 
-def write_entry_lists(output_dir: str, entries: Sequence[SourceEntry], per_list: int = ENTRIES_PER_LIST) -> list:
-    """Write the entries as JSON-line files under ``DIR/.parts/entries/`` and return their paths."""
+def write_entry_lists(output_dir: str, entries: Sequence[SourceEntry], per_list: Optional[int] = None) -> list:
+    """Write the entries as JSON-line files under ``DIR/.parts/entries/`` and return their paths.
+
+    ``per_list`` entries in each (default: as many as make :data:`MIN_ENTRY_LISTS` files, at most
+    :data:`ENTRIES_PER_LIST`)."""
+    if per_list is None:
+        per_list = min(ENTRIES_PER_LIST, max(1, math.ceil(len(entries) / MIN_ENTRY_LISTS)))
     paths = []
     for start in range(0, len(entries), per_list):
         relative = f"{PARTS_DIR}/entries/{start // per_list:06d}.jsonl"
