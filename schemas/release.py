@@ -14,6 +14,12 @@ A release directory ``DIR`` holds::
     DIR/webdataset/<config>/<config>-NNNNNN.tar  WebDataset shards of the tree (``--formats webdataset``)
     DIR/packages/                        category tars + their SHA256SUMS (``imagenet-cp package``)
 
+The tree, the TFDS records and the WebDataset shards are the output formats a build chooses
+(``--formats``; the tree and the TFDS records unless it names others); the
+manifests, lists, ``release.json`` and ``SHA256SUMS`` are in every release. A manifest row names
+its output's place in the tree (``path``) and its TFDS shard (``shard``) whether or not that format
+was written, so the manifests of one build are the same for every choice.
+
 Every JSON document is written with sorted keys and ``\\n`` line ends, so that equal content gives
 equal bytes.
 """
@@ -39,6 +45,15 @@ TFDS_DIR = "tfds"
 PACKAGES_DIR = "packages"
 WEBDATASET_DIR = "webdataset"
 """WebDataset shards of the tree, ``webdataset/<config>/<config>-000000.tar`` (``--formats webdataset``)."""
+
+TREE_FORMAT = "tree"
+"""Output format of the official folder tree (or, for CIFAR and CIFAR-P, the stacked ``.npy`` arrays)."""
+TFDS_FORMAT = "tfds"
+"""Output format of the TFDS records and metadata files under ``tfds/``."""
+DEFAULT_FORMATS = (TFDS_FORMAT, TREE_FORMAT)
+"""The output formats of a build that names none. Every release also has its manifests,
+``sources.jsonl``, ``failures.jsonl``, ``release.json`` and ``SHA256SUMS``."""
+
 
 TMP_DIR = ".tmp"
 """Files being written, before their atomic rename into place."""
@@ -244,6 +259,9 @@ class Release(_JsonObject):
         The input's source family (C and P).
     encoding, image_size, labels : str, int, str
         C: the outputs' encoding (``jpeg`` or ``npy``), their side, the labels file of ``.npy`` trees.
+    class_names : tuple of str
+        The class names in label order, in a release without TFDS records (whose
+        ``label.labels.txt`` holds them otherwise).
     p_edition, video, arrays : mapping
         P: the edition's facts, the encoder settings (MP4) or the array layout (``.npy``).
     package : mapping
@@ -262,6 +280,7 @@ class Release(_JsonObject):
     encoding: Optional[str] = None
     image_size: Optional[int] = None
     labels: Optional[str] = None
+    class_names: Optional[Sequence[str]] = None
     p_edition: Optional[Mapping[str, Any]] = None
     video: Optional[Mapping[str, Any]] = None
     arrays: Optional[Mapping[str, Any]] = None
@@ -299,8 +318,9 @@ class Release(_JsonObject):
 
     @property
     def formats(self) -> tuple:
-        """The extra output formats of the build (``config.formats``; none in older releases)."""
-        return tuple(self.setting("formats", ()))
+        """The output formats the release holds, in name order: ``config.formats``, recorded when
+        the build chose other formats than :data:`DEFAULT_FORMATS` (those otherwise)."""
+        return tuple(self.setting("formats", DEFAULT_FORMATS))
 
     @property
     def manifest_parts(self) -> tuple:

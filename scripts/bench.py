@@ -65,7 +65,7 @@ def add_arguments(parser):
                                           "new folder under TMPDIR, removed)")
     parser.add_argument("--webdataset", metavar="RELEASE",
                         help="instead: time writing the WebDataset shards of a built release's configs (what "
-                             "--formats webdataset adds to a build), into a scratch folder")
+                             "webdataset among --formats adds to a build), into a scratch folder")
 
 
 def _scaling_command(args) -> int:

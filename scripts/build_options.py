@@ -51,11 +51,12 @@ def add_output_arguments(parser, shard_help: str):
 
 
 def add_format_arguments(parser):
-    """--formats: output formats added to the tree, TFDS and the manifests."""
-    parser.add_argument("--formats", type=names, default=[],
-                        help="comma-separated extra output formats: webdataset (webdataset/<config>/<config>-000000.tar "
-                             "shards of the tree's files and labels, at most 1 GB each; as much disk again as "
-                             "the tree) (default: none)")
+    """--formats: the output formats a release holds beside its manifests."""
+    parser.add_argument("--formats", type=names, default=None,
+                        help="comma-separated output formats: tree (the official folder tree, or the .npy arrays "
+                             "of CIFAR), tfds (TFRecord shards that tfds.builder_from_directory loads), webdataset "
+                             "(webdataset/<config>/<config>-000000.tar shards of the images and labels, at most 1 GB "
+                             "each); each as much disk as the tree (default: tree,tfds)")
 
 
 def check_source_arguments(args) -> None:
@@ -119,7 +120,7 @@ def run_build(args, build, config_from_args, errors=(ValueError,)) -> int:
     from pipelines.inputs.listing import NoUsableImages
 
     options = {"examples_per_shard": args.examples_per_shard}
-    if getattr(args, "formats", None):
+    if getattr(args, "formats", None) is not None:
         options["formats"] = args.formats
     quiet = sys.stderr is sys.__stderr__ and not logging_verbose()
     log = WorkerStderr(os.path.join(tempfile.gettempdir(), f"imagenet-cp-workers-{os.getpid()}.log"))

@@ -18,17 +18,19 @@ from apache_beam.metrics.metric import MetricsFilter
 
 from schemas.editions import release_identity
 from schemas.image_ids import is_named_id_list, named_id_list_bytes
-from schemas.release import FAILURES, PROGRESS_DIR, SAMPLE_DIR, SOURCES, TMP_DIR, Release, ReleaseInput
+from schemas.release import (DEFAULT_FORMATS, FAILURES, PROGRESS_DIR, SAMPLE_DIR, SOURCES, TFDS_FORMAT, TMP_DIR, Release,
+                             ReleaseInput)
 from schemas.tfds import TfdsDataset
 
 from pipelines.formats import storage
+from pipelines.formats.class_folders import label_names
 from pipelines.release.output_folder import (FolderLock, OutputFolderError, check_not_inside, entry_size, inspect_folder,
                             listing_sha256, remove_release, wait_for_orphan_workers, write_build_record)
 from pipelines.formats.parts import completed_images, iter_lines, read_ledger
 from pipelines.beam.progress import COUNTERS, NAMESPACE, ProgressLine
 from pipelines.beam.write_release import WriteRelease, committed_names, seal_release
 from pipelines.release.publish import write_publication
-from pipelines.beam.sinks import ReleaseSink, check_format_names, release_sinks
+from pipelines.beam.sinks import ReleaseFiles, ReleaseSink, check_format_names, release_sinks
 from pipelines.beam.shutdown import stopping_cleanly
 from pipelines.beam.runner import RunOptions, is_local, make_pipeline
 from pipelines.beam.sources import ReadImageNet
@@ -106,6 +108,7 @@ def _check_folder(output_dir: str, identity: tuple, config: Mapping[str, Any], f
             other = f"edition {_shown_identity(there)} there, {_shown_identity(identity)} here"
         else:
             existing = record.config or {}
+            existing, config = ({"formats": list(DEFAULT_FORMATS), **c} for c in (existing, config))
             other = "; ".join(f"{key} {_shown(existing.get(key))} there, {_shown(config.get(key))} here"
                               for key in sorted(set(existing) | set(config)) if existing.get(key) != config.get(key))
         raise OutputFolderError(f"{output_dir} holds a {what} of another config ({other}); use another --output, "
@@ -185,7 +188,8 @@ class BuildPlan:
         records, sources, failures, environments.
     sinks : tuple of ReleaseSink
         The benchmark's own sinks (:mod:`pipelines.beam.sinks`, e.g. the stacked ``.npy`` arrays),
-        handed to ``WriteRelease`` after those of ``formats``. A sink with a branch of its own sees
+        handed to ``WriteRelease`` after those of ``formats`` when the release has a tree (they write
+        it: the stacked ``.npy`` arrays are the tree of CIFAR). A sink with a branch of its own sees
         every output, so a resumed build with one builds every image again (the parts still dedupe
         the rest).
     related : callable, optional
@@ -194,8 +198,9 @@ class BuildPlan:
     examples_per_shard : int
         Average examples per TFRecord shard; the shard count is derived from the image count.
     formats : tuple of str
-        Output formats added to the release (:data:`pipelines.beam.sinks.FORMAT_SINKS`); recorded in
-        ``release.json``'s config when any is given.
+        The output formats of the release (:func:`pipelines.beam.sinks.check_format_names`; default
+        :data:`schemas.release.DEFAULT_FORMATS`, the tree and the TFDS records); recorded in
+        ``release.json``'s config when they are not the default.
     """
 
     selection: SourceSelection
@@ -207,14 +212,13 @@ class BuildPlan:
     sinks: tuple = ()
     related: Optional[Callable] = None
     examples_per_shard: int = DEFAULT_EXAMPLES_PER_SHARD
-    formats: tuple = ()
+    formats: tuple = DEFAULT_FORMATS
 
     def __post_init__(self):
         if self.examples_per_shard < 1:
             raise ValueError(f"examples_per_shard must be >= 1, got {self.examples_per_shard}")
-        object.__setattr__(self, "formats", tuple(self.formats))
+        object.__setattr__(self, "formats", check_format_names(self.formats))
         object.__setattr__(self, "sinks", tuple(self.sinks))
-        check_format_names(self.formats)
 
 
 def run_build(output_dir: str, plan: BuildPlan, run: RunOptions = RunOptions()) -> BuildResult:
@@ -245,7 +249,7 @@ def run_build(output_dir: str, plan: BuildPlan, run: RunOptions = RunOptions()) 
     storage.configure(run.beam_args)  # object-store options (--s3_endpoint_url, ...) for the driver's own I/O
     ids = None
     config = dict(document.config, examples_per_shard=plan.examples_per_shard, limit=selection.limit,
-                  image_ids_sha256=None, **({"formats": sorted(set(formats))} if formats else {}))
+                  image_ids_sha256=None, **({"formats": list(formats)} if formats != DEFAULT_FORMATS else {}))
     if selection.image_ids is not None:
         raw = read_image_ids(selection.image_ids)
         config["image_ids_sha256"] = hashlib.sha256(raw).hexdigest()
@@ -257,7 +261,9 @@ def run_build(output_dir: str, plan: BuildPlan, run: RunOptions = RunOptions()) 
                   f"{lock.took_over.get('host')})", file=run.out)
         wait_for_orphan_workers(output_dir)
         with stopping_cleanly(output_dir, signals=False):  # a full disk in the driver: one line too
-            return _locked_build(output_dir, replace(plan, document=replace(document, config=config)), run, ids)
+            names = None if TFDS_FORMAT in formats else label_names(plan.dataset) or None  # no label file to hold them
+            document = replace(document, config=config, class_names=names)
+            return _locked_build(output_dir, replace(plan, document=document), run, ids)
 
 
 def _locked_build(output_dir: str, plan: BuildPlan, run: RunOptions, ids: Optional[list]) -> BuildResult:
@@ -296,7 +302,8 @@ def _locked_build(output_dir: str, plan: BuildPlan, run: RunOptions, ids: Option
                                                input=ReleaseInput(kind=index.kind, listing_sha256=listing,
                                                                   images=len(index.entries))))
     ledger = read_ledger(output_dir)
-    sinks: Sequence[ReleaseSink] = release_sinks(config.get("formats", ()), plan.sinks, index.entries)
+    formats = plan.formats
+    sinks: Sequence[ReleaseSink] = release_sinks(formats, plan.sinks, index.entries)
     done = set()
     if ledger and not any(sink.sees_every_output for sink in sinks):
         done = completed_images(output_dir, ledger, index.entries, outputs_per_image, plan.related)
@@ -315,8 +322,8 @@ def _locked_build(output_dir: str, plan: BuildPlan, run: RunOptions, ids: Option
                 for name, pcoll in (("listing", listed), ("read", images.failures), ("outputs", outputs.failures))}
     _ = ({"records": outputs.records, "sources": outputs.sources, **failures,
           "environments": outputs.environments}
-         | "WriteRelease" >> WriteRelease(output_dir, dataset, shard_count, progress_dir, committed_names(ledger),
-                                          run.part_records, run.part_seconds, sinks))
+         | "WriteRelease" >> WriteRelease(ReleaseFiles(output_dir, dataset, shard_count, formats), progress_dir,
+                                          committed_names(ledger), run.part_records, run.part_seconds, sinks))
 
     def space_needed() -> int:
         entries = read_ledger(output_dir)

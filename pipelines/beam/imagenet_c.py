@@ -32,7 +32,7 @@ from schemas.conditions import Condition
 from schemas.configs import ImageNetCConfig
 from schemas.edition import JPEG, NPY
 from schemas.records import Failure, OutputRecord, SourceImage
-from schemas.release import C_BENCHMARK, CLEAN, Release, ReleaseTfds
+from schemas.release import C_BENCHMARK, CLEAN, DEFAULT_FORMATS, Release, ReleaseTfds
 from schemas.tfds import TfdsDataset
 from schemas.tfds_c import c_dataset
 from transforms import corrupt, encode_jpeg, encode_png, example_seed, make_rng, preprocess
@@ -192,7 +192,7 @@ def imagenet_c_document(config: ImageNetCConfig, class_names: Optional[Sequence[
 
 
 def plan(config: ImageNetCConfig, source: SourceSelection = SourceSelection(),
-         examples_per_shard: Optional[int] = None, formats: Sequence[str] = ()) -> BuildPlan:
+         examples_per_shard: Optional[int] = None, formats: Sequence[str] = DEFAULT_FORMATS) -> BuildPlan:
     """The build of an ImageNet-C release of ``config.edition`` from ``source``.
 
     The edition opens the input (:func:`pipelines.inputs.families.open_input`: ImageNet val, the
@@ -220,6 +220,6 @@ def plan(config: ImageNetCConfig, source: SourceSelection = SourceSelection(),
 
 def build_imagenet_c(output_dir: str, selection: SourceSelection = SourceSelection(),
                      config: ImageNetCConfig = ImageNetCConfig(), run: RunOptions = RunOptions(),
-                     examples_per_shard: Optional[int] = None, formats: Sequence[str] = ()) -> BuildResult:
+                     examples_per_shard: Optional[int] = None, formats: Sequence[str] = DEFAULT_FORMATS) -> BuildResult:
     """Build an ImageNet-C release of ``config.edition``: :func:`run_build` of :func:`plan`."""
     return run_build(output_dir, plan(config, selection, examples_per_shard, formats), run)

@@ -37,7 +37,7 @@ import numpy as np
 from schemas.configs import ImageNetPConfig
 from schemas.imagenet_p import GRAIN_RATE_CONTROL, PERTURBATIONS, TFDS_FRAMES
 from schemas.imagenet_p_editions import NPY
-from schemas.release import P_BENCHMARK, Release, ReleaseTfds
+from schemas.release import DEFAULT_FORMATS, P_BENCHMARK, Release, ReleaseTfds
 from schemas.records import Failure, OutputRecord, SourceEntry, SourceImage
 from schemas.tfds_p import imagenet_p_config, p_dataset
 from transforms import BadInput, example_rng, example_seed, perturb_sequence
@@ -284,7 +284,7 @@ def imagenet_p_document(config: ImageNetPConfig, class_names: Optional[Sequence[
 
 
 def plan(config: ImageNetPConfig, source: SourceSelection = SourceSelection(),
-         examples_per_shard: Optional[int] = None, formats: Sequence[str] = ()) -> BuildPlan:
+         examples_per_shard: Optional[int] = None, formats: Sequence[str] = DEFAULT_FORMATS) -> BuildPlan:
     """The build of an ImageNet-P release of ``config.edition`` from ``source``. Every edition reads its
     own inputs as ImageNet-C's editions do (:func:`pipelines.inputs.families.open_input`: ImageNet val
     for imagenet, inception and imagenet64, the Tiny-ImageNet folder, the CIFAR-10/100 test pickles);
@@ -315,7 +315,7 @@ def plan(config: ImageNetPConfig, source: SourceSelection = SourceSelection(),
 
 def build_imagenet_p(output_dir: str, selection: SourceSelection = SourceSelection(),
                      config: ImageNetPConfig = ImageNetPConfig(), run: RunOptions = RunOptions(),
-                     examples_per_shard: Optional[int] = None, formats: Sequence[str] = ()) -> BuildResult:
+                     examples_per_shard: Optional[int] = None, formats: Sequence[str] = DEFAULT_FORMATS) -> BuildResult:
     """Build an ImageNet-P release of ``config.edition``: :func:`run_build` of :func:`plan`.
 
     Raises

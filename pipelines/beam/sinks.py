@@ -1,12 +1,13 @@
 """The sinks of a release: one class per kind of file a release holds, as Beam's
 ``apache_beam.io.fileio.FileSink`` is one class per file format of ``WriteToFiles``.
 
-:class:`pipelines.beam.write_release.WriteRelease` always has two sinks, the tree of output files
+:class:`pipelines.beam.write_release.WriteRelease` has two sinks of its own, the tree of output files
 (:class:`~pipelines.beam.write_release.TreeFiles`) and the TFDS records
-(:class:`~pipelines.beam.write_release.TfdsRecords`); the build adds the sinks of the formats
-``--formats`` names (:data:`FORMAT_SINKS`) and those of its edition (the stacked ``.npy`` arrays,
-:class:`pipelines.beam.npy_release.StackedArrays`). A sink writes its files in one or both of two
-steps, the methods of :class:`ReleaseSink`:
+(:class:`~pipelines.beam.write_release.TfdsRecords`), which write when the release's formats
+(:attr:`ReleaseFiles.formats`, the build's ``--formats``) name them; the build adds the sinks of the
+other formats named (:data:`FORMAT_SINKS`) and, when it writes the tree, those of its edition (the
+stacked ``.npy`` arrays that are the tree of CIFAR, :class:`pipelines.beam.npy_release.StackedArrays`).
+A sink writes its files in one or both of two steps, the methods of :class:`ReleaseSink`:
 
 - :meth:`ReleaseSink.write_group`: per TFDS config, on the worker that merges the config's
   committed parts, once its manifest ``manifest/<config>.jsonl`` is written (the WebDataset shards);
@@ -20,12 +21,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, ClassVar, Iterable, Optional, Sequence
+from typing import TYPE_CHECKING, ClassVar, Iterable, Iterator, Optional, Sequence
 
 from schemas.records import FileInfo
+from schemas.release import DEFAULT_FORMATS, TFDS_FORMAT, TREE_FORMAT
 from schemas.tfds import TfdsDataset
 
 from pipelines.formats.class_folders import label_names
+from pipelines.formats.spill import SpillReader
 from pipelines.formats.webdataset import WEBDATASET, write_config_webdataset
 
 if TYPE_CHECKING:
@@ -45,11 +48,14 @@ class ReleaseFiles:
         The TFDS dataset whose configs are the records' groups.
     shard_count : int
         TFRecord shards per config.
+    formats : tuple of str
+        The output formats the release holds (:func:`check_format_names`).
     """
 
     output_dir: str
     dataset: TfdsDataset
     shard_count: int
+    formats: tuple = DEFAULT_FORMATS
 
     @cached_property
     def class_names(self) -> tuple:
@@ -113,40 +119,64 @@ class ReleaseSink:
 
 class WebDatasetShards(ReleaseSink):
     """``--formats webdataset``: each config's WebDataset shards ``webdataset/<config>/<config>-NNNNNN.tar``,
-    made from its manifest and tree files (or, for stacked arrays, its TFRecord shards; see
-    :func:`pipelines.formats.webdataset.write_config_webdataset`)."""
+    made from its manifest and the images of its spilled TFDS examples (the tree's files for videos;
+    see :func:`pipelines.formats.webdataset.write_config_webdataset`), whichever other formats the
+    release holds."""
 
     name = WEBDATASET
 
     def write_group(self, release: ReleaseFiles, group: str, outputs: GroupOutputs) -> list[FileInfo]:
-        return write_config_webdataset(release.output_dir, group)
+        dataset, count = release.dataset, release.shard_count
+        refs = {f"{dataset.config_dir(group)}/{dataset.shard_name(index, count)}": outputs.shard_refs[index]
+                for index in range(count)}
+
+        def examples(shard: str) -> Iterator[bytes]:
+            reader = SpillReader(release.output_dir)
+            try:
+                for ref in refs[shard]:
+                    yield reader.read(*ref)
+            finally:
+                reader.close()
+        return write_config_webdataset(release.output_dir, group, examples=examples)
 
 
 FORMAT_SINKS: dict[str, type] = {WebDatasetShards.name: WebDatasetShards}
-"""``--formats`` name -> the sink class of that output format (made with no arguments)."""
+"""``--formats`` name -> the sink class of that output format (made with no arguments), for the
+formats beside the writer's own (:data:`WRITER_FORMATS`)."""
+
+WRITER_FORMATS = (TFDS_FORMAT, TREE_FORMAT)
+"""The formats the writer's own sinks write (the TFDS records, the tree)."""
 
 
 def release_sinks(formats: Iterable[str], edition_sinks: Sequence[ReleaseSink],
                   entries: Sequence["SourceEntry"]) -> tuple:
-    """The sinks a build adds to the writer's own: one per format named (in name order), then the
-    edition's, each for the listed input ``entries`` (:meth:`ReleaseSink.for_input`).
+    """The sinks a build adds to the writer's own: one per format of :data:`FORMAT_SINKS` named
+    (in name order), then, when ``formats`` name the tree, the edition's; each for the listed input
+    ``entries`` (:meth:`ReleaseSink.for_input`).
 
     Raises
     ------
     ValueError
-        For a format no sink writes.
+        For no format, or a format no sink writes.
     """
-    formats = sorted(set(formats))
-    check_format_names(formats)
-    return tuple(sink.for_input(entries) for sink in [FORMAT_SINKS[name]() for name in formats] + list(edition_sinks))
+    formats = check_format_names(formats)
+    sinks = [FORMAT_SINKS[name]() for name in formats if name in FORMAT_SINKS]
+    sinks += list(edition_sinks) if TREE_FORMAT in formats else []
+    return tuple(sink.for_input(entries) for sink in sinks)
 
 
-def check_format_names(formats: Iterable[str]) -> None:
-    """Refuse a format no sink writes (:data:`FORMAT_SINKS`)."""
-    unknown = sorted(set(formats) - set(FORMAT_SINKS))
+def check_format_names(formats: Iterable[str]) -> tuple:
+    """``formats`` in name order, once each; refuse none, and a format no sink writes
+    (:data:`WRITER_FORMATS`, :data:`FORMAT_SINKS`)."""
+    formats = tuple(sorted(set(formats)))
+    valid = sorted({*WRITER_FORMATS, *FORMAT_SINKS})
+    unknown = [name for name in formats if name not in valid]
     if unknown:
-        raise ValueError(f"unknown output format {unknown[0]!r}; valid: {', '.join(FORMAT_SINKS)}")
+        raise ValueError(f"unknown output format {unknown[0]!r}; valid: {', '.join(valid)}")
+    if not formats:
+        raise ValueError(f"no output format chosen: name one or more of {', '.join(valid)}")
+    return formats
 
 
-__all__ = ["FORMAT_SINKS", "GroupOutputs", "ReleaseFiles", "ReleaseSink", "WebDatasetShards", "check_format_names",
+__all__ = ["FORMAT_SINKS", "WRITER_FORMATS", "GroupOutputs", "ReleaseFiles", "ReleaseSink", "WebDatasetShards", "check_format_names",
            "release_sinks"]

@@ -34,9 +34,8 @@ import apache_beam as beam
 
 from schemas.records import FileInfo, ManifestRecord, OutputRecord
 from schemas.release import (CHECKSUMS, FAILURES, PARTS_DIR, RELEASE_FORMAT, RELEASE_JSON, SCRATCH_DIRS,
-                             SOURCES, Release, ReleaseCounts, ReleaseInput, ReleaseManifest, checksum_line,
-                             json_line, manifest_path)
-from schemas.tfds import TfdsDataset
+                             SOURCES, TFDS_FORMAT, TREE_FORMAT, Release, ReleaseCounts, ReleaseInput,
+                             ReleaseManifest, checksum_line, json_line, manifest_path)
 from transforms.heap import retain_freed_memory
 from transforms.threads import one_opencv_thread
 
@@ -142,14 +141,15 @@ class TreeFiles(ReleaseSink):
     """The release's folder tree: each output's file at ``record.path``, and every class folder of
     each folder of classes. Per output, on the worker (:meth:`write_output`); per config, the class
     folders a subset leaves empty (:meth:`write_group`). A stacked row (``record.stacked``) has no
-    file of its own: a sink of the edition stacks it (:class:`pipelines.beam.npy_release.StackedArrays`)."""
+    file of its own: a sink of the edition stacks it (:class:`pipelines.beam.npy_release.StackedArrays`).
+    A release without the tree (``--formats`` without ``tree``) gets no file, but the same FileInfo."""
 
-    name = "tree"
+    name = TREE_FORMAT
 
     def write_output(self, release: ReleaseFiles, record: OutputRecord) -> FileInfo:
         """Write ``record``'s file (a folder of classes gets all its class folders before its first
         file, :func:`make_class_folders_once`); the FileInfo of its bytes (for a stacked row, of the row)."""
-        if record.stacked:
+        if record.stacked or TREE_FORMAT not in release.formats:
             return FileInfo(record.path, hashlib.sha256(record.data).hexdigest(), len(record.data), record.group)
         make_class_folders_once(release.output_dir, record.path.rpartition("/")[0], release.class_names)
         return storage.write_new(release.output_dir, record.path, record.data, group=record.group)
@@ -165,7 +165,7 @@ class TfdsRecords(ReleaseSink):
     key order; a shard that received none is written empty), ``dataset_info.json``, ``features.json``
     and the label files (:meth:`write_group`)."""
 
-    name = "tfds"
+    name = TFDS_FORMAT
 
     def write_output(self, release: ReleaseFiles, record: OutputRecord) -> tuple[int, str, bytes]:
         """``(shard index, shard path, serialized example)`` of ``record``."""
@@ -175,6 +175,8 @@ class TfdsRecords(ReleaseSink):
             encode_example(record.example, dataset.features)
 
     def write_group(self, release: ReleaseFiles, group: str, outputs: GroupOutputs) -> list[FileInfo]:
+        if TFDS_FORMAT not in release.formats:
+            return []
         output_dir, dataset, shard_count = release.output_dir, release.dataset, release.shard_count
         refs, folder = outputs.shard_refs, dataset.config_dir(group)
         lengths, num_bytes, reader, infos = [0] * shard_count, [0], SpillReader(output_dir), []
@@ -190,7 +192,6 @@ class TfdsRecords(ReleaseSink):
             for index in range(shard_count):
                 infos.append(storage.write_atomic(output_dir, f"{folder}/{dataset.shard_name(index, shard_count)}",
                                                   frames(index), group=group))
-                refs[index] = []  # memory: a shard's references go once it is written
         finally:
             reader.close()
         files = {"dataset_info.json": dataset.dataset_info_json(group, lengths, num_bytes[0]),
@@ -201,8 +202,9 @@ class TfdsRecords(ReleaseSink):
 
 
 WRITER_SINKS = (TreeFiles(), TfdsRecords())
-"""The sinks every release has, in the order they write a config's files; the parts hold their
-per-output results (the file's path and checksum, the example and its shard)."""
+"""The writer's own sinks, in the order they write a config's files; the parts hold their
+per-output results (the file's path and checksum, the example and its shard), whichever formats
+the release holds (each writes its files only when they name it)."""
 
 
 class _WriteOutputFilesFn(beam.DoFn):
@@ -214,10 +216,9 @@ class _WriteOutputFilesFn(beam.DoFn):
     (:func:`make_class_folders_once`).
     Emits ``(group, (group, part, offset, length))`` of each run it commits, nothing per output."""
 
-    def __init__(self, output_dir: str, dataset: TfdsDataset, shard_count: int, progress_dir: Optional[str],
-                 part_records: int = PART_RECORDS, part_seconds: float = PART_SECONDS,
-                 batch: tuple[int, int] = WRITE_BATCH):
-        self._output_dir, self._release = output_dir, ReleaseFiles(output_dir, dataset, shard_count)
+    def __init__(self, release: ReleaseFiles, progress_dir: Optional[str], part_records: int = PART_RECORDS,
+                 part_seconds: float = PART_SECONDS, batch: tuple[int, int] = WRITE_BATCH):
+        self._output_dir, self._release = release.output_dir, release
         self._progress_dir, self._part_limits = progress_dir, (part_records, part_seconds)
         self._batch = (min(batch[0], part_records), batch[1])  # a batch never holds more than a part
         self._tree, self._tfds = WRITER_SINKS
@@ -238,8 +239,9 @@ class _WriteOutputFilesFn(beam.DoFn):
         info = self._tree.write_output(self._release, record)
         index, shard, example = self._tfds.write_output(self._release, record)
         row = ManifestRecord(record.key, record.path, info.sha256, info.size, shard, record.metadata)
+        in_tree = not record.stacked and TREE_FORMAT in self._release.formats  # a file of its own to list
         self._parts.add_output(record.group, record.key, index, json_line(row.to_json()), info.sha256,
-                               None if record.stacked else info.path, info.size, example)
+                               info.path if in_tree else None, info.size, example)
 
     def _write_pending(self) -> list:
         """Write the held records; the runs of every part that came due meanwhile."""
@@ -313,8 +315,7 @@ def _merged_checksums(records: Iterable[tuple], others: Iterable[FileInfo]) -> I
         yield line.encode("utf-8")
 
 
-def write_group(output_dir: str, dataset: TfdsDataset, shard_count: int, group: str, runs: Iterable[tuple],
-                sinks: Sequence[ReleaseSink] = ()) -> None:
+def write_group(release: ReleaseFiles, group: str, runs: Iterable[tuple], sinks: Sequence[ReleaseSink] = ()) -> None:
     """Merge the committed runs of one group into its files: ``manifest/<group>.jsonl``, then the
     files of the writer's own sinks (:data:`WRITER_SINKS`: every class folder of the group's folders
     of classes, the TFRecord shards and metadata files), the group's checksum part
@@ -326,15 +327,15 @@ def write_group(output_dir: str, dataset: TfdsDataset, shard_count: int, group: 
     per output of the group its ``(part, offset, length)`` and its ``sha256sum`` line (about 300
     bytes together).
     """
-    release = ReleaseFiles(output_dir, dataset, shard_count)
+    output_dir = release.output_dir
     runs = sorted(set(map(tuple, runs)))
-    outputs = GroupOutputs(shard_refs=[[] for _ in range(shard_count)])
+    outputs = GroupOutputs(shard_refs=[[] for _ in range(release.shard_count)])
     checksums: list = []  # (path, line) of the outputs' own files, in key order (= path order)
 
     def manifest_lines():
         for _, shard, offset, length, sha256, path, line, part in merge_runs(output_dir, group, runs):
             outputs.shard_refs[shard].append((part, offset, length))
-            if path is not None:  # None: a row of a stacked array, checksummed by its own sink
+            if path is not None:  # None: no file in the tree (a stacked row, checksummed by its own sink)
                 outputs.folders.add(path.rpartition("/")[0])
                 checksums.append((path, checksum_line(sha256, path)))
             yield line.encode("utf-8")
@@ -366,18 +367,16 @@ class _WriteTablesFn(beam.DoFn):
     with the files of ``sinks`` that write per group), or, for
     :data:`RELEASE_WIDE_GROUP`, ``sources.jsonl`` and ``failures.jsonl`` (:func:`write_lists`)."""
 
-    def __init__(self, output_dir: str, dataset: TfdsDataset, shard_count: int, sinks: Sequence[ReleaseSink] = ()):
-        self._output_dir, self._dataset, self._shard_count = output_dir, dataset, shard_count
-        self._sinks = tuple(sinks)
+    def __init__(self, release: ReleaseFiles, sinks: Sequence[ReleaseSink] = ()):
+        self._release, self._sinks = release, tuple(sinks)
 
     def process(self, element):
         group, names = element
         names = [name for name in names if name is not None]
         if group == RELEASE_WIDE_GROUP:
-            write_lists(self._output_dir, names)
+            write_lists(self._release.output_dir, names)
         elif names:
-            write_group(self._output_dir, self._dataset, self._shard_count, group, [run[1:] for run in names],
-                        self._sinks)
+            write_group(self._release, group, [run[1:] for run in names], self._sinks)
         return []
 
 
@@ -417,12 +416,9 @@ class WriteRelease(beam.PTransform):
 
     Parameters
     ----------
-    output_dir : str
-        The release directory.
-    dataset : TfdsDataset
-        The TFDS dataset whose configs are the records' groups.
-    shard_count : int
-        TFRecord shards per config.
+    release : ReleaseFiles
+        The release directory, the TFDS dataset whose configs are the records' groups, the
+        TFRecord shards per config and the formats the release holds.
     progress_dir : str, optional
         Where workers leave progress counts (see :class:`ProgressCounter`).
     committed : sequence, optional
@@ -438,22 +434,21 @@ class WriteRelease(beam.PTransform):
         whose files go into a checksum part of their own (``sink.checksum_part``).
     """
 
-    def __init__(self, output_dir: str, dataset: TfdsDataset, shard_count: int, progress_dir: Optional[str] = None,
-                 committed: Sequence = (), part_records: int = PART_RECORDS, part_seconds: float = PART_SECONDS,
-                 sinks: Sequence[ReleaseSink] = ()):
+    def __init__(self, release: ReleaseFiles, progress_dir: Optional[str] = None, committed: Sequence = (),
+                 part_records: int = PART_RECORDS, part_seconds: float = PART_SECONDS, sinks: Sequence[ReleaseSink] = ()):
         super().__init__()
-        if shard_count < 1:
-            raise ValueError(f"shard_count must be >= 1, got {shard_count}")
-        self._output_dir, self._dataset, self._shard_count = output_dir, dataset, shard_count
+        if release.shard_count < 1:
+            raise ValueError(f"shard_count must be >= 1, got {release.shard_count}")
+        self._release, self._output_dir = release, release.output_dir
         self._progress_dir, self._committed = progress_dir, list(committed)
         self._part_limits = (part_records, part_seconds)
         self._sinks = tuple(sinks)
 
     def expand(self, inputs):
-        out, args = self._output_dir, (self._output_dir, self._dataset, self._shard_count)
+        out, release = self._output_dir, self._release
         pipeline = inputs["records"].pipeline
         output_parts = inputs["records"] | "WriteOutputFiles" >> beam.ParDo(
-            _WriteOutputFilesFn(*args, self._progress_dir, *self._part_limits))
+            _WriteOutputFilesFn(release, self._progress_dir, *self._part_limits))
         # One sink per input, fused with the stage that makes it (a Flatten would be materialized
         # by a local runner, in the driver's memory, until its last input is done).
         failures = [inputs[name] for name in sorted(inputs) if name.startswith("failures")]
@@ -469,11 +464,11 @@ class WriteRelease(beam.PTransform):
         group_sinks = [sink for sink in self._sinks if type(sink).write_group is not ReleaseSink.write_group]
         return ((output_parts, *list_parts, earlier) | "AllParts" >> beam.Flatten()
                 | "GroupPartsByConfig" >> beam.GroupByKey()
-                | "WriteTables" >> beam.ParDo(_WriteTablesFn(*args, group_sinks)), environments)
+                | "WriteTables" >> beam.ParDo(_WriteTablesFn(release, group_sinks)), environments)
 
     def _expand_sinks(self, records) -> None:
         """The branch of each sink that has one, and the checksum part of the files it writes."""
-        out, release = self._output_dir, ReleaseFiles(self._output_dir, self._dataset, self._shard_count)
+        out, release = self._output_dir, self._release
         for sink in self._sinks:
             if not sink.sees_every_output:
                 continue

@@ -74,12 +74,15 @@ def make_class_folders(output_dir: str, output_folders: Iterable[str], names: It
 
 
 def release_label_names(root: str, listed: Iterable[str]) -> tuple:
-    """The class names of a release: the lines of its first listed ``tfds/.../label.labels.txt``
-    (empty when it lists none)."""
+    """The class names of a release: the lines of its first listed ``tfds/.../label.labels.txt``,
+    or without TFDS records ``release.json``'s ``class_names`` (empty when it has neither)."""
     files = sorted(p for p in listed if p.startswith(f"{TFDS_DIR}/") and p.endswith(f"/{LABELS_FILE}"))
-    if not files:
+    if files:
+        return tuple(storage.read_bytes(storage.join(root, files[0])).decode("utf-8").split())
+    try:
+        return tuple(read_release(root).class_names or ())
+    except (OSError, ValueError):
         return ()
-    return tuple(storage.read_bytes(storage.join(root, files[0])).decode("utf-8").split())
 
 
 def expected_class_folders(root: str, listed: Iterable[str], tree: Optional[str] = None) -> set:

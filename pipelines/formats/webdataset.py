@@ -30,7 +30,7 @@ import tarfile
 from typing import Callable, Iterable, Iterator, Mapping, Optional, Sequence
 
 from schemas.records import FileInfo
-from schemas.release import CHECKSUMS, WEBDATASET_DIR, manifest_path
+from schemas.release import CHECKSUMS, TREE_FORMAT, WEBDATASET_DIR, manifest_path
 
 from pipelines.formats import storage
 
@@ -260,19 +260,30 @@ def is_folder_tree(samples: Sequence[tuple]) -> bool:
     return bool(samples) and all(path.count("/") >= 2 for _, path, _, _ in samples)
 
 
-def write_config_webdataset(output_dir: str, config: str, max_bytes: int = MAX_SHARD_BYTES) -> list[FileInfo]:
-    """The shards of one config, from its manifest ``manifest/<config>.jsonl``: the tree files, or
-    for a config of stacked arrays each row's PNG from the TFRecord shards; return what was written."""
+def write_config_webdataset(output_dir: str, config: str, max_bytes: int = MAX_SHARD_BYTES,
+                            examples: Optional[Callable[[str], Iterator[bytes]]] = None) -> list[FileInfo]:
+    """The shards of one config, from its manifest ``manifest/<config>.jsonl``; return what was written.
+
+    A sample's bytes are the ``image`` of its TFDS example, which is the tree file's bytes for the
+    JPEG and PNG editions and, for a config of stacked arrays, the row's PNG; the examples of a
+    shard come from ``examples(shard)`` (serialized, in key order; default: the TFRecord shard
+    files). The samples of a video tree (ImageNet-P's MP4 files, which no example holds) are the
+    tree files.
+    """
     lines = storage.read_bytes(storage.join(output_dir, manifest_path(config))).decode("utf-8").splitlines()
     samples = manifest_samples(lines)
-    if is_folder_tree(samples):
-        return write_shards(output_dir, config, samples, max_bytes=max_bytes, group=config)
-    rows = [json.loads(line) for line in lines]
-    if not rows:
+    if not samples:
         return []
+    examples = examples or (lambda shard: _shard_records(output_dir, shard))
+    rows = [json.loads(line) for line in lines]
     locators = [(row["shard"], number) for number, row in enumerate(rows)]
-    sizes = [len(data) for data in _stacked_images(output_dir, locators)]
-    read = _sequential(_stacked_images(output_dir, locators), locators)
+    if is_folder_tree(samples):
+        if any(member_extension(path) == "mp4" for _, path, _, _ in samples):
+            return write_shards(output_dir, config, samples, max_bytes=max_bytes, group=config)
+        read = _sequential(_example_images(locators, examples), [path for _, path, _, _ in samples])
+        return write_shards(output_dir, config, samples, read, max_bytes, config)
+    sizes = [len(data) for data in _example_images(locators, examples)]
+    read = _sequential(_example_images(locators, examples), locators)
     stacked = [(stacked_key(row), locator, size, int(row["label"])) for row, locator, size in zip(rows, locators, sizes)]
     return write_shards(output_dir, config, stacked, read, max_bytes, config, STACKED_EXTENSION)
 
@@ -286,22 +297,29 @@ def stacked_key(row: Mapping) -> str:
     return f"{row['wnid']}_{str(row['image_key']).rsplit('.', 1)[0]}".replace(".", "_").replace("/", "_")
 
 
-def _stacked_images(output_dir: str, locators: Sequence[tuple[str, int]]) -> Iterator[bytes]:
+def _example_images(locators: Sequence[tuple[str, int]], examples: Callable[[str], Iterator[bytes]]) -> Iterator[bytes]:
     """The ``image`` of each row's TFDS example, in row order. A shard holds its rows' examples in
     key order, so each row takes the next example of its shard (each shard read once, in order)."""
-    from pipelines.formats.tfrecord import decode_example, iter_records
+    from pipelines.formats.tfrecord import decode_example
 
-    streams, readers = {}, {}
+    readers: dict = {}
     try:
         for shard, _ in locators:
             if shard not in readers:
-                streams[shard] = storage.open_stream(storage.join(output_dir, shard))
-                readers[shard] = iter_records(streams[shard])
-            _, data = next(readers[shard])
-            yield decode_example(data)["image"][0]
+                readers[shard] = examples(shard)
+            yield decode_example(next(readers[shard]))["image"][0]
     finally:
-        for stream in streams.values():
-            stream.close()
+        for reader in readers.values():
+            reader.close()
+
+
+def _shard_records(output_dir: str, shard: str) -> Iterator[bytes]:
+    """The serialized examples of a TFRecord shard file of the release, in order."""
+    from pipelines.formats.tfrecord import iter_records
+
+    with storage.open_stream(storage.join(output_dir, shard)) as stream:
+        for _, data in iter_records(stream):
+            yield data
 
 
 def _sequential(values: Iterator[bytes], locators: Sequence) -> Callable:
@@ -341,18 +359,24 @@ def check_release_shards(root: str, manifest_parts: Sequence[str], listed: Mappi
 
 
 def check_formats(formats: Iterable[str], edition: str, stacked: bool) -> None:
-    """Refuse a format an edition cannot have.
+    """Refuse a format an ImageNet-P edition cannot have.
 
     Raises
     ------
     ValueError
         For ``webdataset`` on an ImageNet-P edition whose sequences are rows of stacked ``.npy``
-        arrays (CIFAR-10-P): a sequence has no one file, and those arrays are what its evaluator loads.
+        arrays (CIFAR-10-P): a sequence has no one file, and those arrays are what its evaluator
+        loads; and for ``webdataset`` without ``tree`` on the others: their samples are the tree's
+        MP4 files.
     """
-    if WEBDATASET in set(formats) and stacked:
+    formats = set(formats)
+    if WEBDATASET in formats and stacked:
         raise ValueError(f"--formats {WEBDATASET}: the {edition} edition's ImageNet-P writes stacked .npy sequences, "
                          "not a tree of video files; its shards are not written (load the .npy arrays or the TFDS "
                          "records)")
+    if WEBDATASET in formats and TREE_FORMAT not in formats:
+        raise ValueError(f"--formats {WEBDATASET} of ImageNet-P needs {TREE_FORMAT} too: its samples are the tree's "
+                         "MP4 files")
 
 
 def _has_rows(root: str, part: str) -> bool:

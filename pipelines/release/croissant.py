@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Mapping
 
 from schemas.publication import BENCHMARKS, edition_and_benchmark
-from schemas.release import RELEASE_FORMAT, Release, manifest_path
+from schemas.release import RELEASE_FORMAT, TREE_FORMAT, Release, manifest_path
 
 from pipelines.release.card import citations, release_input, title, what
 from pipelines.release.hf_index import HF_DIR, ConfigFacts, condition_columns
@@ -123,7 +123,7 @@ def croissant_document(release: Release, configs: Mapping[str, ConfigFacts], dig
     record_sets = []
     for config, facts in configs.items():
         media_set = ""
-        if facts.examples and not facts.stacked:
+        if facts.examples and not facts.stacked and TREE_FORMAT in release.formats:
             media_set = f"files/{config}"
             distribution.append({"@type": "cr:FileSet", "@id": media_set, "name": media_set,
                                  "encodingFormat": _encoding(facts.first_path), "includes": list(facts.globs)})

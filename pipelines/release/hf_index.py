@@ -25,13 +25,13 @@ from typing import Callable, Iterable, Iterator, Mapping, Optional
 from schemas.publication import (BENCHMARKS, HF_DIR, HF_INDEX, LABEL_NAMES, edition_and_benchmark,
                                  wnid_label_names)
 from schemas.records import ManifestRecord
-from schemas.release import Release
+from schemas.release import TFDS_FORMAT, TREE_FORMAT, Release
 from schemas.wnids import imagenet_wnids
 
 from pipelines.formats import storage
 from pipelines.release.verify_records import rows_by_shard, shard_examples
 
-__all__ = ["LEVEL_TYPES", "BATCH_ROWS", "ConfigFacts", "config_facts", "label_names", "condition_columns",
+__all__ = ["LEVEL_TYPES", "BATCH_ROWS", "ConfigFacts", "config_facts", "indexed", "label_names", "condition_columns",
            "COLUMN_TYPES", "write_index", "hf_configs", "check_index"]
 
 
@@ -70,11 +70,22 @@ def config_facts(rows: Iterable[ManifestRecord]) -> ConfigFacts:
     return ConfigFacts(examples, tuple(sorted(f"{f}/*/*" for f in folders)), first, shard)
 
 
+def indexed(release: Release, facts: Mapping[str, ConfigFacts]) -> bool:
+    """Whether a release has an index: not ImageNet-P, and the files its rows need are there (the
+    tree, whose files ``metadata.parquet`` names; for stacked arrays the TFDS records, whose images
+    ``hf/<config>.parquet`` holds)."""
+    if edition_and_benchmark(release)[1] == "p":
+        return False
+    return (TFDS_FORMAT if any(f.stacked for f in facts.values()) else TREE_FORMAT) in release.formats
+
+
 def label_names(root: str, release: Release, facts: Mapping[str, ConfigFacts]) -> tuple:
     """The label names of a release in label order."""
     family = release.source_family
     if family in LABEL_NAMES:
         return LABEL_NAMES[family]
+    if release.class_names:  # a release without TFDS records
+        return wnid_label_names(release.class_names)
     shard = next((f.shard for f in facts.values() if f.shard), None)
     labels = shard and storage.join(root, posixpath.join(posixpath.dirname(shard), "label.labels.txt"))
     if labels and storage.exists(labels):
@@ -166,7 +177,7 @@ def write_index(root: str, release: Release, facts: Mapping[str, ConfigFacts],
         Relative path -> the stream to write it to (default: the file, written atomically); verify
         gives a stream that only hashes (:class:`pipelines.release.verify_publication.Digest`).
     """
-    if edition_and_benchmark(release)[1] == "p":
+    if not indexed(release, facts):
         return {}
     names, columns = label_names(root, release, facts), condition_columns(release)
     if not any(f.stacked for f in facts.values()):
@@ -187,8 +198,8 @@ def write_index(root: str, release: Release, facts: Mapping[str, ConfigFacts],
 
 
 def hf_configs(release: Release, facts: Mapping[str, ConfigFacts]) -> list[dict]:
-    """The card's ``configs:`` entries, one per config (none for ImageNet-P)."""
-    if edition_and_benchmark(release)[1] == "p":
+    """The card's ``configs:`` entries, one per config (none without an index, :func:`indexed`)."""
+    if not indexed(release, facts):
         return []
     split = release.tfds.split if release.tfds and release.tfds.split else "test"
     entries = []

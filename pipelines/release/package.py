@@ -24,15 +24,18 @@ from typing import Iterable, Iterator, Mapping, NamedTuple, Optional
 
 from schemas.edition import Edition, Layout
 from schemas.editions import EDITIONS, category_trees
-from schemas.release import CHECKSUMS, PACKAGES_DIR, RELEASE_JSON, TMP_DIR, checksum_line
+from schemas.release import (CHECKSUMS, PACKAGES_DIR, RELEASE_JSON, TFDS_DIR, TFDS_FORMAT, TMP_DIR, TREE_FORMAT, Release,
+                             checksum_line)
 
 from pipelines.formats import storage
 from pipelines.formats.class_folders import release_class_folders
 from pipelines.formats.release_document import read_release
 from pipelines.release.output_folder import FolderLock
 from pipelines.release.verify import verify_release
+from pipelines.release.verify_records import part_config
 
-__all__ = ["tar_entries", "PackageError", "write_tar", "package_release", "TarPlan", "find_layout", "package_plan"]
+__all__ = ["tar_entries", "PackageError", "write_tar", "package_release", "TarPlan", "find_layout", "package_plan",
+           "tfds_plan"]
 
 
 def _members(files: Mapping[str, int], relative: str) -> Iterator[tuple[str, Optional[int]]]:
@@ -113,7 +116,8 @@ def write_tar(base: str, members: list, destination: str, folder_only: tuple = (
 
 
 def package_release(release_dir: str, output_dir: Optional[str] = None) -> list[str]:
-    """Write one tar per category of the release's tree and a ``SHA256SUMS`` of them.
+    """Write one tar per category of the release's tree and a ``SHA256SUMS`` of them (a release
+    without a tree: one tar per TFDS config, :func:`tfds_plan`).
 
     Parameters
     ----------
@@ -220,15 +224,37 @@ def package_plan(release_dir: str, tree: str) -> Optional[list[TarPlan]]:
     return None if categories is None else _category_plan(release_dir, tree, categories)
 
 
+def tfds_plan(release_dir: str, release: Release) -> list[TarPlan]:
+    """The tars of a release without a tree: one per TFDS config, ``tfds-<config>.tar``, holding
+    ``tfds/<dataset>/<config>/`` with its folders above it."""
+    tfds = release.tfds
+    top = [tfds.data_dir, f"{tfds.data_dir}/{tfds.name}"]
+    return [TarPlan(f"{TFDS_DIR}-{config}.tar", release_dir, [*top, f"{top[1]}/{config}"], tuple(top))
+            for config in (part_config(p) for p in release.manifest_parts)
+            if storage.exists(storage.join(release_dir, f"{top[1]}/{config}"))]
+
+
 def _package(release_dir: str, output_dir: Optional[str]) -> list[str]:
     try:
-        tree_name = read_release(release_dir).tree
+        release = read_release(release_dir)
     except (OSError, ValueError) as err:
         raise ValueError(f"{release_dir} is not a built release: {RELEASE_JSON} unreadable "
                          f"({type(err).__name__})") from err
+    tree_name = release.tree
     if tree_name is None:
         raise ValueError(f"{release_dir} is not a built release: its {RELEASE_JSON} names no 'tree'")
-    plan = package_plan(release_dir, tree_name)
+    if TREE_FORMAT not in release.formats:
+        if TFDS_FORMAT not in release.formats or release.tfds is None:
+            raise PackageError(f"{release_dir} holds neither a tree nor TFDS records (--formats "
+                               f"{','.join(release.formats)}): nothing to pack, its WebDataset shards are tars")
+        return _write_package(release_dir, output_dir, tfds_plan(release_dir, release), "")
+    return _write_package(release_dir, output_dir, package_plan(release_dir, tree_name), tree_name)
+
+
+def _write_package(release_dir: str, output_dir: Optional[str], plan: Optional[list[TarPlan]], tree_name: str
+                   ) -> list[str]:
+    """Write the tars of ``plan`` (of the tree ``tree_name``, whose empty class folders they hold;
+    "": no tree) and their ``SHA256SUMS``."""
     if plan is None:
         known = [layout.tree for e in EDITIONS.values() if e.c for layout in e.c.layouts.values()]
         raise ValueError(f"no tar categories for tree {tree_name!r}; known trees: "
@@ -239,7 +265,7 @@ def _package(release_dir: str, output_dir: Optional[str]) -> list[str]:
             raise PackageError(f"{output_dir} is a link: give a real folder for the tars")
         if os.path.lexists(output_dir) and not os.path.isdir(output_dir):
             raise NotADirectoryError(errno.ENOTDIR, "Not a directory", output_dir)
-    empty = sorted(release_class_folders(release_dir, tree_name))  # verified: exactly the expected ones
+    empty = sorted(release_class_folders(release_dir, tree_name)) if tree_name else []  # verified: those expected
     tars = {}
     for tar in plan:
         destination = storage.join(output_dir, tar.name)

@@ -43,7 +43,8 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterable, Iterator, Optional
 
 from schemas.records import ManifestRecord
-from schemas.release import CHECKSUMS, FAILURES, MANIFEST_DIR, PACKAGES_DIR, RELEASE_JSON, SOURCES, Release
+from schemas.release import (CHECKSUMS, FAILURES, MANIFEST_DIR, PACKAGES_DIR, RELEASE_JSON, SOURCES, TFDS_FORMAT, TREE_FORMAT,
+                             Release)
 
 from pipelines.formats import storage
 from pipelines.formats.class_folders import expected_class_folders
@@ -313,6 +314,7 @@ def _check_manifests(root: str, release: Release, listed: dict, report: VerifyRe
                         f"({len(listed_parts)}): {', '.join(sorted(set(parts) ^ set(listed_parts))[:5])}")
     per_config = counts.outputs_per_config
     tree = release.tree
+    has_tree, has_tfds = TREE_FORMAT in release.formats, TFDS_FORMAT in release.formats
     rows_total, shard_rows, files_in_folders = 0, {}, 0
     for part in parts:
         if part not in listed or not _is_file(storage.join(root, part)):
@@ -330,12 +332,19 @@ def _check_manifests(root: str, release: Release, listed: dict, report: VerifyRe
                 problems.append(f"{where}: {row.path} is not in the {tree}/ tree")
             digest = listed.get(row.path)
             stacked = tree is not None and "/" not in row.path[len(tree) + 1:]  # a row of <tree>/<name>.npy
-            if digest is None:
+            if not has_tree:
+                if digest is not None:
+                    problems.append(f"{where}: {row.path} is listed in {CHECKSUMS}, but the release has no tree")
+            elif digest is None:
                 problems.append(f"{where}: {row.path} is not listed in {CHECKSUMS}")
             elif not stacked and digest != row.sha256:
                 problems.append(f"{where}: the SHA-256 of {row.path} differs from {CHECKSUMS}")
-            files_in_folders += not stacked
-            if row.shard is not None:
+            files_in_folders += has_tree and not stacked
+            if row.shard is not None and not has_tfds:
+                if row.shard in listed:
+                    problems.append(f"{where}: shard {row.shard} is listed in {CHECKSUMS}, but the release has "
+                                    "no TFDS records")
+            elif row.shard is not None:
                 if row.shard not in listed:
                     problems.append(f"{where}: shard {row.shard} is not listed in {CHECKSUMS}")
                 shard_rows[os.path.dirname(row.shard)] = shard_rows.get(os.path.dirname(row.shard), 0) + 1

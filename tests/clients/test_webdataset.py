@@ -41,7 +41,7 @@ def expected_samples(release, config, extension):
 def c_release(tmp_path_factory):
     output = tmp_path_factory.mktemp("wds_c") / "release"
     build_imagenet_c(str(output), SourceSelection(), ImageNetCConfig.select(["contrast", "fog"], [1]),
-                     RunOptions(workers=1, progress_interval=3600), formats=["webdataset"])
+                     RunOptions(workers=1, progress_interval=3600), formats=["tfds", "tree", "webdataset"])
     return output
 
 
@@ -49,7 +49,7 @@ def c_release(tmp_path_factory):
 def p_release(tmp_path_factory):
     output = tmp_path_factory.mktemp("wds_p") / "release"
     build_imagenet_p(str(output), SourceSelection(limit=2), ImageNetPConfig.select(["translate"], preset="ultrafast"),
-                     RunOptions(workers=1, progress_interval=3600), formats=["webdataset"])
+                     RunOptions(workers=1, progress_interval=3600), formats=["tfds", "tree", "webdataset"])
     return output
 
 
@@ -69,7 +69,7 @@ def test_webdataset_iterates_the_p_videos_with_their_labels(p_release):
 def test_the_shards_are_listed_verified_and_a_changed_one_is_caught(c_release, tmp_path):
     listed = parse_checksum_lines((c_release / "SHA256SUMS").read_text().splitlines())
     assert "webdataset/fog_1/fog_1-000000.tar" in listed and json.loads(
-        (c_release / "release.json").read_text())["config"]["formats"] == ["webdataset"]
+        (c_release / "release.json").read_text())["config"]["formats"] == ["tfds", "tree", "webdataset"]
     assert verify_release(str(c_release)).ok
     tars = package_release(str(c_release))  # the tree's packages; the shards are published as they are
     assert tars and verify_release(str(c_release)).ok
@@ -124,7 +124,7 @@ def test_cifar_shards_hold_each_row_as_a_lossless_png_with_cifar_labels(tmp_path
 
     output = tmp_path / "cifar"
     build_imagenet_c(str(output), SourceSelection(), ImageNetCConfig.select(["contrast"], [1, 2], edition="cifar"),
-                     RunOptions(workers=1, progress_interval=3600), formats=["webdataset"])
+                     RunOptions(workers=1, progress_interval=3600), formats=["tfds", "tree", "webdataset"])
     rows, count = np.load(output / "CIFAR-10-C" / "contrast.npy"), len(SAMPLE_CIFAR10_LABELS)
     for block, config in enumerate(("contrast_1", "contrast_2")):
         samples = iterate(output, config)

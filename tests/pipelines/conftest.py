@@ -25,6 +25,7 @@ from PIL import Image
 from pipelines.beam.build import SourceSelection
 from pipelines.beam.imagenet_c import build_imagenet_c
 from pipelines.beam.runner import RunOptions
+from schemas.release import DEFAULT_FORMATS
 from schemas.configs import ImageNetCConfig
 from pipelines.install.sample import write_sample
 from pipelines.formats.tfrecord import encode_example, frame_record
@@ -34,7 +35,7 @@ FAST = ImageNetCConfig.select(["gaussian_noise", "contrast"], [1, 2])
 
 
 def build(output: Path, selection: SourceSelection = SourceSelection(), config=FAST, workers=2,
-          examples_per_shard=None, formats=(), **run):
+          examples_per_shard=None, formats=DEFAULT_FORMATS, **run):
     """Build a release quickly (progress lines off); ``run``: more :class:`RunOptions` fields."""
     return build_imagenet_c(str(output), selection, config,
                             RunOptions(**{"workers": workers, "progress_interval": 3600, **run}),

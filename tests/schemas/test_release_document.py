@@ -47,7 +47,7 @@ def test_an_old_release_loads_with_the_later_fields_absent():
     release = Release.from_text(dumps(OLD))
     assert (release.benchmark, release.source_family, release.encoding, release.image_size) == (None,) * 4
     assert release.input.kind is None and release.input.images == 2
-    assert release.formats == () and release.setting("severities") == [3]
+    assert release.formats == ("tfds", "tree") and release.setting("severities") == [3]  # the default formats
     assert release.manifest_parts == ("manifest/fog_3.jsonl",)
     assert release.extra == {"retired_field": {"kept": True}}
     assert tuple(release_identity(release)) == ("imagenet", "c")

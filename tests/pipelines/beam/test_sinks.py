@@ -42,14 +42,14 @@ def test_a_new_format_is_one_class_registered_in_the_table(tmp_path, monkeypatch
     monkeypatch.setitem(FORMAT_SINKS, KeyIndex.name, KeyIndex)
     release = tmp_path / "release"
     build_imagenet_c(str(release), SourceSelection(), CONFIG, RunOptions(workers=1, progress_interval=3600),
-                     formats=["keys"])
+                     formats=["keys", "tfds", "tree"])
 
     for config in ("contrast_1", "clean"):
         keys = (release / "keys" / f"{config}.txt").read_text().splitlines()
         assert keys == manifest_keys(release, config) and len(keys) == 8
     listed = parse_checksum_lines((release / "SHA256SUMS").read_text().splitlines())
     assert {"keys/contrast_1.txt", "keys/clean.txt"} <= set(listed)
-    assert json.loads((release / "release.json").read_text())["config"]["formats"] == ["keys"]
+    assert json.loads((release / "release.json").read_text())["config"]["formats"] == ["keys", "tfds", "tree"]
     assert verify_release(str(release)).ok
 
 
@@ -85,11 +85,15 @@ def test_release_sinks_are_the_formats_in_name_order_then_the_editions_made_for_
 
     monkeypatch.setitem(FORMAT_SINKS, Other.name, Other)
     entries = [SourceEntry("b.png", "n1", 3, Locator("b.png"), "b.png"), SourceEntry("a.png", "n1", 1, Locator("a.png"), "a.png")]
-    made = release_sinks(["webdataset", "another"], [StackedArrays((2, 2, 3), (1, 2), "T/labels.npy")], entries)
+    arrays = [StackedArrays((2, 2, 3), (1, 2), "T/labels.npy")]
+    made = release_sinks(["webdataset", "tree", "another"], arrays, entries)
     assert [type(s) for s in made] == [Other, WebDatasetShards, StackedArrays]
     assert made[2].keys == ("b.png", "a.png") and made[2].labels == (3, 1)  # input order, as listed
-    with pytest.raises(ValueError, match="unknown output format 'tiff'; valid: webdataset"):
+    assert [type(s) for s in release_sinks(["tfds"], arrays, entries)] == []  # the arrays are the tree
+    with pytest.raises(ValueError, match="unknown output format 'tiff'; valid: another, tfds, tree, webdataset"):
         release_sinks(["tiff"], [], entries)
+    with pytest.raises(ValueError, match="no output format chosen"):
+        release_sinks([], [], entries)
 
 
 def test_one_npy_sink_stacks_c_severity_blocks_and_p_datasets(tmp_path):

@@ -52,6 +52,8 @@ def test_repeated_keys_and_wrong_sizes_are_refused(tmp_path):
 
 
 def test_stacked_sequences_refuse_webdataset_in_one_line():
-    check_formats(["webdataset"], "imagenet", stacked=False)
+    check_formats(["tree", "webdataset"], "imagenet", stacked=False)
     with pytest.raises(ValueError, match="ImageNet-P writes stacked .npy sequences"):
-        check_formats(["webdataset"], "cifar", stacked=True)
+        check_formats(["tree", "webdataset"], "cifar", stacked=True)
+    with pytest.raises(ValueError, match="needs tree too: its samples are the tree's MP4 files"):
+        check_formats(["tfds", "webdataset"], "imagenet", stacked=False)
