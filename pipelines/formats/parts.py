@@ -15,8 +15,8 @@ records or :data:`PART_SECONDS` seconds, and at the end of a bundle, it *commits
 
 A part is three files whatever the number of groups. Only the runs' names ``(table, part,
 offset, length)`` go on through the pipeline. The final writers merge the committed runs of a
-table with :func:`merge_runs` (``heapq.merge`` over chunked range readers: memory grows with the
-number of runs, not with the number of records). A record that two parts hold (an image that
+table with :func:`merge_runs` (``heapq.merge`` over chunked range readers: memory of one chunk
+per run, the chunks smaller when there are many runs, :data:`MERGE_BYTES`; not of the records). A record that two parts hold (an image that
 was being built when a build was interrupted, and was built again by the rerun) is kept once:
 builds are deterministic, so both copies are equal.
 
@@ -41,8 +41,8 @@ from pipelines.formats import storage
 from pipelines.formats.spill import SpillWriter
 
 __all__ = ["RUNS_DIR", "LEDGER_DIR", "SOURCES_TABLE", "FAILURES_TABLE", "PART_RECORDS", "PART_SECONDS", "READ_CHUNK",
-           "run_path", "PartWriter", "read_ledger", "iter_file_chunks", "iter_lines", "merge_runs", "ledger_runs",
-           "completed_images"]
+           "MERGE_BYTES", "MIN_READ_CHUNK", "run_path", "PartWriter", "read_ledger", "iter_file_chunks", "iter_lines",
+           "merge_runs", "ledger_runs", "completed_images"]
 
 RUNS_DIR = f"{PARTS_DIR}/runs"
 LEDGER_DIR = f"{PARTS_DIR}/ledger"
@@ -56,6 +56,12 @@ PART_SECONDS = 120.0
 """Seconds after which a worker commits a part: the most work one worker loses to an interruption."""
 READ_CHUNK = 1 << 18
 """Bytes a run reader holds at a time (one per run being merged)."""
+MERGE_BYTES = 1 << 25
+"""Bytes the run readers of one merge hold together at most: a merge of more than
+``MERGE_BYTES / READ_CHUNK`` runs reads each in smaller chunks (at least :data:`MIN_READ_CHUNK`),
+so that its memory does not grow with the number of parts a whole release commits."""
+MIN_READ_CHUNK = 1 << 14
+"""The smallest chunk a run reader of a merge reads."""
 
 
 def run_path(part: str) -> str:
@@ -165,10 +171,11 @@ def iter_file_chunks(path: str, start: int = 0, length: Optional[int] = None,
         yield data
 
 
-def iter_lines(path: str, start: int = 0, length: Optional[int] = None) -> Iterator[str]:
-    """The text lines of ``path`` (or of a byte range of it), without their newline, read chunk by chunk."""
+def iter_lines(path: str, start: int = 0, length: Optional[int] = None, chunk: int = READ_CHUNK) -> Iterator[str]:
+    """The text lines of ``path`` (or of a byte range of it), without their newline, read ``chunk``
+    bytes at a time."""
     rest = b""
-    for data in iter_file_chunks(path, start, length):
+    for data in iter_file_chunks(path, start, length, chunk):
         lines = (rest + data).split(b"\n")
         rest = lines.pop()
         for line in lines:
@@ -184,18 +191,27 @@ def merge_runs(output_dir: str, table: str, runs: Iterable[tuple]) -> Iterator[l
     runs ``[key, line, part]``. Records with equal sort keys (the same output built twice) are
     yielded once.
     """
+    runs = sorted(set(map(tuple, runs)))
+    chunk = max(MIN_READ_CHUNK, min(READ_CHUNK, MERGE_BYTES // max(1, len(runs))))
+
     def read(part, offset, length):
-        for line in iter_lines(storage.join(output_dir, run_path(part)), offset, length):
+        for line in iter_lines(storage.join(output_dir, run_path(part)), offset, length, chunk):
             fields = json.loads(line)
             fields.append(part)
             yield ((fields[0],) if len(fields) > 3 else (fields[0], fields[1])), fields
 
     previous = None
-    for sort_key, fields in heapq.merge(*(read(*run) for run in sorted(set(map(tuple, runs)))),
-                                        key=lambda item: item[0]):
+    for sort_key, fields in heapq.merge(*(read(*run) for run in runs), key=lambda item: item[0]):
         if sort_key != previous:
             previous = sort_key
             yield fields
+
+
+def _run_records(output_dir: str, runs: Iterable[tuple]) -> Iterator[list]:
+    """The records (decoded run lines) of runs ``(part, offset, length)``, run after run."""
+    for part, offset, length in runs:
+        for line in iter_lines(storage.join(output_dir, run_path(part)), offset, length):
+            yield json.loads(line)
 
 
 def ledger_runs(ledger: Iterable[Mapping[str, Any]]) -> dict:
@@ -213,8 +229,9 @@ def completed_images(output_dir: str, ledger: Sequence[Mapping[str, Any]], entri
 
     An image is complete when a failure rejects it as a whole (its key is the image's key), or
     when its ``sources.jsonl`` record is committed and ``outputs_per_image`` distinct outputs
-    (records, or failures of single outputs) of it are. Memory: 16 bytes per committed output
-    while counting.
+    (records, or failures of single outputs) of it are. The runs are read one after the other (no
+    merge: the order does not matter here, and one chunk is in memory). Memory: 16 bytes per
+    committed output while counting.
 
     Parameters
     ----------
@@ -231,11 +248,11 @@ def completed_images(output_dir: str, ledger: Sequence[Mapping[str, Any]], entri
     images, outputs = array("q"), array("q")
     for table, parts in ledger_runs(ledger).items():
         if table == SOURCES_TABLE:
-            for key, _, _ in merge_runs(output_dir, table, parts):
+            for key, _ in _run_records(output_dir, parts):
                 if key in index:
                     sourced.add(index[key])
         elif table == FAILURES_TABLE:
-            for key, line, _ in merge_runs(output_dir, table, parts):
+            for key, line in _run_records(output_dir, parts):
                 if key in index:
                     whole.add(index[key])
                 else:
@@ -244,7 +261,7 @@ def completed_images(output_dir: str, ledger: Sequence[Mapping[str, Any]], entri
                         images.append(image)
                         outputs.append(hash(key))
         else:
-            for fields in merge_runs(output_dir, table, parts):
+            for fields in _run_records(output_dir, parts):
                 image = index.get(json.loads(fields[6]).get("image_key"))
                 if image is not None:
                     images.append(image)
