@@ -19,7 +19,7 @@ import io
 import json
 import posixpath
 from dataclasses import dataclass
-from itertools import islice, zip_longest
+from itertools import islice, takewhile, zip_longest
 from typing import Callable, Iterable, Iterator, Mapping, Optional
 
 from schemas.publication import (BENCHMARKS, HF_DIR, HF_INDEX, LABEL_NAMES, edition_and_benchmark,
@@ -31,7 +31,7 @@ from schemas.wnids import imagenet_wnids
 from pipelines.formats import storage
 from pipelines.release.verify_records import rows_by_shard, shard_examples
 
-__all__ = ["LEVEL_TYPES", "BATCH_ROWS", "ConfigFacts", "config_facts", "indexed", "label_names", "condition_columns",
+__all__ = ["LEVEL_TYPES", "BATCH_ROWS", "SLICE_ROWS", "ConfigFacts", "config_facts", "indexed", "label_names", "condition_columns",
            "COLUMN_TYPES", "write_index", "hf_configs", "check_index"]
 
 
@@ -40,7 +40,9 @@ LEVEL_TYPES = {"severity": "int32", "difficulty": "int32", "draw": "int32"}
 
 
 BATCH_ROWS = 10_000
-"""Rows per parquet row group (and per batch held in memory while writing)."""
+"""Rows per parquet row group (held in memory as Arrow arrays while writing)."""
+SLICE_ROWS = 1_000
+"""Rows held as Python values at a time while a row group is made (a divisor of :data:`BATCH_ROWS`)."""
 
 
 @dataclass(frozen=True)
@@ -150,11 +152,16 @@ def _write_parquet(root: str, relative: str, records: Iterable[dict], schema,
     import pyarrow.parquet as pq
 
     records = iter(records)
+
+    def row_group() -> list:  # BATCH_ROWS rows as Arrow batches, SLICE_ROWS Python rows at a time
+        slices = (list(islice(records, SLICE_ROWS)) for _ in range(BATCH_ROWS // SLICE_ROWS))
+        return [pa.RecordBatch.from_pylist(rows, schema=schema) for rows in takewhile(bool, slices)]
+
     with (open_output or (lambda name: storage.open_atomic(root, name)))(relative) as stream:
         with pq.ParquetWriter(pa.PythonFile(_Sink(stream), mode="w"), schema, compression="zstd",
                               compression_level=3) as writer:
-            while batch := list(islice(records, BATCH_ROWS)):
-                writer.write_table(pa.Table.from_pylist(batch, schema=schema))
+            while batches := row_group():
+                writer.write_table(pa.Table.from_batches(batches, schema=schema))
     return stream.sha256
 
 

@@ -38,6 +38,7 @@ from schemas.records import ManifestRecord
 from schemas.release import Release
 
 from pipelines.formats import storage
+from pipelines.formats.parts import iter_lines
 from pipelines.formats.tfrecord import TFRecordError, decode_example, iter_records
 
 __all__ = ["open_file", "sha256", "pixels_sha256", "IMAGE_DIGESTS", "TREE_BYTES", "image_digest", "part_rows",
@@ -80,8 +81,9 @@ def image_digest(release: Release) -> tuple[Callable[[bytes], str], str]:
 
 
 def part_rows(root: str, part: str) -> Iterator[ManifestRecord]:
-    """The rows of one manifest part (``manifest/<config>.jsonl``), in key order."""
-    for line in storage.read_bytes(storage.join(root, part)).decode("utf-8").splitlines():
+    """The rows of one manifest part (``manifest/<config>.jsonl``), in key order, read chunk by chunk
+    (a config of a whole release has 50,000)."""
+    for line in iter_lines(storage.join(root, part)):
         yield ManifestRecord.from_json(json.loads(line))
 
 
