@@ -10,22 +10,24 @@ release's ``label`` feature (the names of ``label.labels.txt``), empty for the c
 misses: sorted, the folders give each class its index.
 
 The write step makes them (:func:`make_class_folders`), ``verify`` accepts exactly these empty
-folders (:func:`expected_class_folders`) and ``package`` puts them in the tars as folder entries.
+folders (:func:`listed_class_folders`, :func:`expected_class_folders`) and ``package`` puts them in
+the tars as folder entries.
 An object store holds no empty folders: there the packages carry them.
 """
 from __future__ import annotations
 
 import os
-from typing import Iterable, Optional
+from typing import Callable, Iterable, Optional
 
 from schemas.release import CHECKSUMS, TFDS_DIR, parse_checksum_lines
 from schemas.tfds import TfdsDataset
 
 from pipelines.formats import storage
+from pipelines.formats.checksum_table import ChecksumTable, unsafe_path
 from pipelines.formats.release_document import read_release
 
 __all__ = ["LABELS_FILE", "label_names", "class_folder_parents", "class_folders", "make_class_folders",
-           "release_label_names", "expected_class_folders", "release_class_folders"]
+           "release_label_names", "expected_class_folders", "listed_class_folders", "release_class_folders"]
 
 LABELS_FILE = "label.labels.txt"
 """The TFDS metadata file of the ``label`` feature: one class name a line, in index order."""
@@ -93,18 +95,47 @@ def expected_class_folders(root: str, listed: Iterable[str], tree: Optional[str]
     root : str
         The release directory.
     listed : iterable of str
-        The paths ``SHA256SUMS`` lists.
+        The paths ``SHA256SUMS`` lists (held in memory: for a release of millions of files,
+        :func:`listed_class_folders` reads them from its table).
     tree : str, optional
         The tree folder (default: ``release.json``'s ``tree``; none: no class folders).
     """
     listed = list(listed)
-    if tree is None:
-        tree = _release_tree(root)
+    tree = _release_tree(root) if tree is None else tree
+    holding = {p.rpartition("/")[0] for p in listed if p.startswith(f"{tree}/")} if tree else set()
+    return _empty_class_folders(root, tree, listed, holding, holding.__contains__)
+
+
+def listed_class_folders(root: str, listed: ChecksumTable, tree: Optional[str] = None) -> set:
+    """:func:`expected_class_folders` from the table of a release's ``SHA256SUMS``, by its queries:
+    what is in memory is the folders of classes and the empty class folders, not the listed paths.
+
+    Parameters
+    ----------
+    root : str
+        The release directory.
+    listed : ChecksumTable
+        Its ``SHA256SUMS`` (the paths that could point outside the release left out, as ``verify``
+        leaves them out of the comparison with the tree).
+    tree : str, optional
+        The tree folder (default: ``release.json``'s ``tree``; none: no class folders).
+    """
+    tree = _release_tree(root) if tree is None else tree
+    labels = (p for p in listed.under(f"{TFDS_DIR}/") if not unsafe_path(p))
+    holding = listed.folders_holding(f"{tree}/") if tree else ()
+    return _empty_class_folders(root, tree, labels, holding, listed.holds_files)
+
+
+def _empty_class_folders(root: str, tree: Optional[str], listed: Iterable[str], holding: Iterable[str],
+                         holds: Callable[[str], bool]) -> set:
+    """The class folders of ``tree`` for which ``holds`` is false, the parents of class folders
+    found among ``holding`` (the folders of the tree a listed file lies in, read once), the class
+    names from the labels file among ``listed``."""
     if not tree:
         return set()
-    holding = {p.rpartition("/")[0] for p in listed if p.startswith(f"{tree}/")}
     names = release_label_names(root, listed)
-    return class_folders(class_folder_parents(holding, names), names) - holding
+    return {folder for parent in sorted(class_folder_parents(holding, names))
+            for folder in class_folders((parent,), names) if not holds(folder)}
 
 
 def _release_tree(root: str) -> Optional[str]:

@@ -33,6 +33,7 @@ from schemas.records import FileInfo
 from schemas.release import CHECKSUMS, TREE_FORMAT, WEBDATASET_DIR, manifest_path
 
 from pipelines.formats import storage
+from pipelines.formats.checksum_table import ChecksumTable
 
 __all__ = ["WEBDATASET", "MAX_SHARD_BYTES", "EXTENSIONS", "sample_key", "member_extension", "label_bytes",
            "sample_bytes", "sample_size", "plan_shards", "shard_path", "manifest_samples", "write_shards",
@@ -189,12 +190,12 @@ def read_shard(stream) -> Iterator[tuple[str, dict]]:
         yield key, members
 
 
-def check_shards(root: str, config: str, lines: Iterable[str], listed: Mapping[str, str]) -> list[str]:
-    """Problems of one config's shards against its manifest lines: the shards ``SHA256SUMS`` lists,
-    read in order, hold exactly the manifest's samples in order (their keys), each with the tree
-    file's member type and SHA-256 and its label (empty: they match)."""
+def check_shards(root: str, config: str, lines: Iterable[str], listed: ChecksumTable) -> list[str]:
+    """Problems of one config's shards against its manifest lines: the shards ``SHA256SUMS`` lists
+    (``listed``: its table), read in order, hold exactly the manifest's samples in order (their
+    keys), each with the tree file's member type and SHA-256 and its label (empty: they match)."""
     prefix = f"{WEBDATASET}/{config}/"
-    shards = sorted(p for p in listed if p.startswith(prefix))
+    shards = list(listed.under(prefix))
     lines = list(lines)
     expected, stacked = manifest_sha256s(lines)
     found = []
@@ -333,16 +334,17 @@ def _sequential(values: Iterator[bytes], locators: Sequence) -> Callable:
     return read
 
 
-def check_release_shards(root: str, manifest_parts: Sequence[str], listed: Mapping[str, str],
+def check_release_shards(root: str, manifest_parts: Sequence[str], listed: ChecksumTable,
                          formats: Iterable[str] = ()) -> list[str]:
-    """Problems of a release's shards (:func:`check_shards` per config that has any); a file outside
-    a config's folder and shards of a config without a manifest part are a problem too, and so is,
-    when ``formats`` (``release.json``'s ``config.formats``) names ``webdataset``, a config with
-    outputs but no shard. Empty: they match."""
-    configs = sorted({p.split("/")[1] for p in listed if p.startswith(f"{WEBDATASET}/") and p.count("/") == 2})
+    """Problems of a release's shards (:func:`check_shards` per config that has any; ``listed``: the
+    table of its ``SHA256SUMS``); a file outside a config's folder and shards of a config without a
+    manifest part are a problem too, and so is, when ``formats`` (``release.json``'s
+    ``config.formats``) names ``webdataset``, a config with outputs but no shard. Empty: they match."""
+    shard_files = list(listed.under(f"{WEBDATASET}/"))  # a few per config
+    configs = sorted({p.split("/")[1] for p in shard_files if p.count("/") == 2})
     parts = {part.rsplit("/", 1)[-1][:-len(".jsonl")]: part for part in manifest_parts}
-    problems = [f"{path}: not in a config's folder ({WEBDATASET}/<config>/<config>-NNNNNN.tar)" for path in sorted(listed)
-                if path.startswith(f"{WEBDATASET}/") and path.count("/") != 2]
+    problems = [f"{path}: not in a config's folder ({WEBDATASET}/<config>/<config>-NNNNNN.tar)" for path in shard_files
+                if path.count("/") != 2]
     problems += [f"{WEBDATASET}/{config}/: shards of a config without a manifest" for config in configs
                  if config not in parts]
     if WEBDATASET in set(formats):

@@ -29,10 +29,11 @@ from schemas.release import TFDS_FORMAT, TREE_FORMAT, Release
 from schemas.wnids import imagenet_wnids
 
 from pipelines.formats import storage
+from pipelines.formats.checksum_table import ChecksumTable
 from pipelines.release.verify_records import rows_by_shard, shard_examples
 
-__all__ = ["LEVEL_TYPES", "BATCH_ROWS", "SLICE_ROWS", "ConfigFacts", "config_facts", "indexed", "label_names", "condition_columns",
-           "COLUMN_TYPES", "write_index", "hf_configs", "check_index"]
+__all__ = ["LEVEL_TYPES", "BATCH_ROWS", "SLICE_ROWS", "ConfigFacts", "config_facts", "indexed", "label_names",
+           "condition_columns", "COLUMN_TYPES", "write_index", "hf_configs", "listed_index_files", "check_index"]
 
 
 LEVEL_TYPES = {"severity": "int32", "difficulty": "int32", "draw": "int32"}
@@ -221,14 +222,22 @@ def hf_configs(release: Release, facts: Mapping[str, ConfigFacts]) -> list[dict]
     return entries
 
 
-def check_index(root: str, release: Release, listed: Mapping[str, str]) -> list[str]:
+def listed_index_files(listed: ChecksumTable) -> list[str]:
+    """The index files the table of a release's ``SHA256SUMS`` lists (``metadata.parquet``,
+    ``hf/*.parquet``), in order."""
+    files = [p for p in listed.under(f"{HF_DIR}/") if p.endswith(".parquet")]
+    return sorted(files + ([HF_INDEX] if HF_INDEX in listed else []))
+
+
+def check_index(root: str, release: Release, listed: ChecksumTable) -> list[str]:
     """What ``datasets`` reads of the index, against the manifests: ``metadata.parquet``'s rows
     (``file_name``, ``label``, ``config``, ``key``, in the manifests' order) and each
     ``hf/<config>.parquet`` (``key``, ``label`` and the pixels of ``image`` against
-    ``array_sha256``). Returns the problems; none when the release has no index."""
+    ``array_sha256``). ``listed``: the table of the release's ``SHA256SUMS``. Returns the problems;
+    none when the release has no index."""
     from pipelines.release.verify_records import image_digest, part_config, part_rows, pixels_sha256
 
-    files = sorted(p for p in listed if p == HF_INDEX or (p.startswith(f"{HF_DIR}/") and p.endswith(".parquet")))
+    files = listed_index_files(listed)
     if not files or not all(storage.exists(storage.join(root, p)) for p in files):
         return []  # missing files are reported by the checksum pass
     problems = []

@@ -27,12 +27,19 @@ there (:mod:`pipelines.formats.class_folders`). The three records are cross-chec
 end in ``\n`` only, and a line holding any other line break (``\r``, ``\v``, ``\f``, ``\x1c``...,
 which Python's ``splitlines`` would split on) is refused with its number.
 
+Memory does not grow with the number of files (a whole ImageNet-C lists 4.8 million): ``SHA256SUMS``
+is read as a stream into a table on disk (:class:`pipelines.formats.checksum_table.ChecksumTable`),
+the walk of the tree goes into it too, missing, extra and changed files and extra and missing
+folders come from SQL queries, and every check reads the listing through the table's lookups and
+prefix queries, a manifest row and a batch of files to hash at a time.
+
 A ``packages/`` folder, when present, is checked against its own ``SHA256SUMS``. The release may
 lie on any file system :mod:`pipelines.formats.storage` reaches (a local disk, ``s3://``, ``gs://``); an
 object store holds no links, devices or empty folders.
 """
 from __future__ import annotations
 
+import codecs
 import collections
 import hashlib
 import json
@@ -47,16 +54,19 @@ from schemas.release import (CHECKSUMS, FAILURES, MANIFEST_DIR, PACKAGES_DIR, RE
                              Release)
 
 from pipelines.formats import storage
-from pipelines.formats.class_folders import expected_class_folders
+from pipelines.formats.checksum_table import ChecksumTable, ListedTwice, folder_and_parents
+from pipelines.formats.class_folders import listed_class_folders
+from pipelines.formats.parts import iter_lines
 from pipelines.formats.release_document import read_release
 from pipelines.formats.webdataset import check_release_shards
 from pipelines.release.hf_index import check_index
 from pipelines.release.verify_publication import check_publication
 from pipelines.release.verify_records import check_loaded_data, open_file
 
-__all__ = ["CHUNK_BYTES", "LOCK_FILE", "LINE_BREAKS", "HEX", "parse_checksums", "iter_checksums", "read_checksums",
-           "file_sha256", "scan_tree", "relative_files", "VerifyReport", "verify_checksums", "bounded_map",
-           "IN_FLIGHT_PER_THREAD", "verify_release"]
+__all__ = ["CHUNK_BYTES", "LOCK_FILE", "LINE_BREAKS", "HEX", "parse_checksums", "numbered_checksums",
+           "iter_checksums", "check_utf8", "read_listing", "read_checksums", "file_sha256", "FILE", "FOLDER",
+           "PROBLEM", "walk_tree", "scan_tree", "relative_files", "VerifyReport", "check_files", "verify_checksums",
+           "bounded_map", "IN_FLIGHT_PER_THREAD", "verify_release"]
 
 CHUNK_BYTES = 1 << 20
 
@@ -82,22 +92,26 @@ def parse_checksums(data: bytes) -> dict[str, str]:
     another line break (:data:`LINE_BREAKS`, a ``\\r`` before the ``\\n`` of a CRLF file
     included) is refused, so that no parser splitting lines otherwise reads other entries.
 
+    For a small file (``packages/SHA256SUMS``); ``verify`` reads a release's into a
+    :class:`~pipelines.formats.checksum_table.ChecksumTable` (:func:`read_listing`).
+
     Raises
     ------
     ValueError
-        On the first bad line, naming its number.
+        On the first bad line, naming its number (:class:`~pipelines.formats.checksum_table.ListedTwice`
+        for a path listed a second time); first of all when the file is not UTF-8 text.
     """
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as err:
-        raise ValueError(f"{CHECKSUMS} is not UTF-8 text (byte {err.start})") from err
+        raise _not_utf8(err) from err
     entries = {}
     for number, line in enumerate(text.split("\n"), 1):
         if not line:
             continue
         path, digest = _checksum_entry(number, line)
         if path in entries:
-            raise ValueError(f"{CHECKSUMS} line {number} lists {path!r} a second time")
+            raise ListedTwice(number, path)
         entries[path] = digest
     return entries
 
@@ -115,13 +129,9 @@ def _checksum_entry(number: int, line: str) -> tuple[str, str]:
     return path, digest.lower()
 
 
-def iter_checksums(root: str) -> Iterator[tuple[str, str]]:
-    """``(path, digest)`` of each line of ``root/SHA256SUMS`` in file order, read as a stream.
-
-    One chunk of the file is in memory at a time (a full ImageNet-C lists 4.75 million files);
-    each line is checked as :func:`parse_checksums` checks it, but a path listed twice is not
-    looked for (that needs every path at once; ``verify`` does it).
-    """
+def _raw_lines(root: str) -> Iterator[tuple[int, bytes]]:
+    """``(number, bytes)`` of each non-empty line of ``root/SHA256SUMS``, read as a stream: one
+    chunk of the file is in memory at a time (a full ImageNet-C lists 4.75 million files)."""
     with storage.open_stream(storage.join(root, CHECKSUMS)) as stream:
         rest, number = b"", 0
         for chunk in iter(lambda: stream.read(CHUNK_BYTES), b""):
@@ -129,9 +139,24 @@ def iter_checksums(root: str) -> Iterator[tuple[str, str]]:
             for line in lines:
                 number += 1
                 if line:
-                    yield _checksum_entry(number, _utf8_line(number, line))
+                    yield number, line
         if rest:
-            yield _checksum_entry(number + 1, _utf8_line(number + 1, rest))
+            yield number + 1, rest
+
+
+def numbered_checksums(root: str) -> Iterator[tuple[int, str, str]]:
+    """``(line number, path, digest)`` of each line of ``root/SHA256SUMS`` in file order, read as a
+    stream; each line is checked as :func:`parse_checksums` checks it, but a path listed twice is
+    not looked for (that needs every path at once: :meth:`ChecksumTable.fill
+    <pipelines.formats.checksum_table.ChecksumTable.fill>` does it)."""
+    for number, line in _raw_lines(root):
+        yield (number, *_checksum_entry(number, _utf8_line(number, line)))
+
+
+def iter_checksums(root: str) -> Iterator[tuple[str, str]]:
+    """``(path, digest)`` of each line of ``root/SHA256SUMS`` in file order, read as a stream
+    (:func:`numbered_checksums` without the line numbers)."""
+    return ((path, digest) for _, path, digest in numbered_checksums(root))
 
 
 def _utf8_line(number: int, line: bytes) -> str:
@@ -139,6 +164,53 @@ def _utf8_line(number: int, line: bytes) -> str:
         return line.decode("utf-8")
     except UnicodeDecodeError as err:
         raise ValueError(f"{CHECKSUMS} line {number} is not UTF-8 text (byte {err.start} of the line)") from err
+
+
+def _not_utf8(err: UnicodeDecodeError, offset: int = 0) -> ValueError:
+    """The error :func:`parse_checksums` raises for a ``SHA256SUMS`` that is not UTF-8 text: the
+    decoding error at byte ``offset + err.start`` of the file."""
+    return ValueError(f"{CHECKSUMS} is not UTF-8 text (byte {offset + err.start})")
+
+
+def check_utf8(root: str) -> None:
+    """Refuse ``root/SHA256SUMS`` when it is not UTF-8 text, with :func:`parse_checksums`' message
+    (the first bad byte of the file), reading it as a stream.
+
+    Raises
+    ------
+    ValueError
+        Naming the first byte that is not UTF-8.
+    """
+    decoder, offset = codecs.getincrementaldecoder("utf-8")(), 0
+    with storage.open_stream(storage.join(root, CHECKSUMS)) as stream:
+        for chunk in iter(lambda: stream.read(CHUNK_BYTES), b""):
+            _decode(decoder, chunk, offset)
+            offset += len(chunk)
+    _decode(decoder, b"", offset, final=True)
+
+
+def _decode(decoder: codecs.IncrementalDecoder, chunk: bytes, offset: int, final: bool = False) -> None:
+    """Decode the chunk of a file at byte ``offset``, raising :func:`_not_utf8` at its bad byte."""
+    pending = len(decoder.getstate()[0])  # the first bytes of a character cut at the last chunk's end
+    try:
+        decoder.decode(chunk, final)
+    except UnicodeDecodeError as err:
+        raise _not_utf8(err, offset - pending) from err
+
+
+def read_listing(root: str, report: VerifyReport) -> Optional[ChecksumTable]:
+    """``root/SHA256SUMS`` in a :class:`~pipelines.formats.checksum_table.ChecksumTable` (the
+    caller closes it), read as a stream and refused as :func:`parse_checksums` refuses it; None,
+    the problem added to ``report``, when the file is absent or refused."""
+    if not _is_file(storage.join(root, CHECKSUMS)):
+        report.problems.append(f"{CHECKSUMS} not found in {root}")
+        return None
+    try:
+        check_utf8(root)
+        return ChecksumTable.of(numbered_checksums(root))
+    except ValueError as err:
+        report.problems.append(str(err))
+        return None
 
 
 def read_checksums(root: str) -> dict[str, str]:
@@ -155,16 +227,24 @@ def file_sha256(path: str) -> str:
     return digest.hexdigest()
 
 
-def scan_tree(root: str, skip: tuple = ()) -> tuple[set, set, list]:
-    """Walk ``root`` without following links: ``(files, folders, problems)``, relative
-    ``/``-separated paths, leaving out ``skip`` paths (files or whole folders, relative to ``root``).
+FILE, FOLDER, PROBLEM = "file", "folder", "problem"
+"""The kinds of what :func:`walk_tree` finds."""
 
-    ``problems`` names every symlink and every entry that is neither a regular file nor a folder.
+
+def walk_tree(root: str, skip: tuple = ()) -> Iterator[tuple[str, str]]:
+    """Walk ``root`` without following links: ``(kind, value)`` of each thing found, a relative
+    ``/``-separated path of a :data:`FILE` or :data:`FOLDER` or the message of a :data:`PROBLEM`,
+    leaving out ``skip`` paths (files or whole folders, relative to ``root``).
+
+    A problem is every symlink and every entry that is neither a regular file nor a folder. Only the
+    entries of one folder (and the folders still to list) are in memory at a time, except on an
+    object store, where the files are listed at once and a folder comes once per file below it.
     """
     if not storage.is_local(root):  # an object store: no links, devices or empty folders
-        files = set(storage.list_tree(root, skip))
-        return files, {parent for path in files for parent in _parents(path)}, []
-    files, folders, problems = set(), set(), []
+        for path in storage.list_tree(root, skip):
+            yield FILE, path
+            yield from ((FOLDER, folder) for folder in folder_and_parents(path))
+        return
     pending = [""]
     while pending:
         relative = pending.pop()
@@ -172,22 +252,38 @@ def scan_tree(root: str, skip: tuple = ()) -> tuple[set, set, list]:
             with os.scandir(os.path.join(root, relative) if relative else root) as scan:
                 children = list(scan)
         except OSError as err:
-            problems.append(f"cannot list {relative or root}: {(err.strerror or type(err).__name__).lower()}")
+            yield PROBLEM, f"cannot list {relative or root}: {(err.strerror or type(err).__name__).lower()}"
             continue
         for child in children:
             path = f"{relative}/{child.name}" if relative else child.name
             if path in skip:
                 continue
             mode = child.stat(follow_symlinks=False).st_mode
-            if stat.S_ISLNK(mode):
-                problems.append(f"symlink (a release holds no links): {path}")
-            elif stat.S_ISDIR(mode):
-                folders.add(path)
+            if stat.S_ISDIR(mode):
                 pending.append(path)
-            elif stat.S_ISREG(mode):
-                files.add(path)
-            else:
-                problems.append(f"not a regular file (device, socket or fifo): {path}")
+            yield _entry(mode, path)
+
+
+def _entry(mode: int, path: str) -> tuple[str, str]:
+    """What :func:`walk_tree` gives for an entry of a local folder (its mode not following links)."""
+    if stat.S_ISDIR(mode):
+        return FOLDER, path
+    if stat.S_ISREG(mode):
+        return FILE, path
+    if stat.S_ISLNK(mode):
+        return PROBLEM, f"symlink (a release holds no links): {path}"
+    return PROBLEM, f"not a regular file (device, socket or fifo): {path}"
+
+
+def scan_tree(root: str, skip: tuple = ()) -> tuple[set, set, list]:
+    """:func:`walk_tree` gathered: ``(files, folders, problems)``, relative ``/``-separated paths
+    (sets: for a folder of a few files; ``verify`` streams the walk into its table)."""
+    files, folders, problems = set(), set(), []
+    for kind, value in walk_tree(root, skip):
+        if kind == PROBLEM:
+            problems.append(value)
+        else:
+            (files if kind == FILE else folders).add(value)
     return files, folders, problems
 
 
@@ -202,11 +298,6 @@ def _is_file(path: str) -> bool:
     if storage.is_local(path):
         return os.path.isfile(path) and not os.path.islink(path)
     return storage.exists(path)
-
-
-def _unsafe(path: str) -> bool:
-    """True for a listed path that could point outside the release."""
-    return path.startswith("/") or "\\" in path or any(p in ("", ".", "..") for p in path.split("/"))
 
 
 @dataclass
@@ -239,41 +330,68 @@ class VerifyReport:
 
 
 def verify_checksums(root: str, skip: tuple = (), threads: Optional[int] = None,
-                     empty_folders: Optional[Callable[[dict], set]] = None) -> VerifyReport:
-    """Compare the files below ``root`` with ``root/SHA256SUMS``; ``empty_folders(listed)`` gives
-    the folders that must be there though they hold no listed file (the class folders a subset
-    misses, :func:`pipelines.formats.class_folders.expected_class_folders`): on a local disk, one
-    absent is missing; every other folder without a listed file is extra."""
+                     empty_folders: Optional[Callable[[ChecksumTable], Iterable[str]]] = None) -> VerifyReport:
+    """Compare the files below ``root`` with ``root/SHA256SUMS`` (:func:`read_listing`, then
+    :func:`check_files`); ``empty_folders(listed)`` gives the folders that must be there though
+    they hold no listed file."""
     report = VerifyReport()
-    listing = storage.join(root, CHECKSUMS)
-    if not _is_file(listing):
-        report.problems.append(f"{CHECKSUMS} not found in {root}")
-        return report
-    try:
-        expected = read_checksums(root)
-    except ValueError as err:
-        report.problems.append(str(err))
-        return report
-    unsafe = sorted(p for p in expected if _unsafe(p))
+    listed = read_listing(root, report)
+    if listed is not None:
+        with listed:
+            check_files(root, listed, report, skip, threads, empty_folders(listed) if empty_folders else ())
+    return report
+
+
+def check_files(root: str, listed: ChecksumTable, report: VerifyReport, skip: tuple = (),
+                threads: Optional[int] = None, empty: Iterable[str] = ()) -> None:
+    """Compare the files below ``root`` with the table of its ``SHA256SUMS``, adding to ``report``.
+
+    Paths that could point outside the release and what the walk finds odd are problems; the
+    listed files the walk does not find are missing, the files it finds unlisted extra, and the
+    others are hashed again (changed: another digest). ``empty``: the folders that must be there
+    though they hold no listed file (the class folders a subset misses,
+    :func:`pipelines.formats.class_folders.listed_class_folders`): on a local disk, one absent is
+    missing; every other folder without a listed file is extra. The walk goes into the table and
+    the comparison is SQL: memory does not grow with the number of files.
+
+    Parameters
+    ----------
+    skip : tuple of str
+        Paths left out of the walk (files or whole folders, relative to ``root``); ``SHA256SUMS``
+        always is.
+    threads : int, optional
+        Hashing threads (default: one per core).
+    """
+    unsafe = listed.unsafe()
     report.problems += [f"{CHECKSUMS} lists a path outside the release: {p!r}" for p in unsafe]
-    for path in unsafe:
-        del expected[path]
-    present, folders, problems = scan_tree(root, skip + (CHECKSUMS,))
-    report.problems += problems
-    needed = {parent for path in expected for parent in _parents(path)}
-    empty = empty_folders(expected) if empty_folders else set()
-    report.extra += sorted(f"{folder}/" for folder in folders - needed - empty)
-    report.missing += sorted(f"{folder}/" for folder in empty - folders) if storage.is_local(root) else []
-    report.checked = len(expected)
-    report.missing = sorted(report.missing + sorted(set(expected) - present))
-    report.extra = sorted(report.extra + sorted(present - set(expected)))
-    common = sorted(set(expected) & present)
-    del present, folders, needed
+    listed.add_found(_found(walk_tree(root, skip + (CHECKSUMS,)), report.problems))
+    listed.expect_empty(empty)
+    report.checked += len(listed) - len(unsafe)
+    missing_folders = listed.missing_folders() if storage.is_local(root) else ()
+    report.missing += sorted([f"{folder}/" for folder in missing_folders] + list(listed.missing()))
+    report.extra += sorted([f"{folder}/" for folder in listed.extra_folders()] + list(listed.extra()))
+    report.changed += _changed(root, listed.common(), threads)
+
+
+def _found(walk: Iterable[tuple[str, str]], problems: list) -> Iterator[tuple[str, bool]]:
+    """``(path, is a folder)`` of what a :func:`walk_tree` finds; its problems go into ``problems``."""
+    for kind, value in walk:
+        if kind == PROBLEM:
+            problems.append(value)
+        else:
+            yield value, kind == FOLDER
+
+
+def _changed(root: str, common: Iterable[tuple[str, str]], threads: Optional[int]) -> list[str]:
+    """The paths of ``(path, listed digest)`` whose file below ``root`` has another SHA-256, in the
+    order given, hashed in ``threads`` threads (default: one per core) as the pairs stream by."""
+    def differs(entry: tuple[str, str]) -> Optional[str]:
+        path, digest = entry
+        return path if file_sha256(storage.join(root, path)) != digest else None
+
     workers = threads or os.cpu_count() or 1
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        digests = bounded_map(pool, lambda p: file_sha256(storage.join(root, p)), common, IN_FLIGHT_PER_THREAD * workers)
-        report.changed = [p for p, digest in zip(common, digests) if digest != expected[p]]
-    return report
+        return [path for path in bounded_map(pool, differs, common, IN_FLIGHT_PER_THREAD * workers) if path]
 
 
 def bounded_map(pool: ThreadPoolExecutor, function: Callable, items: Iterable, in_flight: int) -> Iterator:
@@ -289,18 +407,14 @@ def bounded_map(pool: ThreadPoolExecutor, function: Callable, items: Iterable, i
         yield pending.popleft().result()
 
 
-def _parents(path: str):
-    parts = path.split("/")
-    for end in range(1, len(parts)):
-        yield "/".join(parts[:end])
-
-
 def _lines(root: str, relative: str):
-    yield from storage.read_bytes(storage.join(root, relative)).decode("utf-8").splitlines(True)
+    """The lines of a file of the release, read chunk by chunk."""
+    yield from iter_lines(storage.join(root, relative))
 
 
-def _check_manifests(root: str, release: Release, listed: dict, report: VerifyReport) -> None:
-    """Cross-check SHA256SUMS, the manifest parts and release.json's counts (see the module doc)."""
+def _check_manifests(root: str, release: Release, listed: ChecksumTable, report: VerifyReport) -> None:
+    """Cross-check SHA256SUMS (``listed``: its table, looked up row by row), the manifest parts and
+    release.json's counts (see the module doc)."""
     problems = report.problems
     counts = release.counts
     required = (RELEASE_JSON, SOURCES) + ((FAILURES,) if counts.failures else ())
@@ -308,7 +422,7 @@ def _check_manifests(root: str, release: Release, listed: dict, report: VerifyRe
         if name not in listed:
             problems.append(f"{CHECKSUMS} does not list {name}")
     parts = list(release.manifest_parts)
-    listed_parts = sorted(p for p in listed if p.startswith(f"{MANIFEST_DIR}/"))
+    listed_parts = list(listed.under(f"{MANIFEST_DIR}/"))
     if sorted(parts) != listed_parts:
         problems.append(f"manifest parts in {RELEASE_JSON} ({len(parts)}) differ from those in {CHECKSUMS} "
                         f"({len(listed_parts)}): {', '.join(sorted(set(parts) ^ set(listed_parts))[:5])}")
@@ -358,7 +472,7 @@ def _check_manifests(root: str, release: Release, listed: dict, report: VerifyRe
         if value != rows_total:
             problems.append(f"{RELEASE_JSON} {name} is {value}, the manifests hold {rows_total} records")
     if tree is not None:  # one file per row in the tree's folders; files at its top are stacked arrays or docs
-        in_tree = sum(1 for p in listed if p.startswith(f"{tree}/") and "/" in p[len(tree) + 1:])
+        in_tree = listed.count_under(f"{tree}/", nested=True)
         if in_tree != files_in_folders:
             problems.append(f"{CHECKSUMS} lists {in_tree} files in the {tree}/ folders, the manifests "
                             f"{files_in_folders}")
@@ -395,9 +509,10 @@ def _packed(root: str) -> dict[str, str]:
     return {f"{PACKAGES_DIR}/{name}": digest for name, digest in packed.items()}
 
 
-def _check_release_json(root: str, report: VerifyReport, listed: Optional[dict] = None,
-                        threads: Optional[int] = None) -> None:
-    """Recompute the manifest digest and the input checksum that ``release.json`` records."""
+def _check_release_json(root: str, report: VerifyReport, listed: ChecksumTable, threads: Optional[int] = None) -> None:
+    """Recompute the manifest digest and the input checksum that ``release.json`` records, and
+    cross-check it, the manifests and what the loaders read with ``listed`` (the table of
+    ``SHA256SUMS``)."""
     try:
         release = read_release(root)
         missing = [name for name in ("manifest", "input", "counts") if getattr(release, name) is None]
@@ -410,11 +525,10 @@ def _check_release_json(root: str, report: VerifyReport, listed: Optional[dict] 
             report.problems.append(f"manifest digest differs from {RELEASE_JSON}")
         if file_sha256(storage.join(root, SOURCES)) != release.input.sha256:
             report.problems.append(f"{SOURCES} differs from the input checksum in {RELEASE_JSON}")
-        if listed is not None:
-            _check_manifests(root, release, listed, report)
-            report.problems += check_loaded_data(root, release, listed, threads)
-            report.problems += check_index(root, release, listed)
-            report.problems += check_publication(root, release, listed, _packed(root))
+        _check_manifests(root, release, listed, report)
+        report.problems += check_loaded_data(root, release, listed, threads)
+        report.problems += check_index(root, release, listed)
+        report.problems += check_publication(root, release, listed, _packed(root))
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as err:
         report.problems.append(f"cannot check {RELEASE_JSON}: {type(err).__name__}: {err}")
 
@@ -436,14 +550,11 @@ def verify_release(root: str, threads: Optional[int] = None, include_packages: b
         return VerifyReport(problems=[f"{root} is not a release folder"])
     if local:
         root = os.path.realpath(root)  # the folder the user named; nothing inside it is followed
-    report = verify_checksums(root, (PACKAGES_DIR, LOCK_FILE), threads,
-                              empty_folders=lambda listed: expected_class_folders(root, listed))
-    if _is_file(storage.join(root, CHECKSUMS)):
-        try:
-            listed = read_checksums(root)
-        except ValueError:
-            listed = None
-        if listed is not None:
+    report = VerifyReport()
+    listed = read_listing(root, report)
+    if listed is not None:
+        with listed:  # its temporary file is deleted when the checks are done
+            check_files(root, listed, report, (PACKAGES_DIR, LOCK_FILE), threads, listed_class_folders(root, listed))
             _check_release_json(root, report, listed, threads)
     if include_packages:
         packages = storage.join(root, PACKAGES_DIR)

@@ -19,10 +19,12 @@ import hashlib
 import io
 from typing import Mapping, Optional
 
-from schemas.publication import CARD, CROISSANT, HF_DIR, HF_INDEX
+from schemas.publication import CARD, CROISSANT
 from schemas.release import Release
 
 from pipelines.formats import storage
+from pipelines.formats.checksum_table import ChecksumTable
+from pipelines.release.hf_index import listed_index_files
 from pipelines.release.publication import render_publication
 
 __all__ = ["Digest", "check_publication"]
@@ -68,13 +70,14 @@ def _same_table(found: bytes, made: bytes) -> bool:
         return False
 
 
-def check_publication(root: str, release: Release, listed: Mapping[str, str], packages: Mapping[str, str]) -> list[str]:
+def check_publication(root: str, release: Release, listed: ChecksumTable, packages: Mapping[str, str]) -> list[str]:
     """Problems of the published files of a release (module doc), one line each naming the file.
 
-    ``listed``: its ``SHA256SUMS`` entries (already checked against the files); ``packages``:
-    ``packages/<tar>`` -> SHA-256 of the packed tars (empty when not packed)."""
+    ``listed``: the table of its ``SHA256SUMS`` (already checked against the files; its entries
+    are streamed to :func:`~pipelines.release.publication.render_publication` in one query);
+    ``packages``: ``packages/<tar>`` -> SHA-256 of the packed tars (empty when not packed)."""
     published = [p for p in (CARD, CROISSANT) if p in listed and storage.exists(storage.join(root, p))]
-    index_listed = [p for p in listed if p == HF_INDEX or (p.startswith(f"{HF_DIR}/") and p.endswith(".parquet"))]
+    index_listed = listed_index_files(listed)
     if not published and not index_listed:
         return []
     def render(open_output, packed=packages):

@@ -38,6 +38,7 @@ from schemas.records import ManifestRecord
 from schemas.release import Release
 
 from pipelines.formats import storage
+from pipelines.formats.checksum_table import ChecksumTable
 from pipelines.formats.parts import iter_lines
 from pipelines.formats.tfrecord import TFRecordError, decode_example, iter_records
 
@@ -226,10 +227,10 @@ def check_video(root: str, row: ManifestRecord) -> tuple[list[str], Optional[str
     return [], sha256(frames.tobytes())
 
 
-def check_loaded_data(root: str, release: Release, listed: Mapping[str, str], threads: Optional[int] = None) -> list[str]:
-    """Every check of the module doc, for the files ``SHA256SUMS`` lists (the others are reported
-    as missing by the checksum pass). Returns the problems: the videos' in manifest order, then the
-    shards' sorted by shard.
+def check_loaded_data(root: str, release: Release, listed: ChecksumTable, threads: Optional[int] = None) -> list[str]:
+    """Every check of the module doc, for the files ``SHA256SUMS`` lists (``listed``: its table,
+    looked up path by path; the others are reported as missing by the checksum pass). Returns the
+    problems: the videos' in manifest order, then the shards' sorted by shard.
 
     One manifest part (one config, whose shards and videos are its own) is in memory at a time, so
     that memory follows the largest config, not the release."""
