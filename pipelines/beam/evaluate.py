@@ -33,8 +33,9 @@ release and ``OUT`` may lie on any file system :mod:`pipelines.formats.storage` 
 """
 from __future__ import annotations
 
+import itertools
 from dataclasses import replace
-from typing import Optional, Sequence
+from typing import Iterable, Iterator, Optional, Sequence
 
 import apache_beam as beam
 
@@ -89,9 +90,22 @@ class PredictTop5(beam.PTransform):
         return logits | "TopFive" >> beam.MapTuple(lambda key, row: (key, top_k_classes(row).tolist()))
 
 
+LISTED_PER_ELEMENT = 64
+"""Listed images (or videos) per element of the shuffle that spreads them over the workers: the
+driver of a local runner holds what is shuffled, so it holds locators in lists, not an element
+per image (and never pixels: see :func:`pipelines.evaluation.release_inputs.c_examples`)."""
+
+
+def _in_lists(items: Iterable, size: int = LISTED_PER_ELEMENT) -> Iterator[list]:
+    items = iter(items)
+    while chunk := list(itertools.islice(items, size)):
+        yield chunk
+
+
 class _ListPendingFn(beam.DoFn):
     """A C config (``(CConfig, runs)``) -> the ``((config, key, label), item)`` of its images that
-    no committed run holds; a P set (``((name, path), runs)``) -> its videos not all committed."""
+    no committed run holds; a P set (``((name, path), runs)``) -> its videos not all committed;
+    in lists of :data:`LISTED_PER_ELEMENT`."""
 
     def __init__(self, kind: str, scratch: str, progress_dir, release_dir: str, c=None, labels=None):
         self._kind, self._scratch, self._progress_dir = kind, scratch, progress_dir
@@ -104,10 +118,10 @@ class _ListPendingFn(beam.DoFn):
         what, runs = element
         if self._kind == "c":
             examples = c_examples(what, self._release_dir, self._c, self._labels)
-            yield from pending_images(examples, self._scratch, what.name, runs, self._progress)
+            yield from _in_lists(pending_images(examples, self._scratch, what.name, runs, self._progress))
         else:
-            yield from pending_videos(_list_sequences(what, self._release_dir), self._scratch, what[0], runs,
-                                      self._progress)
+            yield from _in_lists(pending_videos(_list_sequences(what, self._release_dir), self._scratch, what[0],
+                                                runs, self._progress))
 
 
 class PredictImageNetC(beam.PTransform):
@@ -134,7 +148,7 @@ class PredictImageNetC(beam.PTransform):
                 | "ListImages" >> beam.ParDo(_ListPendingFn("c", self._scratch, self._progress_dir,
                                                             self._release_dir, self._c, labels))
                 | "Spread" >> beam.Reshuffle()
-                | "ReadImages" >> beam.MapTuple(lambda key, item: (key, read_item(item)))
+                | "ReadImages" >> beam.FlatMap(lambda listed: ((key, read_item(item)) for key, item in listed))
                 | "Predict" >> predict)
         self.nonfinite = predict.nonfinite
         return top5 | "CommitPredictions" >> beam.ParDo(
@@ -188,6 +202,7 @@ class PredictImageNetP(beam.PTransform):
                 | "ListSets" >> beam.Create(listed)
                 | "ListVideos" >> beam.ParDo(_ListPendingFn("p", self._scratch, self._progress_dir, self._release_dir))
                 | "Spread" >> beam.Reshuffle()
+                | "Videos" >> beam.FlatMap(lambda listed: listed)
                 | "DecodeFrames" >> beam.ParDo(_DecodeFramesFn(self._progress_dir))
                 | "Predict" >> predict)
         self.nonfinite = predict.nonfinite

@@ -194,10 +194,11 @@ def check_model(model_path: str, framework: str | None, side: int, widths: Seque
 
 
 def read_item(item):
-    """A listed image: a path is read (any file system); bytes and arrays pass as they are."""
-    from pipelines.formats import storage
+    """A listed image (:func:`pipelines.evaluation.release_inputs.read_located`): a path or a
+    locator is read (any file system); bytes and arrays pass as they are."""
+    from pipelines.evaluation.release_inputs import read_located
 
-    return storage.read_bytes(item) if isinstance(item, str) else item
+    return read_located(item)
 
 
 def trial_batch(items, to_input, count: int = TRIAL_IMAGES) -> list:

@@ -265,9 +265,9 @@ def _npy_rows(config: CConfig, labels_path: str):
     elif shape[0] != len(labels) or len(labels) % config.blocks:
         raise ValueError(f"{config.location}: {shape[0]} rows for {len(labels)} labels in {config.blocks} severities")
     n = shape[0] // config.blocks
-    rows = read_npy_rows(config.location, config.block * n, n)
     for i in range(n):
-        yield (config.name, f"{i:05d}", int(labels[config.block * n + i])), rows[i]
+        yield (config.name, f"{i:05d}", int(labels[config.block * n + i])), RowLocator(config.location,
+                                                                                     config.block * n + i)
 
 
 def _tfds_records(config: CConfig, split: str):
@@ -275,18 +275,48 @@ def _tfds_records(config: CConfig, split: str):
     index = 0
     for shard in storage.match(storage.join(config.location, f"*-{split}.tfrecord-*")):
         with storage.open_stream(shard) as stream:
-            for _, data in iter_records(stream):
+            for offset, data in iter_records(stream):
                 example = decode_example(data)
                 label = int(example["label"][0])
                 key = (f"{classes[label]}/{os.path.basename(example['file_name'][0].decode())}"
                        if example.get("file_name") else f"{index:05d}")  # CIFAR: the row, as in the .npy block
                 index += 1
-                yield (config.name, key, label), example["image"][0]
+                yield (config.name, key, label), RecordLocator(shard, offset, len(data))
+
+
+class RecordLocator(NamedTuple):
+    """Where one TFDS example is: its shard file and the byte range of the record's data (CRCs
+    checked when it was listed)."""
+
+    path: str
+    offset: int
+    length: int
+
+
+class RowLocator(NamedTuple):
+    """One row of a ``.npy`` file."""
+
+    path: str
+    row: int
+
+
+def read_located(item):
+    """The image a listed item locates: a path's file bytes (any file system), the encoded
+    ``image`` of a TFDS record (:class:`RecordLocator`), a ``.npy`` row (:class:`RowLocator`); other
+    items (bytes, arrays) as they are."""
+    if isinstance(item, str):
+        return storage.read_bytes(item)
+    if isinstance(item, RecordLocator):
+        return decode_example(storage.read_bytes(item.path, item.offset, item.length))["image"][0]
+    if isinstance(item, RowLocator):
+        return read_npy_rows(item.path, item.row, 1)[0]
+    return item
 
 
 def c_examples(config: CConfig, release_dir: str, c: CRelease, labels: dict):
-    """Yield ``((config, key, label), item)`` of one condition: ``item`` is a file path (JPEG
-    trees: its bytes are read on a worker), a uint8 array (``.npy`` rows) or encoded bytes (TFDS).
+    """Yield ``((config, key, label), item)`` of one condition: ``item`` locates the image, which a
+    worker reads (:func:`read_located`): a file path (JPEG trees), a :class:`RowLocator` (``.npy``
+    rows) or a :class:`RecordLocator` (TFDS). A listing holds no pixels.
 
     Raises
     ------
@@ -385,6 +415,7 @@ def in_distribution(path: str, subset: str = "imagenet_o") -> InDistribution:
     return InDistribution(kept, kind, len(items), unusable)
 
 
-__all__ = ["ADVERSARIAL_TASKS", "CConfig", "CRelease", "InDistribution", "SOURCES", "adversarial_files",
+__all__ = ["ADVERSARIAL_TASKS", "CConfig", "CRelease", "InDistribution", "SOURCES", "RecordLocator", "RowLocator",
+           "read_located", "adversarial_files",
            "adversarial_tree", "c_configs", "c_examples", "c_release", "check_config", "in_distribution", "labelled_paths", "npy_header", "parse_config", "read_npy", "read_npy_rows",
            "release_document", "tfds_configs", "tree_configs", "tree_labels"]
