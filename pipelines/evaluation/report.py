@@ -235,7 +235,7 @@ def _imagenet_c_markdown(section: dict, baseline: ErrorBaseline, model: str) -> 
                   for k in ("unnormalized_CE", "CE", "relative_CE")]
         label = f"{name} (extra)" if name in EXTRA_CORRUPTIONS else name
         lines.append(f"| {label} | " + " | ".join(cells) + " |")
-    lines += ["", f"![error vs severity]({PLOTS_DIR}/{ERROR_PLOT})", ""]
+    lines += ["", f"![error vs severity]({PLOTS_DIR}/{ERROR_PLOT})", ""] if section["errors"] else [""]
     if summary is not None:
         lines += [f"![corruption errors]({PLOTS_DIR}/{CE_PLOT})", ""]
     if section["clean"]["error"] is not None and section["errors"]:
@@ -279,7 +279,8 @@ def write_report(document: dict, out_dir, baseline: ErrorBaseline = ALEXNET_IMAG
     lines = [f"# Evaluation of `{document['model']}`", ""]
     if "imagenet_c" in document:
         section = document["imagenet_c"]
-        plot_error_vs_severity(section["errors"], baseline, out / PLOTS_DIR / ERROR_PLOT)
+        if section["errors"]:  # none when only the clean config was evaluated
+            plot_error_vs_severity(section["errors"], baseline, out / PLOTS_DIR / ERROR_PLOT)
         if section["summary"] is not None:
             plot_corruption_errors(section["summary"], baseline.name, out / PLOTS_DIR / CE_PLOT)
         if section["clean"]["error"] is not None and section["errors"]:

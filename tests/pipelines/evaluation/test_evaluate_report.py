@@ -25,3 +25,11 @@ def test_report_of_alexnet_errors(tmp_path):
     for name in ("error_vs_severity", "corruption_errors", "flip_probability"):
         assert (tmp_path / "plots" / f"{name}.png").read_bytes()[:8] == PNG_MAGIC
         assert f"plots/{name}.png" in report
+
+
+def test_a_report_of_the_clean_config_alone_has_its_error_and_no_corruption_plot(tmp_path):
+    document = {"model": "m"}
+    document["imagenet_c"], _ = imagenet_c_section([("clean", 0.25)], None, ALEXNET_IMAGENET_C)
+    report = write_report(document, tmp_path).read_text()
+    assert "25.0" in report and "error_vs_severity" not in report
+    assert not (tmp_path / "plots" / "error_vs_severity.png").exists()
