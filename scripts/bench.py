@@ -6,6 +6,8 @@ import os
 import sys
 
 NAME = "bench"
+CORRUPTS_IMAGES = True
+
 HELP = ("time every corruption at every severity on real photographs, plus JPEG decode and encode; and every "
         "ImageNet-P perturbation: sequence generation, H.264 encode and lossless frames")
 

@@ -3,6 +3,7 @@ from scripts.build_options import add_format_arguments, add_output_arguments, ad
 from scripts.release_digest import finish_build
 
 NAME = "build-c"
+
 HELP = ("build an ImageNet-C release of any edition: the official tree (ImageNet-C/ JPEGs, CIFAR-10-C/ .npy, ...), "
         "TFDS shards, manifests")
 

@@ -46,6 +46,9 @@ def add_source_arguments(parser):
 def add_output_arguments(parser, shard_help: str):
     """--examples-per-shard and the Beam options after ``--``."""
     parser.add_argument("--examples-per-shard", type=int, default=None, help=shard_help)
+    parser.add_argument("--commit-every", type=int, default=None, metavar="N",
+                        help="each worker commits its work every N outputs (default 1000) or 120 s, whichever "
+                             "comes first: a worker lost mid-run loses at most that much")
     add_beam_arguments(parser, "after '--': Beam pipeline options, e.g. -- --runner=DataflowRunner --project=P "
                                "--region=R --temp_location=gs://B/tmp --setup_file=./setup.py")
 
@@ -69,7 +72,8 @@ def check_source_arguments(args) -> None:
     """
     import os
 
-    for option, least in (("--workers", 1), ("--limit", 0), ("--examples-per-shard", 1), ("--seed", 0)):
+    for option, least in (("--workers", 1), ("--limit", 0), ("--examples-per-shard", 1), ("--seed", 0),
+                          ("--commit-every", 1)):
         value = getattr(args, option[2:].replace("-", "_"), None)
         if value is not None and value < least:
             raise ValueError(f"{option} must be >= {least}, got {value}")
@@ -126,8 +130,9 @@ def run_build(args, build, config_from_args, errors=(ValueError,)) -> int:
     log = WorkerStderr(os.path.join(tempfile.gettempdir(), f"imagenet-cp-workers-{os.getpid()}.log"))
     try:
         with log if quiet else contextlib.nullcontext():
+            commits = {"part_records": args.commit_every} if getattr(args, "commit_every", None) else {}
             run = RunOptions(workers=args.workers, beam_args=[a for a in args.beam_args if a != "--"],
-                             stream=log.terminal or sys.stderr, force=args.force)
+                             stream=log.terminal or sys.stderr, force=args.force, **commits)
             result = build(args.output, SourceSelection(args.input, args.image_ids, args.limit), config, run,
                            **options)
     except NoUsableImages as err:

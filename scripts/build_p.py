@@ -5,6 +5,7 @@ from scripts.build_options import add_format_arguments, add_output_arguments, ad
 from scripts.release_digest import finish_build
 
 NAME = "build-p"
+
 HELP = "build an ImageNet-P release: ImageNet-P/ MP4 tree, TFDS imagenet_p shards, manifests"
 
 

@@ -5,6 +5,7 @@ from scripts.build_options import add_output_arguments, add_source_arguments, na
 from scripts.release_digest import finish_build
 
 NAME = "build-vcr"
+
 HELP = ("build a VCR release: continuous corruptions with their measured delta_v = 1 - VIF, vcr/ PNG tree with "
         "the clean crops, TFDS 'vcr' shards, manifests")
 

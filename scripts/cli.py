@@ -1,6 +1,9 @@
 """``imagenet-cp``: one sub-command per module of ``scripts``.
 
-Each listed module defines ``NAME``, ``HELP``, ``add_arguments(parser)`` and ``run(args) -> int``.
+Each listed module defines ``NAME``, ``HELP``, ``add_arguments(parser)`` and ``run(args) -> int``; one
+that corrupts images in this process sets ``CORRUPTS_IMAGES = True`` (the heap then keeps freed
+memory for the image-sized temporaries, :func:`transforms.heap.retain_freed_memory`; elsewhere that
+would only raise the peak).
 Modules import Beam (through ``pipelines``) inside ``run`` only, after their arguments are checked.
 """
 from __future__ import annotations
@@ -37,7 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
         module = importlib.import_module(module_name)
         command = sub.add_parser(module.NAME, help=module.HELP, description=module.HELP)
         module.add_arguments(command)
-        command.set_defaults(run=module.run)
+        command.set_defaults(run=module.run, corrupts_images=getattr(module, "CORRUPTS_IMAGES", False))
     return parser
 
 
@@ -103,9 +106,10 @@ def _main(argv: list) -> int:
     if "beam_args" in vars(args):
         args.beam_args = beam_args
     try:
-        from transforms.heap import retain_freed_memory
+        if args.corrupts_images:
+            from transforms.heap import retain_freed_memory
 
-        retain_freed_memory()  # speed only (no value changes): image-sized temporaries reuse the heap
+            retain_freed_memory()  # speed only (no value changes): image-sized temporaries reuse the heap
         return int(args.run(args) or 0)
     except KeyboardInterrupt:
         print(f"imagenet-cp {args.command}: interrupted", file=sys.stderr)

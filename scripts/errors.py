@@ -48,6 +48,9 @@ def describe(err: BaseException) -> str:
     """
     if isinstance(err, ValueError) and str(err).strip() and "Traceback" not in str(err):
         return str(err).strip().splitlines()[0]  # our own checks say what is wrong
+    rpc = _rpc_status(err)
+    if rpc is not None:
+        return rpc
     for cause in _chain(err):
         if isinstance(cause, OSError) and cause.errno is not None:
             return describe_os_error(cause)
@@ -64,6 +67,28 @@ def describe(err: BaseException) -> str:
             return f"{kind}: {_WHILE_RUNNING.sub('', message).strip()}"
     first = text.strip().splitlines()[0] if text.strip() else type(err).__name__
     return first if isinstance(err, ValueError) else f"{type(err).__name__}: {first}"
+
+
+JOB_SERVICE_DEADLINE_HINT = ("the driver stops waiting for a job service after --job_server_timeout seconds "
+                             "(Beam's default: 300), however long the job runs; give a larger one, e.g. "
+                             "--job_server_timeout=86400")
+"""What a gRPC ``DEADLINE_EXCEEDED`` from a job service means (Beam's ``PortableRunner`` opens the
+job's state and message streams with ``--job_server_timeout`` as their deadline)."""
+
+
+def _rpc_status(err: BaseException):
+    """``'gRPC DEADLINE_EXCEEDED: ...'`` for a gRPC error (its status, not its multi-line repr), else None."""
+    for cause in _chain(err):
+        code, details = getattr(cause, "code", None), getattr(cause, "details", None)
+        if callable(code) and callable(details) and type(cause).__module__.startswith("grpc"):
+            try:
+                name = getattr(code(), "name", str(code()))
+                text = " ".join(str(details() or "").split())
+            except Exception:  # a gRPC error without a status yet
+                continue
+            hint = f" ({JOB_SERVICE_DEADLINE_HINT})" if name == "DEADLINE_EXCEEDED" else ""
+            return f"gRPC {name}: {text}{hint}"
+    return None
 
 
 def _chain(err: BaseException):
@@ -91,6 +116,18 @@ def quiet_libraries(verbose: bool = False) -> None:
         logging.getLogger(name).setLevel(logging.ERROR)
 
 
+def _log_thread_exception(args) -> None:
+    """``threading.excepthook`` writing to file descriptor 2 (the log file of :class:`WorkerStderr`)."""
+    import sys
+    import traceback
+
+    if args.exc_type is SystemExit:
+        return
+    print(f"Exception in thread {args.thread.name if args.thread else '?'}:", file=sys.__stderr__)
+    traceback.print_exception(args.exc_type, args.exc_value, args.exc_traceback, file=sys.__stderr__)
+    sys.__stderr__.flush()
+
+
 class WorkerStderr:
     """While open, processes started from here (Beam's SDK workers) write their stderr to a log
     file; this process keeps writing to the terminal through :attr:`terminal`.
@@ -115,11 +152,19 @@ class WorkerStderr:
         os.close(log)
         self.terminal = os.fdopen(os.dup(self._saved), "w", buffering=1)
         self._stderr, sys.stderr = sys.stderr, self.terminal
+        import threading
+
+        # a library thread that dies (Beam's reader of a job service's messages) leaves its traceback
+        # in the log, not on the terminal: the command's own error line says what happened
+        self._excepthook, threading.excepthook = threading.excepthook, _log_thread_exception
         return self
 
     def __exit__(self, kind, value, traceback) -> None:
         import sys
 
+        import threading
+
+        threading.excepthook = self._excepthook
         sys.stderr = self._stderr
         self.terminal.close()
         os.dup2(self._saved, 2)

@@ -40,6 +40,9 @@ def add_arguments(parser):
     parser.add_argument("--force", action="store_true",
                         help="discard the predictions an interrupted evaluation of another model, release or "
                              "source left in --output, instead of refusing (the same evaluation always resumes)")
+    parser.add_argument("--verbose", action="store_true",
+                        help="end with a line of each step's seconds (imports, checks, to the first prediction, "
+                             "predictions, files and report, shutdown, total)")
     evaluate_vcr.add_arguments(parser)
     add_beam_arguments(parser, "after '--': Beam pipeline options, e.g. -- --runner=DataflowRunner ...")
 
@@ -60,6 +63,9 @@ def check(args) -> None:
 
 
 def run(args) -> int:
+    import time
+
+    started = time.time()
     try:
         check(args)
     except ValueError as err:
@@ -81,14 +87,27 @@ def run(args) -> int:
     from pipelines.evaluation.report import summary_lines
     from pipelines.beam.shutdown import BuildInterrupted, BuildStopped
 
+    import contextlib
+    import os
+    import tempfile
+
+    from scripts.build_options import logging_verbose
+    from scripts.errors import WorkerStderr
+
+    # the workers' stderr and the runner's log of a failed job go to a log file, as for a build
+    quiet = sys.stderr is sys.__stderr__ and not logging_verbose()
+    log = WorkerStderr(os.path.join(tempfile.gettempdir(), f"imagenet-cp-workers-{os.getpid()}.log"))
     try:
         baselines = ScoreBaselines(args.clean_error, load_error_baseline(args.baseline) if args.baseline else None,
                                    load_flip_baseline(args.flip_baseline) if args.flip_baseline else None)
-        out = evaluate_release(
-            args.release, Model(args.model, args.framework, args.batch_size), args.output, args.source, baselines,
-            args.in_distribution,
-            run=RunOptions(workers=args.workers, beam_args=[a for a in args.beam_args if a != "--"], force=args.force),
-            configs=args.configs.split(",") if args.configs is not None else None)
+        with log if quiet else contextlib.nullcontext():
+            out = evaluate_release(
+                args.release, Model(args.model, args.framework, args.batch_size), args.output, args.source,
+                baselines, args.in_distribution,
+                run=RunOptions(workers=args.workers, beam_args=[a for a in args.beam_args if a != "--"],
+                               force=args.force, stream=log.terminal or sys.stderr, verbose=args.verbose,
+                               started=started),
+                configs=args.configs.split(",") if args.configs is not None else None)
     except (OSError, ValueError, ImportError) as err:
         print(f"imagenet-cp evaluate: {err}", file=sys.stderr)
         return 2

@@ -3,6 +3,8 @@ import sys
 from pathlib import Path
 
 NAME = "preview"
+CORRUPTS_IMAGES = True
+
 HELP = "draw one image under every corruption (rows) at severities 1..5 (columns) as a PNG"
 
 

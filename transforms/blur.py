@@ -18,8 +18,8 @@ from .geometry import zoom_sum
 from .motion import magick_motion_blur
 from .units import clip_to_255, to_unit
 
-__all__ = ["gaussian_rgb", "disk_kernel", "defocus_blur", "displace_pixels", "glass_pixel_count", "glass_blur",
-           "motion_blur", "zoom_blur", "gaussian_blur"]
+__all__ = ["gaussian_rgb", "disk_kernel", "defocus_blur", "displace_pixels", "unit_to_uint8", "glass_pixel_count",
+           "glass_blur", "motion_blur", "zoom_blur", "gaussian_blur"]
 
 _DISK_GRID_RADIUS = 8  # disks of radius <= 8 are drawn on a 17x17 grid (algorithms.md, "Defocus disk")
 
@@ -116,6 +116,32 @@ def displace_pixels(image, shifts, max_delta, iterations):
                     image[h, w, c] = image[h + dy, w + dx, c]
 
 
+def unit_to_uint8(u: np.ndarray) -> np.ndarray:
+    """``(u * 255).astype(np.uint8)`` of a float64 image in [0, 1], in one pass.
+
+    Parameters
+    ----------
+    u : numpy.ndarray
+        float64, values in [0, 1] (up to rounding: every ``u * 255`` in [0, 256)), any shape.
+
+    Returns
+    -------
+    numpy.ndarray
+        uint8, shape of ``u``: each product truncated toward zero, as NumPy's cast does.
+    """
+    u = np.ascontiguousarray(u, dtype=np.float64)
+    out = np.empty(u.shape, dtype=np.uint8)
+    _scale_to_uint8(u.reshape(-1), out.reshape(-1))
+    return out
+
+
+@numba.njit(cache=True)
+def _scale_to_uint8(values, out):
+    """``out[m] = uint8(values[m] * 255.0)`` (truncation of values in [0, 256))."""
+    for m in range(values.shape[0]):
+        out[m] = np.uint8(values[m] * 255.0)
+
+
 def glass_pixel_count(shape: tuple, max_delta: int, iterations: int) -> int:
     """Number of pixel visits (= (dx, dy) draws) of glass blur on an image of ``shape`` (H, W, ...)."""
     return iterations * max(shape[0] - 2 * max_delta, 0) * max(shape[1] - 2 * max_delta, 0)
@@ -147,10 +173,10 @@ def glass_blur(x: np.ndarray, rng: np.random.RandomState, *, sigma: float, max_d
     """
     if max_delta < 1 or iterations < 1:
         raise ValueError(f"max_delta and iterations must be >= 1, got {max_delta!r}, {iterations!r}")
-    image = (gaussian_rgb(to_unit(x), sigma) * 255).astype(np.uint8)
+    image = unit_to_uint8(gaussian_rgb(to_unit(x), sigma))
     shifts = rng.randint(-max_delta, max_delta, size=(glass_pixel_count(x.shape, max_delta, iterations), 2))
     displace_pixels(image, shifts, max_delta, iterations)
-    return clip_to_255(gaussian_rgb(image / 255., sigma))
+    return clip_to_255(gaussian_rgb(to_unit(image), sigma))
 
 
 def motion_blur(x: np.ndarray, rng: np.random.RandomState, *, radius: float, sigma: float) -> np.ndarray:
@@ -192,9 +218,23 @@ def zoom_blur(x: np.ndarray, rng: np.random.RandomState, *, factors) -> np.ndarr
     numpy.ndarray
         float32, shape (H, H, 3), values in [0, 255].
     """
-    u = to_unit(x).astype(np.float32)
+    u = to_unit(x, np.float32)
     total = zoom_sum(u, factors)  # the reference's running sum of clipped_zoom(u, factor), in one pass
-    return clip_to_255((u + total) / (len(factors) + 1))
+    _average_to_255(u.reshape(-1), total.reshape(-1), np.float32(len(factors) + 1))
+    return total
+
+
+@numba.njit(cache=True)
+def _average_to_255(u, total, count):
+    """In place on ``total``, per float32 value: ``clip((u + total) / count, 0, 1) * 255``.
+
+    The reference's float32 NumPy expression ``np.clip((x + out) / (len(factors) + 1), 0, 1) * 255``
+    in one pass: each step is one float32 operation, as NumPy does it (the Python integers are
+    float32 scalars there).
+    """
+    for m in range(total.shape[0]):
+        value = (u[m] + total[m]) / count
+        total[m] = min(max(value, np.float32(0.0)), np.float32(1.0)) * np.float32(255.0)
 
 
 def gaussian_blur(x: np.ndarray, rng: np.random.RandomState, *, sigma: float) -> np.ndarray:

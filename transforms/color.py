@@ -10,7 +10,7 @@ import numba
 import numpy as np
 from skimage.util import img_as_float
 
-from .units import clip_to_255
+from .units import clip_to_255, to_unit
 
 __all__ = ["rgb2hsv", "hsv2rgb", "brightness", "saturate"]
 
@@ -145,7 +145,7 @@ def hsv2rgb(hsv: np.ndarray) -> np.ndarray:
 
 def _recolor(x: np.ndarray, channel: int, scale: float, offset: float) -> np.ndarray:
     """Map HSV ``channel`` (1 = S, 2 = V) to ``clip(c * scale + offset, 0, 1)``; back to RGB * 255."""
-    hsv = rgb2hsv(x / 255.0)
+    hsv = rgb2hsv(to_unit(x))
     plane = hsv[..., channel]
     plane *= scale  # exact when scale is 1
     plane += offset

@@ -16,6 +16,7 @@ from PIL import Image
 
 from .filters import gaussian_filter
 from .geometry import displace_reflect
+from .units import to_unit
 
 __all__ = ["contrast", "channel_means", "elastic_transform", "pixelate", "jpeg_compression"]
 
@@ -38,7 +39,7 @@ def contrast(x: np.ndarray, rng: np.random.RandomState, *, factor: float) -> np.
         float64, shape of ``x``, values in [0, 255]: ``clip((u - m) * factor + m, 0, 1) * 255`` with
         ``u = x/255`` and ``m`` the per-channel mean of ``u`` over rows and columns.
     """
-    u = x / 255.0
+    u = to_unit(x)
     means = channel_means(u) if u.flags.c_contiguous else np.mean(u, axis=(0, 1))
     _scale_deviations(u, means, float(factor))
     return u

@@ -86,96 +86,124 @@ def _zoom_window(side: int, zoom_factor: float) -> tuple[int, int, np.ndarray, n
     return top, crop, taps, weights
 
 
+def _tap_runs(taps: np.ndarray) -> np.ndarray:
+    """The runs of consecutive positions ``j`` whose tap ``taps[j]`` is ``j + offset``, one offset each.
+
+    Returns int64, shape (runs, 3): first position, position after the last, offset. A zoom by a
+    factor >= 1 repeats a sample now and then, so a line of taps is a few such runs, and gathering
+    it is a few contiguous copies.
+    """
+    offsets = taps.astype(np.int64) - np.arange(len(taps))
+    cuts = np.flatnonzero(np.diff(offsets)) + 1
+    starts = np.concatenate(([0], cuts)).astype(np.int64)
+    ends = np.concatenate((cuts, [len(taps)])).astype(np.int64)
+    return np.stack((starts, ends, offsets[starts]), axis=1)
+
+
 @functools.lru_cache(maxsize=64)
-def _zoom_plan(side: int, factors: tuple) -> tuple[np.ndarray, ...]:
+def _zoom_plan(side: int, factors: tuple, channels: int) -> tuple[np.ndarray, ...]:
     """The windows of :func:`_zoom_window` for every factor of a :func:`zoom_sum`, stacked.
 
-    Returns, one row per factor: the crops' top offsets and sides; the left taps and the right
-    taps (``left + 1`` clamped to the crop, unsigned, so that indexing needs no wrap-around test);
-    the left and right weights; and whether the factor leaves the image as it is (crop of the whole
-    side, every tap on a sample, weights 1, 0). Read-only: they are kept for the next call.
+    Returns, one row per factor: the crops' top offsets; the left taps and the right taps
+    (``left + 1`` clamped to the crop) as rows; the left and right weights of the rows; the same
+    weights repeated for each of ``channels`` interleaved samples of a column; the runs
+    (:func:`_tap_runs`) of the left and the right column taps, padded, and their counts; and
+    whether the factor leaves the image as it is (crop of the whole side, every tap on a
+    sample, weights 1, 0). Read-only: they are kept for the next call.
     """
     windows = [_zoom_window(side, f) for f in factors]
     tops, crops, taps, weights = (np.stack([w[n] for w in windows]) for n in range(4))
     identity = (crops == side) & (taps == np.arange(side)).all(axis=1) & (weights[..., 0] == 1).all(axis=1) \
         & (weights[..., 1] == 0).all(axis=1)
     right = np.minimum(taps + 1, crops[:, np.newaxis] - 1)
-    plan = (tops, crops, taps.astype(np.uint64), right.astype(np.uint64),
-            np.ascontiguousarray(weights[..., 0]), np.ascontiguousarray(weights[..., 1]), identity)
+    runs = [[_tap_runs(t) for t in lines] for lines in (taps, right)]
+    width = max(len(r) for lines in runs for r in lines)
+    run_table = np.zeros((2, len(factors), width, 3), dtype=np.int64)
+    run_counts = np.zeros((2, len(factors)), dtype=np.int64)
+    for side_index, lines in enumerate(runs):
+        for f, r in enumerate(lines):
+            run_table[side_index, f, :len(r)] = r
+            run_counts[side_index, f] = len(r)
+    plan = (tops, taps.astype(np.int64), right.astype(np.int64),
+            np.ascontiguousarray(weights[..., 0]), np.ascontiguousarray(weights[..., 1]),
+            np.repeat(weights[..., 0], channels, axis=1), np.repeat(weights[..., 1], channels, axis=1),
+            run_table, run_counts, identity)
     for array in plan:
         array.flags.writeable = False
     return plan
 
 
 @numba.njit(cache=True)
-def _gather_pair(line, left, right, at_left, at_right):
-    """``at_left[j] = line[left[j]]`` and ``at_right[j] = line[right[j]]`` (float32 -> float64)."""
-    for j in range(left.shape[0]):
-        at_left[j] = line[left[j]]
-        at_right[j] = line[right[j]]
+def _gather_runs(row, runs, count, channels, line):
+    """``line[c j + k] = row[c (j + d) + k]`` for every run ``(j0, j1, d)`` of ``runs[:count]``, float32 -> float64."""
+    for r in range(count):
+        first, last, shift = runs[r, 0] * channels, runs[r, 1] * channels, runs[r, 2] * channels
+        source = row[first + shift:last + shift]
+        target = line[first:last]
+        for m in range(last - first):
+            target[m] = source[m]
 
 
 @numba.njit(cache=True)
-def _accumulate_zooms(image, tops, crops, left, right, w_left, w_right, identity, total):
+def _accumulate_zooms(image, tops, rows_left, rows_right, w_left, w_right, w_col_left, w_col_right, runs, run_counts,
+                      identity, total):
     """``total = sum(clipped_zoom(image, f) for f in factors)``, in order, without the zoomed arrays.
 
-    ``image`` and ``total`` are (H, H, C) float32; the sums run on channel-first copies. Factor
-    ``f`` reads the crop ``image[tops[f]:, tops[f]:]`` of side ``crops[f]`` with the taps
-    ``left[f]``, ``right[f]`` and weights ``w_left[f]``, ``w_right[f]`` on both axes. Each value
-    is :func:`_bilinear_resample`'s (scipy's): the four products ``(v * w_row) * w_col`` summed
-    from 0 in float64 in its order (upper left, upper right, lower left, lower right), rounded to
-    float32 and added to the float32 total, factor after factor, as the reference's
-    ``out += clipped_zoom(x, f)`` does. An input row's samples at the column taps are gathered
-    once per factor (output rows that share an input row reuse them), so the sums run over
-    contiguous lines and vectorize. A factor flagged in ``identity`` (zoom 1: every tap on a
-    sample, weights 1 and 0) adds ``float32(0.0 + v)``, what its four products sum to for finite
-    values.
+    ``image`` and ``total`` are float32 (H, H * C): an (H, H, C) image with its channels
+    interleaved in the rows. Factor ``f`` reads the crop whose top-left corner is
+    ``(tops[f], tops[f])`` with the row taps ``rows_left[f]``, ``rows_right[f]`` and the column
+    runs ``runs[0, f]``, ``runs[1, f]`` (left and right taps, :func:`_tap_runs`), the row weights
+    ``w_left[f]``, ``w_right[f]`` and the same weights per interleaved sample ``w_col_left[f]``,
+    ``w_col_right[f]``. Each value is :func:`_bilinear_resample`'s (scipy's): the four products
+    ``(v * w_row) * w_col`` summed from 0 in float64 in its order (upper left, upper right,
+    lower left, lower right), rounded to float32 and added to the float32 total, factor after
+    factor, as the reference's ``out += clipped_zoom(x, f)`` does. An input row's samples at the
+    column taps are gathered once per factor, as contiguous runs (output rows that share an
+    input row reuse them), so the sums run over contiguous lines and vectorize. A factor flagged
+    in ``identity`` (zoom 1: every tap on a sample, weights 1 and 0) adds ``float32(0.0 + v)``,
+    what its four products sum to for finite values.
     """
-    side, channels = image.shape[0], image.shape[2]
-    planes = np.empty((channels, side, side), dtype=np.float32)
-    for i in range(side):
-        for j in range(side):
-            for k in range(channels):
-                planes[k, i, j] = image[i, j, k]
-    sums = np.zeros_like(planes)
-    lines = np.empty((4, side))
-    for k in range(channels):
-        for f in range(tops.shape[0]):
-            if identity[f]:
-                for i in range(side):
-                    source, out = planes[k, i], sums[k, i]
-                    for j in range(side):
-                        out[j] += np.float32(0.0 + source[j])
-                continue
-            top, crop = tops[f], crops[f]
-            taps0, taps1, weights0, weights1 = left[f], right[f], w_left[f], w_right[f]
-            upper0, upper1, lower0, lower1 = lines[0], lines[1], lines[2], lines[3]
-            upper_row = lower_row = -1
+    side, width = image.shape
+    channels = width // side
+    total[:] = 0
+    lines = np.empty((4, width))
+    for f in range(tops.shape[0]):
+        if identity[f]:
             for i in range(side):
-                r0, r1 = np.int64(taps0[i]), np.int64(taps1[i])
-                if r0 != upper_row:
-                    if r0 == lower_row:  # the previous lower row is this upper row
-                        upper0, lower0 = lower0, upper0
-                        upper1, lower1 = lower1, upper1
-                        upper_row, lower_row = lower_row, upper_row
-                    else:
-                        _gather_pair(planes[k, top + r0, top:top + crop], taps0, taps1, upper0, upper1)
-                        upper_row = r0
-                if r1 != lower_row:
-                    _gather_pair(planes[k, top + r1, top:top + crop], taps0, taps1, lower0, lower1)
-                    lower_row = r1
-                wr0, wr1 = weights0[i], weights1[i]
-                out = sums[k, i]
-                for j in range(side):
-                    t = 0.0 + (upper0[j] * wr0) * weights0[j]
-                    t += (upper1[j] * wr0) * weights1[j]
-                    t += (lower0[j] * wr1) * weights0[j]
-                    t += (lower1[j] * wr1) * weights1[j]
-                    out[j] += np.float32(t)
-    for i in range(side):
-        for j in range(side):
-            for k in range(channels):
-                total[i, j, k] = sums[k, i, j]
+                source, out = image[i], total[i]
+                for m in range(width):
+                    out[m] += np.float32(0.0 + source[m])
+            continue
+        top = tops[f]
+        col_left, col_right = w_col_left[f], w_col_right[f]
+        runs_left, runs_right, count_left, count_right = runs[0, f], runs[1, f], run_counts[0, f], run_counts[1, f]
+        upper0, upper1, lower0, lower1 = lines[0], lines[1], lines[2], lines[3]
+        upper_row = lower_row = -1
+        for i in range(side):
+            r0, r1 = rows_left[f, i], rows_right[f, i]
+            if r0 != upper_row:
+                if r0 == lower_row:  # the previous lower row is this upper row
+                    upper0, lower0 = lower0, upper0
+                    upper1, lower1 = lower1, upper1
+                    upper_row, lower_row = lower_row, upper_row
+                else:
+                    row = image[top + r0, top * channels:]
+                    _gather_runs(row, runs_left, count_left, channels, upper0)
+                    _gather_runs(row, runs_right, count_right, channels, upper1)
+                    upper_row = r0
+            if r1 != lower_row:
+                row = image[top + r1, top * channels:]
+                _gather_runs(row, runs_left, count_left, channels, lower0)
+                _gather_runs(row, runs_right, count_right, channels, lower1)
+                lower_row = r1
+            wr0, wr1 = w_left[f, i], w_right[f, i]
+            out = total[i]
+            for m in range(width):
+                t = 0.0 + (upper0[m] * wr0) * col_left[m]
+                t += (upper1[m] * wr0) * col_right[m]
+                t += (lower0[m] * wr1) * col_left[m]
+                t += (lower1[m] * wr1) * col_right[m]
+                out[m] += np.float32(t)
 
 
 def zoom_sum(image: np.ndarray, zoom_factors) -> np.ndarray:
@@ -204,8 +232,11 @@ def zoom_sum(image: np.ndarray, zoom_factors) -> np.ndarray:
         raise ValueError(f"zoom factors must be >= 1, got {list(zoom_factors)!r}")
     if not factors:
         return np.zeros_like(image)
+    side, channels = image.shape[0], image.shape[2]
+    image = np.ascontiguousarray(image)
     total = np.empty_like(image)
-    _accumulate_zooms(image, *_zoom_plan(image.shape[0], factors), total)
+    _accumulate_zooms(image.reshape(side, side * channels), *_zoom_plan(side, factors, channels),
+                      total.reshape(side, side * channels))
     return total
 
 

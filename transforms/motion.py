@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 
+import cv2
 import numba
 import numpy as np
 
@@ -90,12 +91,20 @@ def magick_motion_blur(image: np.ndarray, radius: float, sigma: float, angle: fl
     height, width = image.shape[:2]
     channels = image.shape[2] if image.ndim == 3 else 1
     # Replicating the edge by the longest offset makes every tap a shifted window: numpy.pad's
-    # mode 'edge' (extended_rows' index table for scipy's 'nearest'), in two C calls.
+    # mode 'edge' (extended_rows' index table for scipy's 'nearest'), copied by OpenCV's
+    # BORDER_REPLICATE (the same values) where it takes the array as an image, else in two takes.
     pad = int(max(np.abs(dx).max(), np.abs(dy).max()))
-    padded = np.take(np.take(image, extended_rows(height, pad, "nearest"), axis=0),
-                     extended_rows(width, pad, "nearest"), axis=1).reshape(height + 2 * pad, -1)
+    if image.flags.c_contiguous and channels <= 4:
+        padded = cv2.copyMakeBorder(image, pad, pad, pad, pad, cv2.BORDER_REPLICATE)
+    else:
+        padded = np.take(np.take(image, extended_rows(height, pad, "nearest"), axis=0),
+                         extended_rows(width, pad, "nearest"), axis=1)
+    # Each 8-bit value as its 16-bit quantum 257 v, exact in float32 (at most 65535 < 2^24), so that
+    # the sums read it instead of converting and scaling the byte again at every tap.
+    quanta = padded.reshape(height + 2 * pad, -1).astype(np.float32)
+    quanta *= np.float32(_Q16_PER_8BIT)
     out = np.empty((height, width * channels), dtype=np.uint8)
-    _blur_rows(padded, weights, pad + dy, (pad + dx) * channels, out)
+    _blur_rows(quanta, weights, pad + dy, (pad + dx) * channels, out)
     return out.reshape(image.shape)
 
 
@@ -103,7 +112,8 @@ def magick_motion_blur(image: np.ndarray, radius: float, sigma: float, angle: fl
 def _blur_rows(padded, weights, rows, starts, out):
     """Row by row: ``sum_k (257 v[rows[k] + h, starts[k] + i]) * w[k]`` in tap order, then 8 bits.
 
-    ``padded`` holds the edge-replicated image with channels flattened into the row; the taps
+    ``padded`` holds the quanta ``257 v`` (float32, exact) of the edge-replicated image with
+    channels flattened into the row; the taps
     are added one after another from 0 (ImageMagick's double accumulation), four per pass over
     the row after ``taps % 4`` single ones. The sum is rounded to a Q16 quantum, clamped, and
     divided by 257 and floored, as the PNG writer does.
@@ -117,7 +127,7 @@ def _blur_rows(padded, weights, rows, starts, out):
         while k < taps % 4:
             weight, src = weights[k], padded[h + rows[k], starts[k]:starts[k] + length]
             for i in range(length):
-                total[i] += (src[i] * _Q16_PER_8BIT) * weight
+                total[i] += src[i] * weight
             k += 1
         while k < taps:
             w0, w1, w2, w3 = weights[k], weights[k + 1], weights[k + 2], weights[k + 3]
@@ -127,10 +137,10 @@ def _blur_rows(padded, weights, rows, starts, out):
             s3 = padded[h + rows[k + 3], starts[k + 3]:starts[k + 3] + length]
             for i in range(length):
                 t = total[i]
-                t += (s0[i] * _Q16_PER_8BIT) * w0
-                t += (s1[i] * _Q16_PER_8BIT) * w1
-                t += (s2[i] * _Q16_PER_8BIT) * w2
-                t += (s3[i] * _Q16_PER_8BIT) * w3
+                t += s0[i] * w0
+                t += s1[i] * w1
+                t += s2[i] * w2
+                t += s3[i] * w3
                 total[i] = t
             k += 4
         for i in range(length):

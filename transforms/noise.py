@@ -7,6 +7,7 @@ shapes and order.
 """
 from __future__ import annotations
 
+import numba
 import numpy as np
 
 from .units import clip_to_255, to_unit
@@ -55,7 +56,21 @@ def shot_noise(x: np.ndarray, rng: np.random.RandomState, *, scale: float) -> np
         float64, shape of ``x``, values in [0, 255]: ``clip(poisson(x/255 * scale) / scale, 0, 1) * 255``.
     """
     counts = rng.poisson(to_unit(x) * scale)
-    return clip_to_255(counts / scale)
+    if counts.dtype != np.int64 or not counts.flags.c_contiguous:
+        return clip_to_255(counts / scale)
+    out = np.empty(counts.shape)
+    _rescale_counts(counts.reshape(-1), float(scale), out.reshape(-1))
+    return out
+
+
+@numba.njit(cache=True)
+def _rescale_counts(counts, scale, out):
+    """Per value, ``clip(count / scale, 0, 1) * 255`` in float64: NumPy's division, clip and product."""
+    for m in range(counts.shape[0]):
+        v = counts[m] / scale
+        v = 0.0 if v < 0.0 else v
+        v = 1.0 if v > 1.0 else v
+        out[m] = v * 255.0
 
 
 def salt_and_pepper_masks(shape: tuple, rng: np.random.RandomState, amount: float,
@@ -111,11 +126,38 @@ def impulse_noise(x: np.ndarray, rng: np.random.RandomState, *, amount: float) -
     numpy.ndarray
         float64, shape of ``x``, values in [0, 255].
     """
-    salt, pepper = salt_and_pepper_masks(x.shape, rng, amount)
-    u = to_unit(x)
-    u[salt] = 1.0
-    u[pepper] = 0.0
-    return clip_to_255(u)
+    x = np.asarray(x)
+    if x.dtype != np.uint8 or not x.flags.c_contiguous:
+        salt, pepper = salt_and_pepper_masks(x.shape, rng, amount)
+        u = to_unit(x)
+        u[salt] = 1.0
+        u[pepper] = 0.0
+        return clip_to_255(u)
+    # salt_and_pepper_masks' two draws, compared and applied in one pass
+    flips, salts = rng.random_sample(x.shape), rng.random_sample(x.shape)
+    out = np.empty(x.shape)
+    _salt_and_pepper(x.reshape(-1), flips.reshape(-1), salts.reshape(-1), _choice_threshold(amount),
+                     _choice_threshold(0.5), out.reshape(-1))
+    return out
+
+
+@numba.njit(cache=True)
+def _salt_and_pepper(x, flips, salts, flip_below, salt_below, out):
+    """Per value: 255 where salted, 0 where peppered, else ``clip(x / 255., 0, 1) * 255``.
+
+    A value is flipped where ``flips < flip_below`` and then salt where ``salts < salt_below``,
+    pepper otherwise (:func:`salt_and_pepper_masks`); the salt 1.0 and pepper 0.0 become 255.0
+    and 0.0 under ``clip_to_255``, and every other value is ``x / 255.`` clipped and scaled, as
+    :func:`impulse_noise`'s NumPy steps make it.
+    """
+    for m in range(x.shape[0]):
+        if flips[m] < flip_below:
+            out[m] = 255.0 if salts[m] < salt_below else 0.0
+        else:
+            v = x[m] / 255.0
+            v = 0.0 if v < 0.0 else v
+            v = 1.0 if v > 1.0 else v
+            out[m] = v * 255.0
 
 
 def speckle_noise(x: np.ndarray, rng: np.random.RandomState, *, sigma: float) -> np.ndarray:

@@ -18,6 +18,7 @@ from skimage.filters import gaussian
 from .assets import frost_texture
 from .geometry import clipped_zoom
 from .motion import magick_motion_blur
+from .units import to_unit
 
 __all__ = ["FROST_CHOICES", "SNOW_ANGLE_RANGE", "WATER_COLOUR", "MUD_COLOUR", "plasma_fractal", "fog", "frost",
            "liquid_layer", "water_mask", "add_water", "add_mud", "spatter", "snow_layer", "add_snow", "snow"]
@@ -138,7 +139,7 @@ def fog(x: np.ndarray, rng: np.random.RandomState, *, strength: float, wibble_de
     numpy.ndarray
         float64, shape (H, W, 3), values in [0, 255].
     """
-    u = x / 255.0
+    u = to_unit(x)
     peak = u.max()
     height, width = x.shape[:2]
     if height > mapsize or width > mapsize:
@@ -192,7 +193,24 @@ def frost(x: np.ndarray, rng: np.random.RandomState, *, image_weight: float,
     top = rng.randint(0, texture.shape[0] - height)
     left = rng.randint(0, texture.shape[1] - width)
     crop = texture[top:top + height, left:left + width, ::-1]  # BGR -> RGB
-    return np.clip(image_weight * x.astype(np.float64) + frost_weight * crop, 0, 255)
+    out = np.empty(x.shape)
+    _blend_frost(np.asarray(x), crop, float(image_weight), float(frost_weight), out)
+    return out
+
+
+@numba.njit(cache=True)
+def _blend_frost(x, crop, image_weight, frost_weight, out):
+    """Per value, the reference's float64 ``clip(image_weight * x + frost_weight * crop, 0, 255)``.
+
+    The two products and their sum in NumPy's order, then its ``clip`` comparisons (-0.0 and NaN
+    kept), in one pass: ``crop`` is the texture's uint8 window, channels reversed (a view).
+    """
+    for i in range(x.shape[0]):
+        for j in range(x.shape[1]):
+            for k in range(x.shape[2]):
+                v = image_weight * np.float64(x[i, j, k]) + frost_weight * np.float64(crop[i, j, k])
+                v = 0.0 if v < 0.0 else v
+                out[i, j, k] = 255.0 if v > 255.0 else v
 
 
 # -------------------------------------------------------------------------------------- spatter
@@ -359,8 +377,24 @@ def snow_layer(rng: np.random.RandomState, side: int, *, loc: float, scale: floa
         uint8, shape (side, side): ``clip(layer, 0, 1) * 255`` truncated.
     """
     layer = clipped_zoom(rng.normal(loc, scale, (side, side))[..., np.newaxis], zoom)
-    layer[layer < threshold] = 0
-    return (np.clip(layer.squeeze(axis=2), 0, 1) * 255).astype(np.uint8)
+    flakes = np.empty((side, side), dtype=np.uint8)
+    _threshold_to_uint8(layer.reshape(-1), float(threshold), flakes.reshape(-1))
+    return flakes
+
+
+@numba.njit(cache=True)
+def _threshold_to_uint8(layer, threshold, out):
+    """Per value, ``layer[layer < threshold] = 0``, then ``(clip(layer, 0, 1) * 255).astype(uint8)``.
+
+    NumPy's comparisons (a value below the threshold becomes 0.0; the clip keeps NaN), then the
+    float64 product truncated, for products in [0, 255].
+    """
+    for m in range(layer.shape[0]):
+        v = layer[m]
+        v = 0.0 if v < threshold else v
+        v = 0.0 if v < 0.0 else v
+        v = 1.0 if v > 1.0 else v
+        out[m] = np.uint8(v * 255.0)
 
 
 def add_snow(u: np.ndarray, flakes: np.ndarray, blend: float) -> np.ndarray:

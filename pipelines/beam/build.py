@@ -27,7 +27,7 @@ from pipelines.formats.class_folders import label_names
 from pipelines.release.output_folder import (FolderLock, OutputFolderError, check_not_inside, entry_size, inspect_folder,
                             listing_sha256, remove_release, wait_for_orphan_workers, write_build_record)
 from pipelines.formats.parts import completed_images, iter_lines, read_ledger
-from pipelines.beam.progress import COUNTERS, NAMESPACE, ProgressLine
+from pipelines.beam.progress import COUNTERS, NAMESPACE, ProgressLine, runner_counters
 from pipelines.beam.write_release import WriteRelease, committed_names, seal_release
 from pipelines.release.publish import write_publication
 from pipelines.beam.sinks import ReleaseFiles, ReleaseSink, check_format_names, release_sinks
@@ -256,6 +256,8 @@ def run_build(output_dir: str, plan: BuildPlan, run: RunOptions = RunOptions()) 
         ids = raw.decode("utf-8").splitlines()
     check_not_inside(selection.input, output_dir)
     with FolderLock(output_dir, f"{document.edition} {document.benchmark}") as lock:
+        if lock.note:
+            print(f"note: {lock.note}", file=run.out)
         if lock.took_over:
             print(f"note: took over the lock of a build that is gone (pid {lock.took_over.get('pid')} on "
                   f"{lock.took_over.get('host')})", file=run.out)
@@ -264,6 +266,20 @@ def run_build(output_dir: str, plan: BuildPlan, run: RunOptions = RunOptions()) 
             names = None if TFDS_FORMAT in formats else label_names(plan.dataset) or None  # no label file to hold them
             document = replace(document, config=config, class_names=names)
             return _locked_build(output_dir, replace(plan, document=document), run, ids)
+
+
+def _write_pending(output_dir: str, entries: Sequence, ledger: list, sinks: Sequence[ReleaseSink],
+                   outputs_per_image: int, related, stream) -> tuple[list, int]:
+    """Write the entry lists of the images that no committed part completes (all of them on a
+    first run, :func:`pipelines.formats.parts.completed_images` on a rerun); return the lists'
+    paths and how many images they hold."""
+    done = set()
+    if ledger and not any(sink.sees_every_output for sink in sinks):
+        done = completed_images(output_dir, ledger, entries, outputs_per_image, related)
+    if ledger:
+        print(f"resuming: {len(done)} of {len(entries)} images are built already", file=stream)
+    pending = [entry for entry in entries if entry.key not in done]
+    return write_entry_lists(output_dir, pending), len(pending)
 
 
 def _locked_build(output_dir: str, plan: BuildPlan, run: RunOptions, ids: Optional[list]) -> BuildResult:
@@ -304,22 +320,20 @@ def _locked_build(output_dir: str, plan: BuildPlan, run: RunOptions, ids: Option
     ledger = read_ledger(output_dir)
     formats = plan.formats
     sinks: Sequence[ReleaseSink] = release_sinks(formats, plan.sinks, index.entries)
-    done = set()
-    if ledger and not any(sink.sees_every_output for sink in sinks):
-        done = completed_images(output_dir, ledger, index.entries, outputs_per_image, plan.related)
-    pending = [entry for entry in index.entries if entry.key not in done]
-    if ledger:
-        print(f"resuming: {len(done)} of {len(index.entries)} images are built already", file=stream)
-    shard_count = max(1, math.ceil(len(index.entries) / plan.examples_per_shard))
+    images, listing_failures = len(index.entries), index.failures
+    entry_lists, pending = _write_pending(output_dir, index.entries, ledger, sinks, outputs_per_image, plan.related,
+                                          stream)
+    del index  # from here on the driver holds no entry of the input (50,000 of them: some 25 MiB)
+    shard_count = max(1, math.ceil(images / plan.examples_per_shard))
 
     local = is_local(beam_args) and storage.is_local(output_dir)
     progress_dir = output_dir if local else None
     pipeline = make_pipeline(workers, beam_args)
-    images = pipeline | "ReadImageNet" >> ReadImageNet(write_entry_lists(output_dir, pending), progress_dir)
-    outputs = images.images | plan.transform(progress_dir)
-    listed = pipeline | "ListingFailures" >> beam.Create(index.failures)
+    read = pipeline | "ReadImageNet" >> ReadImageNet(entry_lists, progress_dir)
+    outputs = read.images | plan.transform(progress_dir)
+    listed = pipeline | "ListingFailures" >> beam.Create(listing_failures)
     failures = {f"failures_{name}": pcoll | f"FailureRecords_{name}" >> beam.Map(lambda f: f.to_json())
-                for name, pcoll in (("listing", listed), ("read", images.failures), ("outputs", outputs.failures))}
+                for name, pcoll in (("listing", listed), ("read", read.failures), ("outputs", outputs.failures))}
     _ = ({"records": outputs.records, "sources": outputs.sources, **failures,
           "environments": outputs.environments}
          | "WriteRelease" >> WriteRelease(ReleaseFiles(output_dir, dataset, shard_count, formats), progress_dir,
@@ -329,18 +343,24 @@ def _locked_build(output_dir: str, plan: BuildPlan, run: RunOptions, ids: Option
         entries = read_ledger(output_dir)
         written = sum(e["bytes"] for e in entries)
         outputs_done = max(1, sum(e["records"] for e in entries if e["bytes"]))
-        expected = len(index.entries) * outputs_per_image
+        expected = images * outputs_per_image
         return int(written / outputs_done * max(0, expected - outputs_done) * 1.5)
 
     progress = None
     if local:
-        progress = ProgressLine(output_dir, len(pending) * outputs_per_image, len(pending),
+        progress = ProgressLine(output_dir, pending * outputs_per_image, pending,
                                 run.progress_interval, stream)
         progress.start()
     try:
         with stopping_cleanly(output_dir, space_needed) if local else contextlib.nullcontext():
             result = pipeline.run()
+            if not local:  # the runner's own counters: live where it reports them (Dataflow, Flink, Spark)
+                progress = ProgressLine(None, pending * outputs_per_image, pending, run.progress_interval,
+                                        stream, read=lambda: runner_counters(result))
+                progress.start()
             result.wait_until_finish()
+            if not local:
+                progress.print_line()  # the counters of the finished job, as every runner reports them
             release = seal_release(output_dir, document)
             write_publication(output_dir)
     finally:

@@ -34,6 +34,7 @@ release and ``OUT`` may lie on any file system :mod:`pipelines.formats.storage` 
 from __future__ import annotations
 
 import itertools
+import time
 from dataclasses import replace
 from typing import Iterable, Iterator, Optional, Sequence
 
@@ -45,7 +46,8 @@ from schemas.editions import get_edition
 from schemas.release import C_TREE, P_TREE, TFDS_DIR
 
 from pipelines.beam.evaluate_a_o import evaluate_adversarial
-from pipelines.beam.inference import Model, PredictLogits, count_refused, model_handler, threads_per_worker
+from pipelines.beam.inference import (Model, PredictLogits, count_refused, mark_time, model_handler, step_seconds,
+                                     threads_per_worker)
 from pipelines.beam.prediction_parts import (C_TABLE, EVALUATION_COUNTERS, P_TABLE, CommitPredictionsFn, c_record,
                                              committed_names, evaluation_identity, p_record, pending_images,
                                              pending_videos, run_resumable, table_runs, write_config_file,
@@ -291,7 +293,9 @@ def evaluate_release(release_dir: str, model: Model, out_dir: str | None = None,
         interrupted evaluation of something else in the output folder (another model file, release,
         source or framework) instead of refusing; the progress interval and stream (where the
         progress lines and the last line go); the part limits, when workers commit their
-        predictions (see :class:`pipelines.formats.parts.PartWriter`).
+        predictions (see :class:`pipelines.formats.parts.PartWriter`); ``verbose``: a last line
+        of each step's seconds (:func:`pipelines.beam.inference.step_seconds`), counted from
+        ``started`` (default: this call).
 
     Returns
     -------
@@ -310,6 +314,7 @@ def evaluate_release(release_dir: str, model: Model, out_dir: str | None = None,
     """
     from schemas.baselines import ALEXNET_IMAGENET_C
 
+    entered = time.time()
     model_path, framework, batch_size, configs_wanted = model.path, model.framework, model.batch_size, configs
     workers, beam_args, part_records, part_seconds = run.workers, run.beam_args, run.part_records, run.part_seconds
     storage.configure(beam_args)
@@ -361,7 +366,11 @@ def evaluate_release(release_dir: str, model: Model, out_dir: str | None = None,
              baselines=baselines, edition=c.edition, layout=c.layout))
         return pipeline, {}
 
-    run_resumable(out, identity, model_path, beam_args, make, run.force, run.progress_interval, run.out)
+    run_times, marked = run_resumable(out, identity, model_path, beam_args, make, run.force, run.progress_interval,
+                                      run.out)
+    if run.verbose:
+        steps = step_seconds(run.started or entered, entered, run_times, marked, time.time())
+        print("seconds: " + ", ".join(f"{name} {seconds:.1f}" for name, seconds in steps), file=run.out)
     return output_path(out)
 
 
@@ -379,3 +388,4 @@ def chosen_configs(configs: Sequence, sets: Sequence, names: Sequence[str]) -> t
 def _write_unless_refused(out, refused, **outputs):
     if not refused:
         write_evaluation(out, **outputs)
+        mark_time("written_ms")

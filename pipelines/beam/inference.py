@@ -5,6 +5,7 @@ A model maps a batch (N, 3, S, S) of :mod:`pipelines.evaluation.model_input` arr
 from __future__ import annotations
 
 import os
+import time
 from dataclasses import dataclass
 from typing import Optional
 
@@ -12,22 +13,99 @@ import apache_beam as beam
 import numpy as np
 from apache_beam.metrics import Metrics
 from apache_beam.metrics.metric import MetricsFilter
-from apache_beam.ml.inference.base import RunInference
-
-try:  # onnxruntime is optional (TorchScript or TensorFlow models run without it)
-    from apache_beam.ml.inference.onnx_inference import OnnxModelHandlerNumpy
-except ImportError:
-    OnnxModelHandlerNumpy = None
 
 from pipelines.beam.progress import NAMESPACE as PROGRESS_NAMESPACE
-from pipelines.evaluation.models import FRAMEWORKS, ModelError, infer_framework, key_text, nonfinite_message
+from pipelines.evaluation.models import (FRAMEWORKS, ModelError, infer_framework, key_text, local_model_file,
+                                        nonfinite_message)
 
-__all__ = ["METRICS_NAMESPACE", "NONFINITE_COUNTER", "NONFINITE_KEYS", "PredictLogits", "Model", "count_refused",
-           "nonfinite_found", "run_checked", "beam_counters", "threads_per_worker", "model_handler"]
+BEAM_MODEL_MANAGER = "apache_beam.ml.inference.model_manager"
+"""Beam's multi-model manager, which ``apache_beam.ml.inference.base`` imports when it is imported
+(in a ``try``), and which imports ``torch`` and ``scipy.optimize``: seconds of start-up and exit in
+the driver and every worker process, for a feature (``use_model_manager``) evaluate never asks
+for. Beam imports it itself, on first use, when a pipeline does."""
+
+
+def _import_base_without_model_manager():
+    """``apache_beam.ml.inference.base``, imported with :data:`BEAM_MODEL_MANAGER` left out (a
+    ``None`` entry in ``sys.modules`` makes its import fail, as Beam's ``try`` allows: its
+    ``ModelManager`` is None until a pipeline asks for it). The ``except`` branch of that ``try``
+    also sets the module's ``resource`` to None, which only Beam's memory metric of a model load
+    reads: it is given back. Where Beam's inference or the model manager is already imported,
+    nothing changes."""
+    import resource
+    import sys
+
+    blocked = "apache_beam.ml.inference.base" not in sys.modules and BEAM_MODEL_MANAGER not in sys.modules
+    if blocked:
+        sys.modules[BEAM_MODEL_MANAGER] = None
+    try:
+        from apache_beam.ml.inference import base
+    finally:
+        if blocked:
+            del sys.modules[BEAM_MODEL_MANAGER]
+    if getattr(base, "resource", resource) is None:
+        base.resource = resource
+    return base
+
+
+_BASE = _import_base_without_model_manager()
+RunInference, ModelHandler, PredictionResult = _BASE.RunInference, _BASE.ModelHandler, _BASE.PredictionResult
+
+__all__ = ["BEAM_MODEL_MANAGER", "METRICS_NAMESPACE", "NONFINITE_COUNTER", "NONFINITE_KEYS", "STEP_TIMES", "mark_time",
+           "marked_times", "step_seconds", "PredictLogits", "Model", "count_refused", "nonfinite_found", "run_checked", "beam_counters", "threads_per_worker", "model_handler"]
 
 METRICS_NAMESPACE = "imagenet-cp evaluate"
 NONFINITE_COUNTER = "nonfinite_logits"
 NONFINITE_KEYS = "nonfinite_keys"
+STEP_TIMES = ("first_prediction_ms", "last_prediction_ms", "written_ms")
+"""Beam distributions of wall-clock times (Unix epoch, ms) the workers mark: a worker's first
+prediction, the end of each bundle of predictions, the end of the evaluation's files (prediction
+files, metrics, report): their minimum and maximum date the steps of :func:`step_seconds`."""
+
+
+def mark_time(name: str) -> None:
+    """Add the time now to the distribution ``name`` of :data:`STEP_TIMES` (in a worker)."""
+    Metrics.distribution(METRICS_NAMESPACE, name).update(int(time.time() * 1000))
+
+
+def marked_times(result) -> dict:
+    """``{name: (earliest, latest)}`` in seconds since the epoch, of each of :data:`STEP_TIMES` a
+    finished run marked."""
+    found = {}
+    for record in result.metrics().query(MetricsFilter().with_namespace(METRICS_NAMESPACE))["distributions"]:
+        value = record.committed if record.committed is not None else record.attempted
+        if record.key.metric.name in STEP_TIMES and value is not None and value.count:
+            earliest, latest = found.get(record.key.metric.name, (value.min, value.max))
+            found[record.key.metric.name] = (min(earliest, value.min), max(latest, value.max))
+    return {name: (low / 1000, high / 1000) for name, (low, high) in found.items()}
+
+
+def step_seconds(started: float, entered: float, run: tuple, marked: dict, ended: float) -> list:
+    """``[(step, seconds)]`` of an evaluation, from epoch times: the command's start, the call of
+    the evaluation (its imports done), the pipeline's run ``(start, end)``, the workers' marks
+    (:func:`marked_times`) and the end; a step whose marks are missing is left out (merged into
+    the next). The steps: the imports; the driver's checks (configs, the model's trial batch, the
+    pipeline's graph); the workers' start, the listing, the model loads and the first batch, until
+    the first prediction; the predictions, until the last; the prediction files, the metrics and
+    the report; the workers' shutdown; the total.
+
+    Examples
+    --------
+    >>> step_seconds(0.0, 1.5, (2.5, 40.0), {"first_prediction_ms": (6.0, 7.0),
+    ...     "last_prediction_ms": (30.0, 35.0), "written_ms": (36.0, 36.0)}, 40.5)  # doctest: +NORMALIZE_WHITESPACE
+    [('imports', 1.5), ('checks', 1.0), ('to the first prediction', 3.5), ('predictions', 29.0),
+     ('files and report', 1.0), ('shutdown', 4.0), ('total', 40.5)]
+    """
+    first, last, written = (marked.get(name) for name in STEP_TIMES)
+    points = [("imports", entered), ("checks", run[0]), ("to the first prediction", first and first[0]),
+              ("predictions", last and last[1]), ("files and report", written and written[1]),
+              ("shutdown", run[1])]
+    steps, previous = [], started
+    for name, point in points:
+        if point is not None:
+            steps.append((name, round(point - previous, 1)))
+            previous = point
+    return steps + [("total", round(ended - started, 1))]
 
 
 @dataclass(frozen=True)
@@ -135,15 +213,19 @@ def threads_per_worker(workers: int | None, beam_args=()) -> int:
     return max(1, cores // (workers or cores))
 
 
-class _OnnxHandler(OnnxModelHandlerNumpy if OnnxModelHandlerNumpy else object):
-    """Beam's ONNX handler with the session's threads set on purpose (``threads`` intra-op threads,
-    sequential execution); the options are made on the worker (a ``SessionOptions`` does not pickle)."""
+class _OnnxHandler(ModelHandler):
+    """An ONNX model handler (Beam's ``OnnxModelHandlerNumpy``, whose module imports the ``onnx``
+    package, which evaluate does not need): the session's threads set on purpose (``threads``
+    intra-op threads, sequential execution; the options are made on the worker: a
+    ``SessionOptions`` does not pickle), a batch stacked and run as Beam's runs it, one
+    ``PredictionResult`` per input."""
 
     def __init__(self, model_path: str, threads: int, **batching):
         import onnxruntime
 
-        super().__init__(model_path, providers=onnxruntime.get_available_providers(), **batching)
-        self._threads = threads
+        super().__init__(**batching)
+        self._model_uri, self._threads = model_path, threads
+        self._providers = onnxruntime.get_available_providers()
 
     def load_model(self):
         import onnxruntime
@@ -152,7 +234,18 @@ class _OnnxHandler(OnnxModelHandlerNumpy if OnnxModelHandlerNumpy else object):
         options.intra_op_num_threads = self._threads
         options.inter_op_num_threads = 1
         options.execution_mode = onnxruntime.ExecutionMode.ORT_SEQUENTIAL
-        return onnxruntime.InferenceSession(self._model_uri, options, providers=self._providers)
+        # a model on an object store is copied to the worker's temporary folder: the runtime opens a path
+        return onnxruntime.InferenceSession(local_model_file(self._model_uri), options, providers=self._providers)
+
+    def run_inference(self, batch, model, inference_args=None):
+        logits = model.run(None, {model.get_inputs()[0].name: np.stack(batch, axis=0)})[0]
+        return [PredictionResult(example, row) for example, row in zip(batch, logits)]
+
+    def get_num_bytes(self, batch) -> int:
+        return sum(array.nbytes for array in batch)
+
+    def get_metrics_namespace(self) -> str:
+        return "BeamML_Onnx"
 
 
 def model_handler(model_path: str, framework: str | None = None, batch_size: int = 32, threads: int = 0):

@@ -38,7 +38,7 @@ import numpy as np
 
 from schemas.release import RELEASE_JSON, json_line
 
-from pipelines.beam.inference import beam_counters, run_checked
+from pipelines.beam.inference import beam_counters, mark_time, marked_times, run_checked
 from pipelines.beam.progress import ProgressCounter, ProgressLine, format_duration
 from pipelines.beam.runner import is_local
 from pipelines.beam.shutdown import stopping_cleanly
@@ -267,14 +267,20 @@ class CommitPredictionsFn(beam.DoFn):
     def setup(self):
         self._progress = ProgressCounter(self._progress_dir, counters=EVALUATION_COUNTERS)
         self._lock = WorkerLock(self._progress_dir)
+        self._first = True
 
     def start_bundle(self):
         self._parts = PartWriter(self._scratch, *self._part_limits)
+        self._predicted = False
 
     def _committed(self):
         return [(run[0], run[1:]) for run in self._parts.commit()]
 
     def process(self, element):
+        if self._first:  # the worker's first prediction (the steps of --verbose)
+            self._first = False
+            mark_time("first_prediction_ms")
+        self._predicted = True
         table, key, line = self._to_record(element)
         self._parts.add_line(table, key, line)
         self._progress.add(predicted=1)
@@ -282,6 +288,8 @@ class CommitPredictionsFn(beam.DoFn):
             yield from self._committed()
 
     def finish_bundle(self):
+        if self._predicted:
+            mark_time("last_prediction_ms")
         return global_windowed(self._committed())
 
     def teardown(self):
@@ -408,12 +416,14 @@ def _remove_if_empty(folder: str) -> None:
 
 def run_resumable(out_dir: str, identity: Mapping[str, Any], model_path: str, beam_args: Sequence[str],
                   make_pipeline: Callable[[str, list, Optional[str]], tuple], force: bool = False,
-                  progress_interval: float = 10.0, stream=None) -> None:
+                  progress_interval: float = 10.0, stream=None) -> tuple:
     """Run an evaluation's pipeline with its predictions in parts: lock ``out_dir``, open the
     scratch folder (:func:`open_scratch`), build the pipeline with ``make_pipeline(scratch,
     ledger, progress_dir)`` (it returns the pipeline and the counts the driver made itself, e.g.
     the images it listed), run it with a progress line (local runs) and stop cleanly on a
-    signal, then print the last line and remove the scratch folder.
+    signal, then print the last line and remove the scratch folder. Returns the run's ``(start,
+    end)`` and the times its workers marked (:func:`pipelines.beam.inference.marked_times`), in
+    seconds since the epoch.
 
     Raises
     ------
@@ -436,12 +446,14 @@ def run_resumable(out_dir: str, identity: Mapping[str, Any], model_path: str, be
                 print(f"resuming: {sum(e['records'] for e in ledger)} predictions in {len(ledger)} parts of an "
                       "interrupted run are kept", file=stream)
             pipeline, driver_counts = make_pipeline(scratch, ledger, scratch if local else None)
-            started = time.monotonic()
+            started, run_start = time.monotonic(), time.time()
             result = _run_watched(pipeline, model_path, out_dir, local, progress_interval, stream)
+            run_end = time.time()
             counts = collections.Counter(beam_counters(result, EVALUATION_COUNTERS)) + collections.Counter(
                 driver_counts)
             print(finished_text(counts, time.monotonic() - started), file=stream)
             storage.delete_tree(scratch)
+            return (run_start, run_end), marked_times(result)
     except ModelError:
         if made:  # the folder this run made, left empty
             _remove_if_empty(out_dir)

@@ -24,7 +24,7 @@ from schemas.release import PROGRESS_DIR
 from pipelines.formats import storage
 
 __all__ = ["NAMESPACE", "COUNTERS", "IMAGE_WORK_COUNTER", "WorkClock", "ProgressCounter", "read_progress",
-           "format_duration", "progress_text", "ProgressLine"]
+           "runner_counters", "format_duration", "progress_text", "ProgressLine"]
 
 NAMESPACE = "imagenet-cp"
 COUNTERS = ("images_read", "outputs_written", "failures")
@@ -126,34 +126,66 @@ def progress_text(counts: Mapping[str, int], expected_outputs: int, expected_ima
     return text
 
 
+def runner_counters(result) -> Counter:
+    """The build's Beam counters (:data:`NAMESPACE`) as the runner reports them now: committed
+    values, else attempted ones; empty while the runner reports none.
+
+    Dataflow, Flink and Spark report counters while a job runs; Beam's own job service and the
+    FnApiRunner only once it has finished. Beam's ``PortableRunner`` result keeps its first
+    answer, so it is asked afresh each time."""
+    from apache_beam.metrics.metric import MetricsFilter
+
+    if hasattr(result, "_metrics"):  # PortableRunner's PipelineResult caches the first metrics response
+        result._metrics = None
+    try:
+        found = result.metrics().query(MetricsFilter().with_namespace(NAMESPACE))["counters"]
+    except Exception:  # a runner that cannot say yet (the job is starting, its service is busy): display only
+        return Counter()
+    totals: Counter = Counter()
+    for counter in found:
+        value = counter.committed if counter.committed is not None else counter.attempted
+        totals[counter.key.metric.name] += value or 0
+    return totals
+
+
 class ProgressLine(threading.Thread):
     """A daemon thread printing :func:`progress_text` every ``interval`` seconds until stopped.
 
     ``describe(counts, elapsed)``, when given, makes the line instead (an evaluation's,
-    :func:`pipelines.beam.prediction_parts.prediction_progress_text`)."""
+    :func:`pipelines.beam.prediction_parts.prediction_progress_text`). ``read()``, when given,
+    gives the counts instead of the progress files of ``output_dir`` (a remote run's
+    :func:`runner_counters`)."""
 
-    def __init__(self, output_dir: str, expected_outputs: int, expected_images: int,
+    def __init__(self, output_dir: Optional[str], expected_outputs: int, expected_images: int,
                  interval: float = 10.0, stream: TextIO = sys.stderr,
-                 describe: Optional[Callable[[Mapping[str, int], float], str]] = None):
+                 describe: Optional[Callable[[Mapping[str, int], float], str]] = None,
+                 read: Optional[Callable[[], Mapping[str, int]]] = None):
         super().__init__(daemon=True)
         self._args = (output_dir, expected_outputs, expected_images)
         self._describe = describe
+        self._read = read if read is not None else (lambda: read_progress(output_dir))
         self._interval = interval
         self._stream = stream
         self._stop_event = threading.Event()
         self._start = time.monotonic()
+        self._counts: Counter = Counter()
 
     def run(self) -> None:
-        counts: Counter = Counter()
         while not self._stop_event.wait(self._interval):
-            output_dir, outputs, images = self._args
-            # the highest count seen: the seal removes the progress files before the line stops
-            latest, elapsed = read_progress(output_dir), time.monotonic() - self._start
-            counts = Counter({name: max(counts[name], latest[name]) for name in counts.keys() | latest.keys()})
-            text = (self._describe(counts, elapsed) if self._describe is not None
-                    else progress_text(counts, outputs, images, elapsed))
-            print(f"progress: {text}", file=self._stream, flush=True)
+            self.print_line()
+
+    def print_line(self) -> None:
+        """Print one progress line now."""
+        _, outputs, images = self._args
+        # the highest count seen: the seal removes the progress files before the line stops
+        latest, elapsed = Counter(self._read()), time.monotonic() - self._start
+        counts = self._counts
+        self._counts = counts = Counter({name: max(counts[name], latest[name]) for name in counts.keys() | latest.keys()})
+        text = (self._describe(counts, elapsed) if self._describe is not None
+                else progress_text(counts, outputs, images, elapsed))
+        print(f"progress: {text}", file=self._stream, flush=True)
 
     def stop(self) -> None:
         self._stop_event.set()
-        self.join()
+        if self.is_alive():
+            self.join()

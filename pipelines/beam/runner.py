@@ -49,6 +49,10 @@ class RunOptions:
         Seconds between progress lines (local runs).
     part_records, part_seconds : int, float
         When workers commit their work (see :class:`pipelines.formats.parts.PartWriter`).
+    verbose : bool
+        An evaluation ends with a line of each step's seconds.
+    started : float, optional
+        When the command started (``time.time()``), the first step's start in that line.
     """
 
     workers: Optional[int] = None
@@ -58,6 +62,8 @@ class RunOptions:
     progress_interval: float = 10.0
     part_records: int = PART_RECORDS
     part_seconds: float = PART_SECONDS
+    verbose: bool = False
+    started: Optional[float] = None
 
     def __post_init__(self):
         object.__setattr__(self, "beam_args", tuple(self.beam_args))

@@ -36,8 +36,6 @@ from schemas.records import FileInfo, ManifestRecord, OutputRecord
 from schemas.release import (CHECKSUMS, FAILURES, PARTS_DIR, RELEASE_FORMAT, RELEASE_JSON, SCRATCH_DIRS,
                              SOURCES, TFDS_FORMAT, TREE_FORMAT, Release, ReleaseCounts, ReleaseInput,
                              ReleaseManifest, checksum_line, json_line, manifest_path)
-from transforms.heap import retain_freed_memory
-from transforms.threads import one_opencv_thread
 
 from pipelines.formats import storage
 from pipelines.formats.class_folders import make_class_folders
@@ -79,6 +77,9 @@ class OutputsFn(beam.DoFn):
         return library_versions()
 
     def setup(self):
+        from transforms.heap import retain_freed_memory  # the corruptions (numba, scipy): not for what
+        from transforms.threads import one_opencv_thread  # imports this module only for its sinks
+
         one_opencv_thread()
         retain_freed_memory()
         self._progress = ProgressCounter(self._progress_dir)

@@ -13,8 +13,8 @@ from typing import Sequence
 import numpy as np
 
 __all__ = ["FRAMEWORKS", "ModelError", "infer_framework", "IMAGENET_CLASSES", "A_CLASSES",
-           "TRIAL_IMAGES", "NONFINITE_SHOWN", "describe_file", "RUNNERS", "load_runner", "check_input_shape",
-           "nonfinite_message", "check_logits", "check_model", "read_item", "trial_batch", "key_text", "FILTER_CROP",
+           "TRIAL_IMAGES", "NONFINITE_SHOWN", "describe_file", "RUNNERS", "load_runner", "local_model_file",
+           "check_input_shape", "nonfinite_message", "check_logits", "check_model", "read_item", "trial_batch", "key_text", "FILTER_CROP",
            "check_filter_model"]
 
 FRAMEWORKS = ("onnx", "pytorch", "tensorflow")
@@ -118,15 +118,48 @@ def load_runner(model_path: str, framework: str | None = None):
         When the file does not load, with what the file is.
     """
     framework = framework or infer_framework(model_path)
-    if not os.path.exists(model_path):
-        raise ModelError(f"model {model_path}: no such file")
+    local = local_model_file(model_path)
     try:
-        return RUNNERS[framework](model_path)
+        return RUNNERS[framework](local)
     except ImportError:
         raise
     except Exception as err:  # each runtime raises its own types (InvalidProtobuf, RuntimeError, OSError, ...)
-        raise ModelError(f"model {model_path} does not load as {framework}: it is {describe_file(model_path)} "
+        raise ModelError(f"model {model_path} does not load as {framework}: it is {describe_file(local)} "
                          f"({_first_line(err)})") from None
+
+
+def local_model_file(model_path: str) -> str:
+    """``model_path`` itself for a local file; for a model file on an object store (``s3://...``,
+    which the workers open through Beam's file systems) a copy in this machine's temporary folder,
+    made once per object and size, for the driver's own checks.
+
+    Raises
+    ------
+    ModelError
+        When there is no such file or object.
+    """
+    if "://" not in model_path:
+        if not os.path.exists(model_path):
+            raise ModelError(f"model {model_path}: no such file")
+        return model_path
+    import hashlib
+    import tempfile
+
+    from pipelines.formats import storage
+
+    try:
+        size = storage.size(model_path)
+    except (OSError, ValueError):
+        raise ModelError(f"model {model_path}: no such object") from None
+    name = hashlib.sha256(f"{model_path} {size}".encode()).hexdigest()[:16]
+    local = os.path.join(tempfile.gettempdir(), "imagenet-cp-models", name, storage.basename(model_path))
+    if not os.path.exists(local):
+        os.makedirs(os.path.dirname(local), exist_ok=True)
+        partial = f"{local}.{os.getpid()}.part"
+        with open(partial, "wb") as stream:
+            stream.write(storage.read_bytes(model_path))
+        os.replace(partial, local)
+    return local
 
 
 def check_input_shape(model_path: str, shape, side: int, what: str) -> None:

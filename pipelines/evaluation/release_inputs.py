@@ -22,6 +22,7 @@ ImageNet-A / -O: ``imagenet-a/<wnid>/<file>`` (package-a), ``imagenet-o/<wnid>/<
 from __future__ import annotations
 
 import io
+import json
 import os
 from typing import NamedTuple, Optional
 
@@ -33,10 +34,11 @@ from schemas.edition import DEFAULT_EDITION, NPY, Edition, Layout
 from schemas.editions import EDITIONS
 from schemas.imagenet_c import CORRUPTIONS, SEVERITIES
 from schemas.imagenet_val import IMAGE_EXTENSIONS
-from schemas.release import CLEAN, RELEASE_JSON, TFDS_DIR, Release
+from schemas.release import CLEAN, MANIFEST_DIR, RELEASE_JSON, TFDS_DIR, Release
 from schemas.wnids import imagenet_wnids, wnid_to_label
 
 from pipelines.formats import storage
+from pipelines.formats.parts import iter_lines
 from pipelines.formats.release_document import read_release
 from pipelines.formats.tfrecord import decode_example, iter_records
 
@@ -256,6 +258,43 @@ def _tree_files(config: CConfig, labels: dict):
         yield (config.name, key, label), path
 
 
+def manifest_files(config: CConfig, release_dir: str, c: CRelease, labels: dict):
+    """The ``((config, key, label), path)`` of a JPEG tree condition read from the release's
+    manifest part ``manifest/<config>.jsonl``, which holds every file of the condition in key
+    order: one file read instead of a walk of the condition's class folders (a build makes all
+    of them, most empty). The labels come from the class folders, as the walk gives them.
+
+    Returns None (walk the tree) when the release has no ``release.json``, or it names another
+    tree or no such manifest part, or ``config`` lies elsewhere.
+
+    Raises
+    ------
+    ValueError
+        On a row outside the condition's folder, or of a class folder outside the edition's classes.
+    """
+    document = release_document(release_dir)
+    part = f"{MANIFEST_DIR}/{config.name}.jsonl"
+    if document is None or document.tree != c.layout.tree or part not in document.manifest_parts:
+        return None
+    folder = f"{c.layout.tree}/{CLEAN}" if config.name == CLEAN else "{}/{}/{}".format(
+        c.layout.tree, *parse_config(config.name))
+    if storage.join(release_dir, folder) != config.location:
+        return None
+    return _manifest_rows(config, release_dir, part, folder, labels)
+
+
+def _manifest_rows(config: CConfig, release_dir: str, part: str, folder: str, labels: dict):
+    for number, line in enumerate(iter_lines(storage.join(release_dir, part)), 1):
+        path = json.loads(line)["path"]
+        key = path[len(folder) + 1:]
+        wnid, _, name = key.partition("/")
+        if not path.startswith(folder + "/") or not name or "/" in name:
+            raise ValueError(f"{part} line {number}: {path} is not a file of {folder}/<class>/")
+        if wnid not in labels:
+            raise ValueError(f"{storage.join(config.location, wnid)}: {wnid!r} is not one of the edition's classes")
+        yield (config.name, key, labels[wnid]), storage.join(release_dir, path)
+
+
 def _npy_rows(config: CConfig, labels_path: str):
     labels = read_npy(labels_path)
     _, shape, _ = npy_header(config.location)
@@ -315,7 +354,8 @@ def read_located(item):
 
 def c_examples(config: CConfig, release_dir: str, c: CRelease, labels: dict):
     """Yield ``((config, key, label), item)`` of one condition: ``item`` locates the image, which a
-    worker reads (:func:`read_located`): a file path (JPEG trees), a :class:`RowLocator` (``.npy``
+    worker reads (:func:`read_located`): a file path (JPEG trees: listed from the release's manifest,
+    :func:`manifest_files`, else by a walk of the tree), a :class:`RowLocator` (``.npy``
     rows) or a :class:`RecordLocator` (TFDS). A listing holds no pixels.
 
     Raises
@@ -324,7 +364,8 @@ def c_examples(config: CConfig, release_dir: str, c: CRelease, labels: dict):
         On a class folder outside the edition's classes, or an array that disagrees with its labels.
     """
     if config.kind == "tree":
-        yield from _tree_files(config, labels)
+        listed = manifest_files(config, release_dir, c, labels)
+        yield from _tree_files(config, labels) if listed is None else listed
     elif config.kind == "npy":
         yield from _npy_rows(config, storage.join(release_dir, f"{c.layout.tree}/{c.layout.labels_file}"))
     else:
@@ -417,5 +458,5 @@ def in_distribution(path: str, subset: str = "imagenet_o") -> InDistribution:
 
 __all__ = ["ADVERSARIAL_TASKS", "CConfig", "CRelease", "InDistribution", "SOURCES", "RecordLocator", "RowLocator",
            "read_located", "adversarial_files",
-           "adversarial_tree", "c_configs", "c_examples", "c_release", "check_config", "in_distribution", "labelled_paths", "npy_header", "parse_config", "read_npy", "read_npy_rows",
+           "adversarial_tree", "c_configs", "c_examples", "c_release", "check_config", "in_distribution", "labelled_paths", "manifest_files", "npy_header", "parse_config", "read_npy", "read_npy_rows",
            "release_document", "tfds_configs", "tree_configs", "tree_labels"]

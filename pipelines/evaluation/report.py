@@ -8,14 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402  (after choosing the non-interactive backend)
-from matplotlib.ticker import MaxNLocator  # noqa: E402
-
-from schemas.baselines import ALEXNET_IMAGENET_C, REFERENCE_RESULTS, ErrorBaseline  # noqa: E402
-from schemas.imagenet_c import BENCHMARK_CORRUPTIONS, CORRUPTIONS, EXTRA_CORRUPTIONS, SEVERITIES  # noqa: E402
+from schemas.baselines import ALEXNET_IMAGENET_C, REFERENCE_RESULTS, ErrorBaseline
+from schemas.imagenet_c import BENCHMARK_CORRUPTIONS, CORRUPTIONS, EXTRA_CORRUPTIONS, SEVERITIES
 
 __all__ = ["REPORT_FILE", "PLOTS_DIR", "ERROR_PLOT", "CE_PLOT", "ACCURACY_PLOT", "FLIP_PLOT",
            "plot_error_vs_severity", "plot_corruption_errors", "plot_clean_vs_corrupted", "plot_flip_probability",
@@ -30,12 +24,25 @@ FLIP_PLOT = "flip_probability.png"
 _DPI = 110
 
 
+def _pyplot():
+    """``matplotlib.pyplot`` on the non-interactive backend, imported when a plot is drawn: the
+    commands that only read a report's text (and every evaluation worker that draws none) do not
+    pay matplotlib's import."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
 def _percent(value) -> str:
     return "—" if value is None else f"{value:.1f}"
 
 
 def plot_error_vs_severity(errors: dict, baseline: ErrorBaseline, path: Path) -> None:
     """Small multiples: the model's error (%) per severity against the baseline's, per corruption."""
+    plt = _pyplot()
     names = [c for c in CORRUPTIONS if c in errors]
     columns = min(5, len(names))
     rows = -(-len(names) // columns)
@@ -65,6 +72,7 @@ def plot_error_vs_severity(errors: dict, baseline: ErrorBaseline, path: Path) ->
 
 def plot_corruption_errors(summary: dict, baseline_name: str, path: Path) -> None:
     """Bars of CE (and Relative CE when known) per corruption; the baseline sits at 100."""
+    plt = _pyplot()
     ce = {**summary["CE"], **summary["extra"]["CE"]}
     relative = {**summary["relative_CE"], **summary["extra"]["relative_CE"]}
     names = [c for c in CORRUPTIONS if c in ce]
@@ -106,6 +114,7 @@ def plot_clean_vs_corrupted(errors: dict, clean_error: float, path: Path) -> Non
     clean_error : float
         Top-1 error on the clean images (fraction).
     """
+    plt = _pyplot()
     clean = 100 * (1 - clean_error)
     names = [c for c in CORRUPTIONS if c in errors]
     fig, (left, right) = plt.subplots(1, 2, figsize=(12.0, 4.2), gridspec_kw={"width_ratios": [1, 1.6]})
@@ -140,6 +149,7 @@ def plot_clean_vs_corrupted(errors: dict, clean_error: float, path: Path) -> Non
 
 def plot_flip_probability(by_offset: dict, path: Path) -> None:
     """Flip probability against frame offset, one line per ImageNet-P set."""
+    plt = _pyplot()
     fig, ax = plt.subplots(figsize=(8.5, 4.0))
     colours = plt.get_cmap("tab20")
     for i, (name, values) in enumerate(sorted(by_offset.items())):
@@ -149,6 +159,8 @@ def plot_flip_probability(by_offset: dict, path: Path) -> None:
     ax.set_xlabel("frame offset k (noise: frame k vs frame 0; others: frame j vs frame j - k)")
     ax.set_ylabel("flip probability")
     ax.set_ylim(0, 1.02)
+    from matplotlib.ticker import MaxNLocator
+
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))

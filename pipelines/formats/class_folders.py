@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 from typing import Callable, Iterable, Optional
 
-from schemas.release import CHECKSUMS, TFDS_DIR, parse_checksum_lines
+from schemas.release import TFDS_DIR
 from schemas.tfds import TfdsDataset
 
 from pipelines.formats import storage
@@ -27,7 +27,7 @@ from pipelines.formats.checksum_table import ChecksumTable, unsafe_path
 from pipelines.formats.release_document import read_release
 
 __all__ = ["LABELS_FILE", "label_names", "class_folder_parents", "class_folders", "make_class_folders",
-           "release_label_names", "expected_class_folders", "listed_class_folders", "release_class_folders"]
+           "release_label_names", "expected_class_folders", "listed_class_folders"]
 
 LABELS_FILE = "label.labels.txt"
 """The TFDS metadata file of the ``label`` feature: one class name a line, in index order."""
@@ -143,12 +143,3 @@ def _release_tree(root: str) -> Optional[str]:
         return read_release(root).tree
     except (OSError, ValueError):
         return None
-
-
-def release_class_folders(root: str, tree: Optional[str] = None) -> set:
-    """:func:`expected_class_folders` of a release, from its ``SHA256SUMS`` (empty when it has none)."""
-    try:
-        listed = storage.read_bytes(storage.join(root, CHECKSUMS)).decode("utf-8")
-    except OSError:
-        return set()
-    return expected_class_folders(root, parse_checksum_lines(listed.splitlines()), tree)

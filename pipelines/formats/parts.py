@@ -207,13 +207,6 @@ def merge_runs(output_dir: str, table: str, runs: Iterable[tuple]) -> Iterator[l
             yield fields
 
 
-def _run_records(output_dir: str, runs: Iterable[tuple]) -> Iterator[list]:
-    """The records (decoded run lines) of runs ``(part, offset, length)``, run after run."""
-    for part, offset, length in runs:
-        for line in iter_lines(storage.join(output_dir, run_path(part)), offset, length):
-            yield json.loads(line)
-
-
 def ledger_runs(ledger: Iterable[Mapping[str, Any]]) -> dict:
     """table -> the ``(part, offset, length)`` of its committed runs."""
     tables = collections.defaultdict(list)
@@ -223,6 +216,24 @@ def ledger_runs(ledger: Iterable[Mapping[str, Any]]) -> dict:
     return tables
 
 
+def _run_records(output_dir: str, runs: Iterable[tuple]) -> Iterator[list]:
+    """The records (decoded run lines) of runs ``(part, offset, length)``, run after run."""
+    for part, offset, length in runs:
+        for line in iter_lines(storage.join(output_dir, run_path(part)), offset, length):
+            yield json.loads(line)
+
+
+def _distinct_per_image(pairs: Iterable[tuple[int, str]], images: int) -> np.ndarray:
+    """How many distinct keys each image has among ``(image, key)`` pairs (one table's outputs)."""
+    found = array("q")
+    for image, key in pairs:
+        found.extend((image, hash(key)))
+    if not found:
+        return np.zeros(images, np.int64)
+    unique = np.unique(np.frombuffer(found, np.int64).reshape(-1, 2), axis=0)
+    return np.bincount(unique[:, 0], minlength=images)
+
+
 def completed_images(output_dir: str, ledger: Sequence[Mapping[str, Any]], entries: Sequence,
                      outputs_per_image: int, related=None) -> set:
     """Keys of the input images whose work is all in committed parts.
@@ -230,8 +241,9 @@ def completed_images(output_dir: str, ledger: Sequence[Mapping[str, Any]], entri
     An image is complete when a failure rejects it as a whole (its key is the image's key), or
     when its ``sources.jsonl`` record is committed and ``outputs_per_image`` distinct outputs
     (records, or failures of single outputs) of it are. The runs are read one after the other (no
-    merge: the order does not matter here, and one chunk is in memory). Memory: 16 bytes per
-    committed output while counting.
+    merge: the order does not matter here, and one chunk is in memory) and counted one table (one
+    config) at a time: memory is a count per input image plus 16 bytes per committed output of
+    the largest config, whatever the number of configs.
 
     Parameters
     ----------
@@ -245,30 +257,22 @@ def completed_images(output_dir: str, ledger: Sequence[Mapping[str, Any]], entri
     index = {entry.key: i for i, entry in enumerate(entries)}
     by_source = {entry.source: i for i, entry in enumerate(entries)}
     whole, sourced = set(), set()
-    images, outputs = array("q"), array("q")
-    for table, parts in ledger_runs(ledger).items():
+    counts = np.zeros(len(entries), np.int64)
+    for table, runs in ledger_runs(ledger).items():
         if table == SOURCES_TABLE:
-            for key, _ in _run_records(output_dir, parts):
-                if key in index:
-                    sourced.add(index[key])
+            sourced.update(index[key] for key, _ in _run_records(output_dir, runs) if key in index)
         elif table == FAILURES_TABLE:
-            for key, line in _run_records(output_dir, parts):
+            failed = []  # single outputs (few): (image, output key)
+            for key, line in _run_records(output_dir, runs):
                 if key in index:
                     whole.add(index[key])
-                else:
-                    image = by_source.get(json.loads(line).get("source"))
-                    if image is not None:
-                        images.append(image)
-                        outputs.append(hash(key))
+                elif (image := by_source.get(json.loads(line).get("source"))) is not None:
+                    failed.append((image, key))
+            counts += _distinct_per_image(failed, len(entries))
         else:
-            for fields in _run_records(output_dir, parts):
-                image = index.get(json.loads(fields[6]).get("image_key"))
-                if image is not None:
-                    images.append(image)
-                    outputs.append(hash(fields[0]))
-    pairs = np.stack([np.frombuffer(images, np.int64), np.frombuffer(outputs, np.int64)], axis=1)
-    counts = np.bincount(np.unique(pairs, axis=0)[:, 0], minlength=len(entries)) if len(images) else \
-        np.zeros(len(entries), np.int64)
+            outputs = ((index.get(json.loads(fields[6]).get("image_key")), fields[0])
+                       for fields in _run_records(output_dir, runs))
+            counts += _distinct_per_image(((i, k) for i, k in outputs if i is not None), len(entries))
     done = whole | {i for i in sourced if counts[i] >= outputs_per_image}
     if related is not None:
         groups = collections.defaultdict(list)

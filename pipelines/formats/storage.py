@@ -24,7 +24,7 @@ import os
 import re
 import threading
 import uuid
-from typing import Iterable, Iterator, Optional, Sequence, Union
+from typing import Any, Callable, Iterable, Iterator, Optional, Sequence, Union
 
 from apache_beam.io.filesystem import CompressionTypes, FileSystem
 from apache_beam.io.filesystems import FileSystems
@@ -36,7 +36,8 @@ from schemas.release import TMP_DIR
 
 __all__ = ["OBJECT_STORE_SCHEMES", "configure", "join", "is_local", "is_object_store", "read_bytes", "open_atomic",
            "write_atomic", "write_new", "open_stream", "create_stream", "match", "parent", "basename", "exists",
-           "delete_tree", "list_files", "list_tree", "size", "is_folder", "list_folders"]
+           "delete_tree", "list_files", "list_tree", "size", "is_folder", "list_folders", "PreconditionFailed",
+           "ConditionalWritesUnsupported", "supports_conditional_writes", "put_object", "get_object", "delete_object"]
 
 _RAW = CompressionTypes.UNCOMPRESSED
 _MIN_READ_BUFFER = 1 << 16
@@ -423,3 +424,75 @@ def _s3io():
         _S3_CLIENTS.io, _S3_CLIENTS.key = s3io.S3IO(options=view), key
     _S3_CLIENTS.options = options
     return _S3_CLIENTS.io
+
+
+# --- conditional writes (the object-store lock) -------------------------------------------------
+
+class PreconditionFailed(OSError):
+    """A conditional write or delete found the object other than it expected (there, absent, or
+    changed since)."""
+
+
+class ConditionalWritesUnsupported(OSError):
+    """The store refuses the conditions of a conditional write (``If-None-Match``, ``If-Match``)."""
+
+
+def supports_conditional_writes(path: str) -> bool:
+    """True for the stores :func:`put_object` can write conditionally (``s3://``)."""
+    return _is_s3(path)
+
+
+def _bucket_key(path: str) -> tuple[str, str]:
+    bucket, _, key = path[len("s3://"):].partition("/")
+    return bucket, key
+
+
+def _s3_call(path: str, call: Callable[[Any], Any]):
+    """``call(boto3 client)``, its errors as :class:`PreconditionFailed`, :class:`ConditionalWritesUnsupported`,
+    ``FileNotFoundError`` or ``OSError``."""
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    try:
+        return call(_s3io().client.client)
+    except ClientError as err:
+        code = str(err.response.get("Error", {}).get("Code", ""))
+        status = err.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
+        if code in ("PreconditionFailed", "ConditionalRequestConflict") or status in (409, 412):
+            raise PreconditionFailed(f"{path}: {code or status}") from None
+        if code in ("NoSuchKey", "404") or status == 404:
+            raise FileNotFoundError(f"{path}: no such object") from None
+        if code in ("NotImplemented", "InvalidArgument", "InvalidRequest") or status == 501:
+            raise ConditionalWritesUnsupported(f"{path}: {code or status}") from None
+        raise OSError(f"{path}: {code or status}: {err}") from None
+    except BotoCoreError as err:
+        raise OSError(f"{path}: {err}") from None
+
+
+def put_object(path: str, data: bytes, if_absent: bool = False, if_etag: Optional[str] = None) -> str:
+    """Write the object ``path`` (``s3://``) in one PUT, only if it is absent (``if_absent``,
+    ``If-None-Match: *``) or still has the ETag ``if_etag`` (``If-Match``); returns its new ETag.
+
+    Raises
+    ------
+    PreconditionFailed
+        When the condition does not hold.
+    ConditionalWritesUnsupported
+        When the store refuses the condition.
+    """
+    bucket, key = _bucket_key(path)
+    conditions = {"IfNoneMatch": "*"} if if_absent else {"IfMatch": if_etag} if if_etag else {}
+    return _s3_call(path, lambda client: client.put_object(Bucket=bucket, Key=key, Body=data, **conditions))["ETag"]
+
+
+def get_object(path: str) -> tuple[bytes, str]:
+    """The bytes and ETag of the object ``path`` (``s3://``); ``FileNotFoundError`` when absent."""
+    bucket, key = _bucket_key(path)
+    response = _s3_call(path, lambda client: client.get_object(Bucket=bucket, Key=key))
+    return response["Body"].read(), response["ETag"]
+
+
+def delete_object(path: str, if_etag: Optional[str] = None) -> None:
+    """Delete the object ``path`` (``s3://``), only if it still has the ETag ``if_etag`` when given."""
+    bucket, key = _bucket_key(path)
+    conditions = {"IfMatch": if_etag} if if_etag else {}
+    _s3_call(path, lambda client: client.delete_object(Bucket=bucket, Key=key, **conditions))

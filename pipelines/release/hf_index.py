@@ -276,12 +276,14 @@ def check_index(root: str, release: Release, listed: ChecksumTable) -> list[str]
 
 
 def _parquet_records(root: str, relative: str) -> Iterator[dict]:
-    """The rows of a parquet file of the release as dicts, :data:`BATCH_ROWS` at a time."""
+    """The rows of a parquet file of the release as dicts, :data:`SLICE_ROWS` at a time, one row
+    group read after the other (Arrow's read-ahead threads and pre-buffering held several: memory
+    grew with the number of row groups)."""
     import pyarrow.parquet as pq
 
     path = storage.join(root, relative)
     source = path if storage.is_local(path) else io.BytesIO(storage.read_bytes(path))
-    for batch in pq.ParquetFile(source).iter_batches(batch_size=BATCH_ROWS):
+    for batch in pq.ParquetFile(source, pre_buffer=False).iter_batches(batch_size=SLICE_ROWS, use_threads=False):
         yield from batch.to_pylist()
 
 

@@ -24,6 +24,7 @@ import hashlib
 import json
 import os
 import socket
+import threading
 import time
 from typing import Any, Iterable, Mapping, Optional
 
@@ -36,7 +37,7 @@ from schemas.release import (CHECKSUMS, FAILURES, MANIFEST_DIR, PACKAGES_DIR, PA
 from pipelines.formats import storage
 from pipelines.formats.release_document import read_release
 
-__all__ = ["LOCK_FILE", "WORKERS_LOCK", "BUILD_RECORD", "ORPHAN_WAIT_SECONDS", "RELEASE_FILES", "release_names",
+__all__ = ["LOCK_FILE", "WORKERS_LOCK", "BUILD_RECORD", "ORPHAN_WAIT_SECONDS", "LOCK_BEAT_SECONDS", "LOCK_STALE_SECONDS", "RELEASE_FILES", "release_names",
            "OutputFolderError", "FolderBusy", "FolderLock", "wait_for_orphan_workers", "WorkerLock", "listing_sha256",
            "entry_size", "inspect_folder", "write_build_record", "remove_release", "check_not_inside"]
 
@@ -45,6 +46,10 @@ WORKERS_LOCK = f"{PARTS_DIR}/workers.lock"
 BUILD_RECORD = f"{PARTS_DIR}/build.json"
 """What a build in progress is: edition, config and input listing checksum, written when it starts."""
 ORPHAN_WAIT_SECONDS = 30.0
+LOCK_BEAT_SECONDS = 30.0
+"""How often the holder of an object-store lock rewrites it."""
+LOCK_STALE_SECONDS = 300.0
+"""An object-store lock not rewritten for this long is the lock of a build that is gone (taken over)."""
 """How long a build waits for the worker processes of a killed build to exit."""
 RELEASE_FILES = (TFDS_DIR, MANIFEST_DIR, SOURCES, FAILURES, RELEASE_JSON, CHECKSUMS, PACKAGES_DIR, WEBDATASET_DIR,
                  *SCRATCH_DIRS, *PUBLISHED_NAMES)
@@ -72,7 +77,13 @@ def _holder_text(info: Mapping[str, Any]) -> str:
 
 
 class FolderLock:
-    """Exclusive lock of a local output folder (a context manager; a no-op for remote folders).
+    """Exclusive lock of an output folder (a context manager): an ``flock`` on ``FOLDER/.lock`` for a
+    local folder, a lock object ``FOLDER/.lock`` written by a conditional PUT on an S3 store.
+
+    On S3 the holder rewrites the object every :data:`LOCK_BEAT_SECONDS` (``If-Match`` its last
+    ETag), and a lock object not rewritten for :data:`LOCK_STALE_SECONDS` is the lock of a build that
+    is gone: it is taken over (``If-Match``, so two takers cannot both win). On another store, or an
+    S3 store that refuses conditional writes, nothing is locked and :attr:`note` says so in one line.
 
     Parameters
     ----------
@@ -94,9 +105,23 @@ class FolderLock:
         self._fd: Optional[int] = None
         self.took_over: Optional[dict] = None
         """The previous holder's record when the lock was left by a process that died."""
+        self.note: Optional[str] = None
+        """Why the folder is not locked (a store without conditional writes), else None."""
+        self._object: Optional[_LockObject] = None
 
     def acquire(self) -> "FolderLock":
         if not storage.is_local(self.folder):
+            if not storage.supports_conditional_writes(self.folder):
+                self.note = (f"{self.folder} is not locked: only local folders and s3:// stores take a lock; "
+                             "run one build per output folder")
+                return self
+            try:
+                self._object = _LockObject(storage.join(self.folder, LOCK_FILE), self._record())
+                self.took_over = self._object.acquire()
+            except storage.ConditionalWritesUnsupported as err:
+                self._object = None
+                self.note = (f"{self.folder} is not locked: the store refuses conditional writes ({err}); "
+                             "run one build per output folder")
             return self
         if self._create:
             os.makedirs(self.folder, exist_ok=True)
@@ -113,8 +138,7 @@ class FolderLock:
                     raise
                 info = _read_info(fd)
                 os.close(fd)
-                raise FolderBusy(f"{self.folder} is in use by another build: {_holder_text(info)}; wait for it "
-                                 "to finish or stop it (nothing was changed)") from None
+                raise _busy(self.folder, info) from None
             try:  # the holder before us may have removed the file after we opened it: lock the live one
                 same = os.fstat(fd).st_ino == os.stat(path).st_ino
             except FileNotFoundError:
@@ -126,13 +150,18 @@ class FolderLock:
         if previous:
             self.took_over = previous
         os.ftruncate(fd, 0)
-        os.write(fd, json.dumps({"host": socket.gethostname(), "pid": os.getpid(), "command": self.command,
-                                 "started": datetime.datetime.now(datetime.timezone.utc).isoformat(
-                                     timespec="seconds")}).encode("utf-8"))
+        os.write(fd, json.dumps(self._record()).encode("utf-8"))
         self._fd = fd
         return self
 
+    def _record(self) -> dict:
+        return {"host": socket.gethostname(), "pid": os.getpid(), "command": self.command,
+                "started": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
+
     def release(self) -> None:
+        if self._object is not None:
+            self._object.release()
+            self._object = None
         if self._fd is not None:
             os.unlink(os.path.join(self.folder, LOCK_FILE))
             fcntl.flock(self._fd, fcntl.LOCK_UN)
@@ -144,6 +173,67 @@ class FolderLock:
 
     def __exit__(self, *exc):
         self.release()
+
+
+def _busy(folder: str, info: Mapping[str, Any]) -> "FolderBusy":
+    return FolderBusy(f"{folder} is in use by another build: {_holder_text(info)}; wait for it to finish or stop "
+                      "it (nothing was changed)")
+
+
+class _LockObject:
+    """The lock object of an S3 folder: made with ``If-None-Match: *``, rewritten every
+    :data:`LOCK_BEAT_SECONDS` by a daemon thread with ``If-Match``, deleted with ``If-Match``."""
+
+    def __init__(self, path: str, record: dict):
+        self.path, self.record = path, record
+        self._etag: Optional[str] = None
+        self._stop = threading.Event()
+        self._beat: Optional[threading.Thread] = None
+
+    def _body(self) -> bytes:
+        return json.dumps(dict(self.record, beat=time.time())).encode("utf-8")
+
+    def acquire(self) -> Optional[dict]:
+        """Take the lock; the record of a stale holder taken over, else None."""
+        took_over = None
+        try:
+            self._etag = storage.put_object(self.path, self._body(), if_absent=True)
+        except storage.PreconditionFailed:
+            try:
+                data, etag = storage.get_object(self.path)
+            except FileNotFoundError:  # released in between: try once more
+                self._etag = storage.put_object(self.path, self._body(), if_absent=True)
+            else:
+                try:
+                    info = json.loads(data or b"{}")
+                except ValueError:
+                    info = {}
+                if time.time() - float(info.get("beat", 0)) < LOCK_STALE_SECONDS:
+                    raise _busy(storage.parent(self.path), info) from None
+                try:
+                    self._etag = storage.put_object(self.path, self._body(), if_etag=etag)
+                except storage.PreconditionFailed:  # another build took it over first
+                    raise _busy(storage.parent(self.path), info) from None
+                took_over = info
+        self._beat = threading.Thread(target=self._keep, name="lock-beat", daemon=True)
+        self._beat.start()
+        return took_over
+
+    def _keep(self) -> None:
+        while not self._stop.wait(LOCK_BEAT_SECONDS):
+            try:
+                self._etag = storage.put_object(self.path, self._body(), if_etag=self._etag)
+            except OSError:  # taken over (we looked dead) or the store is unreachable: the next beat tries again
+                continue
+
+    def release(self) -> None:
+        self._stop.set()
+        if self._beat is not None:
+            self._beat.join()
+        try:
+            storage.delete_object(self.path, if_etag=self._etag)
+        except OSError:  # taken over since, or gone: not ours to delete
+            pass
 
 
 def _read_info(fd: int) -> dict:

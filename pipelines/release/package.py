@@ -28,10 +28,11 @@ from schemas.release import (CHECKSUMS, PACKAGES_DIR, RELEASE_JSON, TFDS_DIR, TF
                              checksum_line)
 
 from pipelines.formats import storage
-from pipelines.formats.class_folders import release_class_folders
+from pipelines.formats.checksum_table import ChecksumTable
+from pipelines.formats.class_folders import listed_class_folders
 from pipelines.formats.release_document import read_release
 from pipelines.release.output_folder import FolderLock
-from pipelines.release.verify import verify_release
+from pipelines.release.verify import numbered_checksums, verify_release
 from pipelines.release.verify_records import part_config
 
 __all__ = ["tar_entries", "PackageError", "write_tar", "package_release", "TarPlan", "find_layout", "package_plan",
@@ -62,11 +63,35 @@ def tar_entries(base: str, relative: str, empty_folders: Iterable[str] = ()) -> 
     followed by everything below it in tar order (see :func:`_members`), the ``empty_folders``
     below it (relative to ``base``) included."""
     path = storage.join(base, relative)
-    if storage.is_folder(path):
+    if storage.is_local(path) and os.path.isdir(path):
+        yield relative, None
+        yield from _local_members(base, relative, frozenset(f for f in empty_folders if f.startswith(relative + "/")))
+    elif storage.is_folder(path):
         below = {f[len(relative) + 1:] + "/": None for f in empty_folders if f.startswith(relative + "/")}
         yield from _members({**storage.list_tree(path), **below}, relative)
     else:
         yield relative, storage.size(path)
+
+
+def _local_members(base: str, relative: str, empty: frozenset) -> Iterator[tuple[str, Optional[int]]]:
+    """What :func:`_members` gives below the local folder ``relative`` (not the folder itself),
+    walked one folder at a time: memory follows the widest folder, not the tree. A folder without a
+    file below it is left out unless ``empty`` (paths relative to ``base``) names it, as a listing of
+    the files leaves it out."""
+    with os.scandir(os.path.join(base, relative)) as entries:
+        children = sorted((entry.name, entry.is_dir(follow_symlinks=False)) for entry in entries)
+    for name, is_folder in children:
+        path = f"{relative}/{name}"
+        if not is_folder:
+            yield path, os.path.getsize(os.path.join(base, path))
+            continue
+        below = _local_members(base, path, empty)
+        first = next(below, None)
+        if first is not None or path in empty:
+            yield path, None
+        if first is not None:
+            yield first
+            yield from below
 
 
 def _tar_info(relative: str, size: Optional[int]) -> tarfile.TarInfo:
@@ -109,6 +134,7 @@ def write_tar(base: str, members: list, destination: str, folder_only: tuple = (
                     else:
                         with _open_member(storage.join(base, relative)) as data:
                             archive.addfile(info, data)
+                    archive.members.clear()  # tarfile keeps every member it wrote: 200,000 in a tar of a whole release
     if storage.is_local(output_dir):
         with contextlib.suppress(OSError):  # the temporary folder, when nothing else is in it
             os.rmdir(os.path.join(output_dir, TMP_DIR))
@@ -251,6 +277,13 @@ def _package(release_dir: str, output_dir: Optional[str]) -> list[str]:
     return _write_package(release_dir, output_dir, package_plan(release_dir, tree_name), tree_name)
 
 
+def _empty_class_folders(release_dir: str, tree_name: str) -> list[str]:
+    """The class folders of the tree that hold no file (verified: those expected), its
+    ``SHA256SUMS`` streamed into a :class:`ChecksumTable` (a whole release lists millions of files)."""
+    with ChecksumTable.of(numbered_checksums(release_dir)) as listed:
+        return sorted(listed_class_folders(release_dir, listed, tree_name))
+
+
 def _write_package(release_dir: str, output_dir: Optional[str], plan: Optional[list[TarPlan]], tree_name: str
                    ) -> list[str]:
     """Write the tars of ``plan`` (of the tree ``tree_name``, whose empty class folders they hold;
@@ -265,7 +298,7 @@ def _write_package(release_dir: str, output_dir: Optional[str], plan: Optional[l
             raise PackageError(f"{output_dir} is a link: give a real folder for the tars")
         if os.path.lexists(output_dir) and not os.path.isdir(output_dir):
             raise NotADirectoryError(errno.ENOTDIR, "Not a directory", output_dir)
-    empty = sorted(release_class_folders(release_dir, tree_name)) if tree_name else []  # verified: those expected
+    empty = _empty_class_folders(release_dir, tree_name) if tree_name else []
     tars = {}
     for tar in plan:
         destination = storage.join(output_dir, tar.name)

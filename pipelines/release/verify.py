@@ -40,7 +40,6 @@ object store holds no links, devices or empty folders.
 from __future__ import annotations
 
 import codecs
-import collections
 import hashlib
 import json
 import os
@@ -56,12 +55,12 @@ from schemas.release import (CHECKSUMS, FAILURES, MANIFEST_DIR, PACKAGES_DIR, RE
 from pipelines.formats import storage
 from pipelines.formats.checksum_table import ChecksumTable, ListedTwice, folder_and_parents
 from pipelines.formats.class_folders import listed_class_folders
-from pipelines.formats.parts import iter_lines
+from pipelines.formats.parts import iter_file_chunks, iter_lines
 from pipelines.formats.release_document import read_release
 from pipelines.formats.webdataset import check_release_shards
 from pipelines.release.hf_index import check_index
 from pipelines.release.verify_publication import check_publication
-from pipelines.release.verify_records import check_loaded_data, open_file
+from pipelines.release.verify_records import IN_FLIGHT_PER_THREAD, bounded_map, check_loaded_data, open_file
 
 __all__ = ["CHUNK_BYTES", "LOCK_FILE", "LINE_BREAKS", "HEX", "parse_checksums", "numbered_checksums",
            "iter_checksums", "check_utf8", "read_listing", "read_checksums", "file_sha256", "FILE", "FOLDER",
@@ -69,9 +68,6 @@ __all__ = ["CHUNK_BYTES", "LOCK_FILE", "LINE_BREAKS", "HEX", "parse_checksums", 
            "bounded_map", "IN_FLIGHT_PER_THREAD", "verify_release"]
 
 CHUNK_BYTES = 1 << 20
-
-IN_FLIGHT_PER_THREAD = 64
-"""Files submitted for hashing and not yet taken, per hashing thread."""
 
 LOCK_FILE = ".lock"
 """The folder lock a build or ``package`` holds, left out of the check (the value of
@@ -394,19 +390,6 @@ def _changed(root: str, common: Iterable[tuple[str, str]], threads: Optional[int
         return [path for path in bounded_map(pool, differs, common, IN_FLIGHT_PER_THREAD * workers) if path]
 
 
-def bounded_map(pool: ThreadPoolExecutor, function: Callable, items: Iterable, in_flight: int) -> Iterator:
-    """``pool.map(function, items)`` with at most ``in_flight`` calls submitted and not yet taken:
-    results in order, and memory that does not grow with the number of items (``Executor.map``
-    submits every item at once: a future each, millions for a whole release)."""
-    pending: collections.deque = collections.deque()
-    for item in items:
-        pending.append(pool.submit(function, item))
-        if len(pending) >= in_flight:
-            yield pending.popleft().result()
-    while pending:
-        yield pending.popleft().result()
-
-
 def _lines(root: str, relative: str):
     """The lines of a file of the release, read chunk by chunk."""
     yield from iter_lines(storage.join(root, relative))
@@ -520,7 +503,8 @@ def _check_release_json(root: str, report: VerifyReport, listed: ChecksumTable, 
             raise ValueError(f"it has no {', '.join(missing)}")
         digest = hashlib.sha256()
         for part in release.manifest_parts:
-            digest.update(storage.read_bytes(storage.join(root, part)))
+            for chunk in iter_file_chunks(storage.join(root, part)):
+                digest.update(chunk)
         if digest.hexdigest() != release.manifest.sha256:
             report.problems.append(f"manifest digest differs from {RELEASE_JSON}")
         if file_sha256(storage.join(root, SOURCES)) != release.input.sha256:

@@ -44,9 +44,28 @@ _SUITE = "runs the test suite, which holds this harness"
 _A_O = ("needs a filter run over a candidate pool and a person's review; tests/pipelines/beam/"
         "test_adversarial_filter.py runs filter-a, filter-o, package-a and verify on a real pool")
 _SYNOPSIS = "a synopsis with [optional] arguments, not a command line"
+_HARNESS = ("runs on the hosts of tests/cluster/harness.py (root, network and mount namespaces); "
+            "tests/cluster/test_cluster.py starts them and runs these commands there")
 
 #: Command lines that are not run here, with the reason.
 NOT_RUN = {
+    "sudo python tests/cluster/harness.py --images 200 --cut 30": _HARNESS,
+    "python -m moto.server -H 0.0.0.0 -p 5000": _HARNESS,
+    "python -m apache_beam.runners.worker.worker_pool_main --service_port=50000 "
+    "--container_executable=$HOME/boot.py": _HARNESS,
+    "python -m apache_beam.runners.portability.local_job_service_main --port=8099": _HARNESS,
+    "python dispatch.py --port 50100 --pools worker1:50000,worker2:50000": _HARNESS,
+    "imagenet-cp build-c --input s3://imagenet-cp/input/sample_img_val.tar --output s3://imagenet-cp/release "
+    "--corruptions gaussian_noise,contrast --severities 1,2 --commit-every 25 -- --runner=PortableRunner "
+    "--job_endpoint=localhost:8099 --environment_type=EXTERNAL --environment_config=localhost:50100 "
+    "--job_server_timeout=86400 --s3_endpoint_url=http://store:5000 --s3_region_name=us-east-1 "
+    "--s3_access_key_id=KEY --s3_secret_access_key=SECRET": _HARNESS,
+    "imagenet-cp verify s3://imagenet-cp/release -- --s3_endpoint_url=http://store:5000 "
+    "--s3_region_name=us-east-1": _HARNESS,
+    "imagenet-cp evaluate --release s3://imagenet-cp/release --model s3://imagenet-cp/models/tiny.onnx -- "
+    "--runner=PortableRunner --job_endpoint=localhost:8099 --environment_type=EXTERNAL "
+    "--environment_config=localhost:50100 --job_server_timeout=86400 --s3_endpoint_url=http://store:5000 "
+    "--s3_region_name=us-east-1 --s3_access_key_id=KEY --s3_secret_access_key=SECRET": _HARNESS,
     "make test": _SUITE,
     'pytest -q -m "not beam" tests': _SUITE,
     "pytest -q -m beam tests": _SUITE,
@@ -62,10 +81,12 @@ NOT_RUN = {
                                                              "checks the expansion)",
     "imagenet-cp verify gs://BUCKET/imagenet-c": "needs a Google Cloud Storage bucket",
     "imagenet-cp build-c --input s3://BUCKET/ILSVRC2012_img_val.tar --output s3://BUCKET/imagenet-c -- "
-    "--runner=FlinkRunner --flink_master=HOST:8081 --flink_version=1.19 --environment_type=DOCKER "
+    "--runner=FlinkRunner --flink_master=HOST:8081 --flink_version=1.19 --job_server_timeout=86400 "
+    "--environment_type=DOCKER "
     "--sdk_container_image=REGISTRY/imagenet-cp-sdk:0.1.0 --s3_region_name=REGION": _CLUSTER,
     "imagenet-cp build-c --input s3://BUCKET/ILSVRC2012_img_val.tar --output s3://BUCKET/imagenet-c -- "
-    "--runner=SparkRunner --spark_master_url=spark://HOST:7077 --environment_type=DOCKER "
+    "--runner=SparkRunner --spark_master_url=spark://HOST:7077 --job_server_timeout=86400 "
+    "--environment_type=DOCKER "
     "--sdk_container_image=REGISTRY/imagenet-cp-sdk:0.1.0": _CLUSTER,
     'S3="--s3_endpoint_url=https://s3.example.org --s3_region_name=eu-west-1"': _S3,
     "imagenet-cp build-c --input s3://BUCKET/ILSVRC2012_img_val.tar --output s3://BUCKET/imagenet-c -- $S3": _S3,

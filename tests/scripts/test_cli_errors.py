@@ -45,6 +45,7 @@ def test_describe_gives_one_actionable_line():
     (["--input", "/nonexistent/val"], "--input /nonexistent/val: no such file or folder"),
     (["--limit", "-1"], "--limit must be >= 0"),
     (["--workers", "0"], "--workers must be >= 1"),
+    (["--commit-every", "0"], "--commit-every must be >= 1"),
     (["--image-ids", "/nonexistent/ids.txt"], "no such file or folder"),
 ])
 def test_argument_errors_are_one_line_before_beam(tmp_path, argv, message):
@@ -110,3 +111,56 @@ def test_evaluate_argument_errors_before_beam(tmp_path):
     result = _cli("evaluate", "--release", str(tmp_path / "missing"), "--model", str(tmp_path / "m.onnx"))
     assert result.returncode == 2 and "--release" in result.stderr and "no such file or folder" in result.stderr
     assert result.stdout.strip() == "beam not imported"
+
+
+GRPC_CALLS = """
+import json, time
+from concurrent import futures
+import grpc
+from scripts.errors import describe
+
+def slow(request, context):
+    time.sleep(1)
+    return request
+
+server = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
+server.add_generic_rpc_handlers([grpc.method_handlers_generic_handler(
+    "test.Slow", {"Call": grpc.unary_unary_rpc_method_handler(slow)})])
+port = server.add_insecure_port("127.0.0.1:0")
+server.start()
+lines = []
+with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+    try:
+        channel.unary_unary("/test.Slow/Call")(b"x", timeout=0.05)
+    except grpc.RpcError as late:
+        try:
+            raise RuntimeError("the job failed") from late
+        except RuntimeError as wrapped:
+            lines.append(describe(wrapped))
+server.stop(0)
+with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+    try:
+        channel.unary_unary("/test.Slow/Call")(b"x", timeout=5)
+    except grpc.RpcError as refused:
+        lines.append(describe(refused))
+print(json.dumps(lines))
+"""
+
+
+def test_a_grpc_error_is_its_status_in_one_line_and_a_job_service_deadline_says_which_option():
+    """Real gRPC calls (in a child process: gRPC's threads and a later fork of this one do not mix):
+    one past its deadline (what Beam's PortableRunner meets when a job outlives
+    --job_server_timeout) and one to a closed port give one line each, not the error's repr."""
+    import json
+
+    from scripts.errors import JOB_SERVICE_DEADLINE_HINT, describe
+
+    repo = Path(__file__).resolve().parents[2]
+    done = subprocess.run([sys.executable, "-c", GRPC_CALLS], capture_output=True, text=True, timeout=120,
+                          env=dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(repo),
+                                                                                   os.environ.get("PYTHONPATH")]))))
+    assert done.returncode == 0, done.stderr[-1500:]
+    late, refused = json.loads(done.stdout.strip().splitlines()[-1])
+    assert late == f"gRPC DEADLINE_EXCEEDED: Deadline Exceeded ({JOB_SERVICE_DEADLINE_HINT})"
+    assert refused.startswith("gRPC UNAVAILABLE: ") and "\n" not in refused
+    assert describe(RuntimeError("wrapped")) == "RuntimeError: wrapped"

@@ -27,3 +27,30 @@ def test_short_gaussian_passes_are_scipys(shape, axis, mode):
     for sigma in (0.05, 0.7, 1.5, 2.44):
         expected = ndimage.gaussian_filter1d(image, sigma, axis=axis, mode=mode, truncate=4.0)
         assert filters.gaussian_filter1d(image, sigma, axis, mode, 4.0).tobytes() == expected.tobytes()
+
+
+@pytest.mark.parametrize("shape", [(224, 224, 3), (224, 224), (299, 299, 3), (32, 32, 3), (7, 5, 3), (1, 1, 3), (1, 9),
+                                   (3, 40)])
+@pytest.mark.parametrize("mode", sorted(filters.PAD_MODES))
+def test_both_axes_in_one_pass_are_scipys(shape, mode):
+    image = np.random.RandomState(2).rand(*shape)
+    for sigma, truncate in ((0.05, 4.0), (0.7, 4.0), (1.5, 4.0), (2.44, 3.0), (7.9, 3.0)):
+        sigmas = (sigma, sigma, 0) if len(shape) == 3 else sigma
+        expected = ndimage.gaussian_filter(image, sigmas, mode=mode, truncate=truncate)
+        assert filters.gaussian_planes(image, sigma, mode, truncate).tobytes() == expected.tobytes()
+        assert filters.gaussian_filter(image, sigmas, mode, truncate).tobytes() == expected.tobytes()
+
+
+@pytest.mark.parametrize("shape", [(224, 224), (299, 299), (64, 64), (67, 131), (5, 300)])
+@pytest.mark.parametrize("mode", sorted(filters.PAD_MODES))
+def test_long_kernels_on_both_axes_written_transposed_are_scipys(shape, mode):
+    image = np.random.RandomState(3).uniform(-1, 1, size=shape)
+    for sigma in (170.8, 19.52, 11.0):
+        expected = ndimage.gaussian_filter(image, sigma, mode=mode, truncate=3.0)
+        assert filters.gaussian_filter(image, sigma, mode, 3.0).tobytes() == expected.tobytes()
+
+
+def test_unit_to_uint8_is_numpys_cast():
+    from transforms.blur import unit_to_uint8
+    u = np.concatenate((np.random.RandomState(4).rand(5000), [0.0, 1.0, 1 + 2 ** -52, 254.99999 / 255, 1 / 255]))
+    assert unit_to_uint8(u).tobytes() == (u * 255).astype(np.uint8).tobytes()

@@ -5,6 +5,7 @@ through its own S3 file system (``apache-beam[aws]``, boto3) with ``--s3_endpoin
 object the commands write is compared, byte for byte, with the local files of the same commands.
 """
 import importlib.util
+import json
 import os
 import socket
 import subprocess
@@ -290,3 +291,50 @@ def test_an_edition_release_on_s3_evaluates_as_the_local_one(s3, tmp_path, editi
                     "--", *beam_args]) == 0
         assert_same_tree(objects(client, remote), files(local))
         assert any(name.startswith("predictions/") for name in files(local))
+
+
+# --- the lock of an output folder on the store ---------------------------------------------------
+
+def test_a_second_build_into_the_same_s3_output_is_refused_by_the_lock_object(s3, input_tar, monkeypatch, capsys):
+    """The lock is an object written with If-None-Match: a second holder is refused in one line,
+    the lock of a build that stopped rewriting it is taken over, a release deletes it."""
+    from pipelines.release import output_folder
+    from pipelines.release.output_folder import FolderBusy, FolderLock
+
+    client, beam_args = s3
+    storage.configure(beam_args)
+    folder = f"s3://{BUCKET}/locked"
+    with FolderLock(folder, "build-c") as first:
+        assert first.note is None and first.took_over is None
+        held = client.get_object(Bucket=BUCKET, Key="locked/.lock")["Body"].read()
+        assert set(json.loads(held)) == {"host", "pid", "command", "started", "beat"}
+        with pytest.raises(FolderBusy, match=r"locked is in use by another build: pid \d+ on host .*\(build-c\)"):
+            FolderLock(folder, "build-c").acquire()
+        client.upload_file(str(input_tar), BUCKET, "input-locked/sample_img_val.tar")
+        assert cli(["build-c", "--input", f"s3://{BUCKET}/input-locked/sample_img_val.tar", "--output", folder,
+                    "--corruptions", CORRUPTIONS, "--severities", SEVERITIES, "--workers", "1",
+                    "--", *beam_args]) == 2
+        error = capsys.readouterr().err.strip()
+        assert error.startswith(f"error: {folder} is in use by another build: pid ") and "\n" not in error
+    assert "Contents" not in client.list_objects_v2(Bucket=BUCKET, Prefix="locked/")  # released: deleted
+
+    stale = {"host": "gone", "pid": 1, "command": "build-c", "started": "2026-01-01T00:00:00+00:00", "beat": 0}
+    client.put_object(Bucket=BUCKET, Key="locked/.lock", Body=json.dumps(stale).encode())
+    with FolderLock(folder) as lock:
+        assert lock.took_over == stale
+    monkeypatch.setattr(output_folder, "LOCK_BEAT_SECONDS", 0.05)
+    with FolderLock(folder) as beating:
+        first_beat = json.loads(client.get_object(Bucket=BUCKET, Key="locked/.lock")["Body"].read())["beat"]
+        deadline = time.monotonic() + 20
+        while json.loads(client.get_object(Bucket=BUCKET, Key="locked/.lock")["Body"].read())["beat"] == first_beat:
+            assert time.monotonic() < deadline, "the holder never rewrote its lock object"
+            time.sleep(0.05)
+        assert beating.note is None
+
+
+def test_a_folder_on_a_store_without_conditional_writes_is_not_locked_and_says_so(tmp_path):
+    from pipelines.release.output_folder import FolderLock
+
+    with FolderLock("gs://bucket/release") as lock:
+        assert lock.note == ("gs://bucket/release is not locked: only local folders and s3:// stores take a lock; "
+                             "run one build per output folder")

@@ -158,6 +158,21 @@ def test_a_missing_record_fails_verify(release):
     assert f"{shard}: {len(records) - 1} records, the manifest {len(records)}" in verify_release(str(release)).text()
 
 
+def test_an_extra_or_swapped_record_fails_verify(release):
+    """The records of a shard are read as its manifest rows stream by: one record too many is
+    counted to the end, and two records in each other's place fail at both rows."""
+    shard = _shard(release)
+    with open(release / shard, "rb") as stream:
+        records = [data for _, data in iter_records(stream)]
+    (release / shard).write_bytes(b"".join(frame_record(r) for r in records + records[-1:]))
+    _relist(release, shard)
+    assert f"{shard}: {len(records) + 1} records, the manifest {len(records)}" in verify_release(str(release)).text()
+    (release / shard).write_bytes(b"".join(frame_record(r) for r in [records[1], records[0], *records[2:]]))
+    _relist(release, shard)
+    text = verify_release(str(release)).text()
+    assert f"{shard} record 1" in text and f"{shard} record 2" in text and "records, the manifest" not in text
+
+
 # --- ImageNet-P videos ----------------------------------------------------------------------------
 
 @pytest.mark.beam
@@ -171,6 +186,77 @@ def test_p_release_videos_and_records_verify(p_release, tmp_path):
     _relist(copy, row["path"])
     text = verify_release(str(copy)).text()
     assert f"{row['path']}: OpenCV decodes" in text or f"{row['path']}: does not decode" in text
+
+
+def _rewrite_video_record(release, row, frames_of):
+    """Replace the ``video`` frames of ``row``'s record by ``frames_of(pngs)`` (valid CRCs), relisted."""
+    shard = release / row["shard"]
+    with open(shard, "rb") as stream:
+        examples = [decode_example(data) for _, data in iter_records(stream)]
+    index = [json.loads(line)["key"] for line in
+             (release / f"manifest/{row['key'].split('/')[0]}.jsonl").read_text().splitlines()].index(row["key"])
+    examples[index]["video"] = frames_of(examples[index]["video"])
+    shard.write_bytes(b"".join(frame_record(encode_example(
+        {k: (list(v) if k == "video" else v[0]) for k, v in e.items()})) for e in examples))
+    _relist(release, row["shard"])
+
+
+def _one_pixel_changed(pngs):
+    """The PNG frames with one value of the first frame changed: another valid PNG of the same size."""
+    from pipelines.formats.video import decode_frames_lossless, encode_frames_lossless
+
+    frames = decode_frames_lossless(pngs)
+    frames[0, 0, 0, 0] ^= 1
+    return encode_frames_lossless(frames)
+
+
+@pytest.mark.beam
+def test_a_p_record_whose_frames_differ_from_its_mp4_fails_verify(p_release, tmp_path):
+    """The TFDS frames are compared with the frames OpenCV decodes from the MP4 (one value changed)."""
+    copy = tmp_path / "p"
+    shutil.copytree(p_release, copy)
+    row = _rows(copy, "manifest/brightness.jsonl")[0]
+    _rewrite_video_record(copy, row, _one_pixel_changed)
+    report = verify_release(str(copy))
+    assert f"its frames differ from those OpenCV decodes from {row['path']}" in report.text(), report.text()
+    assert len(report.problems) == 1
+
+
+@pytest.mark.beam
+def test_a_p_record_with_a_corrupted_png_frame_fails_verify(p_release, tmp_path):
+    copy = tmp_path / "p"
+    shutil.copytree(p_release, copy)
+    row = _rows(copy, "manifest/brightness.jsonl")[0]
+    _rewrite_video_record(copy, row, lambda pngs: [pngs[0][:len(pngs[0]) // 2]] + list(pngs[1:]))
+    assert "its frames do not decode" in verify_release(str(copy)).text()
+
+
+@pytest.mark.beam
+def test_the_mp4s_of_an_unreadable_shard_are_still_decoded(p_release, tmp_path):
+    """A shard whose first record is corrupted: its MP4s are checked all the same."""
+    copy = tmp_path / "p"
+    shutil.copytree(p_release, copy)
+    row = _rows(copy, "manifest/brightness.jsonl")[0]
+    shard = copy / row["shard"]
+    shard.write_bytes(shard.read_bytes()[:20])
+    _relist(copy, row["shard"])
+    video = copy / row["path"]
+    video.write_bytes(video.read_bytes()[: video.stat().st_size // 2])
+    _relist(copy, row["path"])
+    text = verify_release(str(copy)).text()
+    assert f"{row['shard']}: corrupted record" in text
+    assert f"{row['path']}: OpenCV decodes" in text or f"{row['path']}: does not decode" in text
+
+
+@pytest.mark.beam
+def test_lossless_frames_are_checked_against_the_manifest(tmp_path):
+    output = tmp_path / "lossless"
+    assert cli(["build-p", "--output", str(output), "--limit", "1", "--perturbations", "brightness",
+                "--preset", "ultrafast", "--workers", "1", "--tfds-frames", "lossless"]) == 0
+    assert verify_release(str(output)).ok
+    row = _rows(output, "manifest/brightness.jsonl")[0]
+    _rewrite_video_record(output, row, _one_pixel_changed)
+    assert "its frames differ from the manifest's frames_sha256" in verify_release(str(output)).text()
 
 
 # --- WebDataset shards, when the release has them ------------------------------------------------

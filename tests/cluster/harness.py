@@ -1,0 +1,679 @@
+"""Hosts that share nothing but a network and an object store, on one Linux machine (root).
+
+Each host is a network namespace (``ip netns``) holding a veth link to a bridge, plus a mount and
+UTS namespace of its own (``unshare``): its own hostname, ``/etc/hosts``, ``/tmp`` and home. The
+host sees neither the checkout nor the driver's files: the checkout, the harness's folder, the
+home and the project of an editable install are covered by empty file systems. What a worker image
+would provide is visible, read-only, under ``~/.image``: the Python installation and the
+third-party packages of the venv that runs the harness (the project's own entries hidden). Each
+host then makes a fresh venv in its home and installs the project into it from a wheel built from
+the tree, so a host runs the project only as the package a cluster would install.
+
+The harness process itself (the "console") has a veth of its own on the bridge, to reach the store
+and to read the hosts' logs.
+
+Run by hand: ``sudo python tests/cluster/harness.py --images 200`` builds a release across the
+hosts, kills one worker host at about a third, resumes, and compares the digest with a local build
+(see ``--help``). The tests in this folder use the same classes.
+"""
+from __future__ import annotations
+
+import argparse
+import io
+import itertools
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import sysconfig
+import tarfile
+import tempfile
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional, Sequence
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+HOME = "/root"
+"""Each host's home, its own folder bound there."""
+VENV = f"{HOME}/venv"
+IMAGE = f"{HOME}/.image"
+"""What a worker image provides, read-only: ``python`` (the base installation) and ``site`` (the
+third-party packages)."""
+STORE_PORT, JOB_PORT, POOL_PORT, DISPATCH_PORT = 5000, 8099, 50000, 50100
+BUCKET = "imagenet-cp"
+JOB_SERVER_TIMEOUT = 86400
+"""``--job_server_timeout`` of the builds: Beam's PortableRunner opens a job's state and message
+streams with it as their deadline, so a job running longer than it (default 300 s) fails in the driver."""
+KEYS = {"AWS_ACCESS_KEY_ID": "cluster", "AWS_SECRET_ACCESS_KEY": "cluster-secret"}
+
+_SETUP = r"""
+set -eu
+mount --make-rprivate /
+mount -t tmpfs -o size=1m,mode=755 image "$H/image"
+mkdir "$H/image/site" "$H/image/python"
+mount --bind "$SITE" "$H/image/site"; mount -o remount,bind,ro "$H/image/site"
+mount --bind "$PYBASE" "$H/image/python"; mount -o remount,bind,ro "$H/image/python"
+mount --bind "$H/hosts" /etc/hosts
+hostname "$NAME"
+mount --bind "$H/home" "$HOMEDIR"
+mkdir -p "$HOMEDIR/.image"
+mount --move "$H/image" "$HOMEDIR/.image"
+mount --bind "$H/tmp" /tmp
+for hidden in $HIDE; do
+  if [ -d "$hidden" ]; then mount -t tmpfs -o size=1m,mode=755 hidden "$hidden"; fi
+done
+for entry in "$HOMEDIR"/.image/site/*imagenet_cp* "$HOMEDIR"/.image/site/*imagenet-cp*; do
+  if [ -d "$entry" ]; then mount -t tmpfs -o size=1m,ro hidden "$entry";
+  elif [ -e "$entry" ]; then mount --bind /dev/null "$entry"; fi
+done
+if [ ! -x "$PYBASE/bin/python3" ]; then mkdir -p "$PYBASE"; mount --bind "$HOMEDIR/.image/python" "$PYBASE"; fi
+echo ready
+exec sleep infinity
+"""
+
+
+class ClusterError(RuntimeError):
+    """A host or service of the harness did not come up."""
+
+
+def run(command: Sequence[str], check: bool = True, **kwargs) -> subprocess.CompletedProcess:
+    """A root-namespace command (``ip ...``), output captured; a failure raises with its stderr."""
+    done = subprocess.run(list(command), capture_output=True, text=True, **kwargs)
+    if check and done.returncode:
+        raise ClusterError(f"{' '.join(command)}: exit {done.returncode}: {done.stderr.strip()[-500:]}")
+    return done
+
+
+def site_packages() -> str:
+    """The third-party packages of the Python that runs the harness (its venv's site-packages)."""
+    return sysconfig.get_paths()["purelib"]
+
+
+def editable_project() -> Optional[str]:
+    """The folder of an editable install of imagenet-cp in :func:`site_packages`, if any."""
+    for info in Path(site_packages()).glob("imagenet_cp-*.dist-info"):
+        direct = info / "direct_url.json"
+        if direct.is_file():
+            url = json.loads(direct.read_text()).get("url", "")
+            if url.startswith("file://"):
+                return url[len("file://"):]
+    return None
+
+
+def build_wheel(into: Path) -> Path:
+    """A wheel of the project built from a copy of the tree (``git ls-files`` plus the frost
+    textures that ``fetch-assets`` put in ``transforms/_assets``), nothing written into the checkout."""
+    source = into / "source"
+    listed = run(["git", "ls-files", "-z"], cwd=REPO).stdout.split("\0")
+    assets = [p.relative_to(REPO).as_posix() for p in (REPO / "transforms" / "_assets").rglob("*") if p.is_file()]
+    for relative in filter(None, listed + assets):
+        if (REPO / relative).is_file():
+            (source / relative).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(REPO / relative, source / relative)
+    run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "--no-index",
+         "-w", str(into / "wheel"), str(source)], cwd=into)
+    wheels = sorted((into / "wheel").glob("imagenet_cp-*.whl"))
+    if len(wheels) != 1:
+        raise ClusterError(f"expected one imagenet-cp wheel in {into / 'wheel'}, found {len(wheels)}")
+    shutil.rmtree(source)
+    return wheels[0]
+
+
+@dataclass
+class Host:
+    """One host: a network namespace with a mount and UTS namespace of its own.
+
+    Attributes
+    ----------
+    cluster : Cluster
+        The cluster it belongs to.
+    name, ip : str
+        Its hostname and address on the bridge.
+    folder : Path
+        Its files as the console sees them (``home``, ``tmp``); the host sees ``home`` as ``/root``.
+    """
+
+    cluster: "Cluster"
+    name: str
+    ip: str
+    folder: Path
+    netns: str = ""
+    link: str = ""
+    anchor: Optional[subprocess.Popen] = None
+    services: list = field(default_factory=list)
+    killed_processes: int = 0
+
+    @property
+    def home(self) -> Path:
+        """The host's home as the console sees it."""
+        return self.folder / "home"
+
+    def command(self, argv: Sequence[str], env: Optional[dict] = None) -> list[str]:
+        """``argv`` as run inside the host, in its home, with a clean environment and its venv first."""
+        environment = {"HOME": HOME, "PATH": f"{VENV}/bin:/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8",
+                       "TMPDIR": "/tmp", **(env or {})}
+        return (["nsenter", "-t", str(self.anchor.pid), "-m", "-u", "-n", "--", "/usr/bin/env", "-i"]
+                + [f"{k}={v}" for k, v in environment.items()]
+                + ["/bin/sh", "-c", f'cd {HOME} && exec "$@"', "sh", *argv])
+
+    def run(self, argv: Sequence[str], env: Optional[dict] = None, timeout: float = 600,
+            check: bool = False) -> subprocess.CompletedProcess:
+        """Run ``argv`` in the host and wait; stdout and stderr captured as text."""
+        done = subprocess.run(self.command(argv, env), capture_output=True, text=True, timeout=timeout)
+        if check and done.returncode:
+            raise ClusterError(f"{self.name}: {' '.join(argv)}: exit {done.returncode}: "
+                               f"{(done.stderr or done.stdout).strip()[-1500:]}")
+        return done
+
+    def start(self, argv: Sequence[str], log: str, env: Optional[dict] = None) -> subprocess.Popen:
+        """Start a service in the host, its output in ``~/<log>`` of the host."""
+        with open(self.home / log, "ab") as stream:
+            process = subprocess.Popen(self.command(argv, env), stdout=stream, stderr=subprocess.STDOUT,
+                                       start_new_session=True)
+        self.services.append(process)
+        return process
+
+    def processes(self) -> list[int]:
+        """Every process in the host's network namespace (services, their workers, anything run)."""
+        inode = os.stat(f"/run/netns/{self.netns}").st_ino
+        found = []
+        for entry in Path("/proc").iterdir():
+            if entry.name.isdigit():
+                try:
+                    if os.stat(entry / "ns" / "net").st_ino == inode:
+                        found.append(int(entry.name))
+                except OSError:  # gone already
+                    continue
+        return found
+
+    def kill(self) -> int:
+        """SIGKILL every process of the host (the anchor of its namespaces too); the number killed."""
+        pids = self.processes()
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        for process in self.services + ([self.anchor] if self.anchor else []):
+            try:
+                process.wait(10)
+            except subprocess.TimeoutExpired:
+                pass
+        self.services.clear()
+        self.anchor = None
+        return len(pids)
+
+    def cut(self) -> None:
+        """Take the host's link to the bridge down (its processes keep running)."""
+        run(["ip", "-n", self.cluster.switch, "link", "set", self.link, "down"])
+
+    def restore(self) -> None:
+        """Bring the host's link up again."""
+        run(["ip", "-n", self.cluster.switch, "link", "set", self.link, "up"])
+
+    def wait_port(self, port: int, process: subprocess.Popen, log: str, timeout: float = 90,
+                  local: bool = False) -> None:
+        """Wait until something listens on the host's ``port``: the console connects to it, or
+        (``local``: a service that binds ``localhost`` only) a probe inside the host does."""
+        import socket
+        probe = ("import socket, sys, time\nfor _ in range(%d):\n    try:\n"
+                 "        socket.create_connection(('localhost', %d), timeout=1).close(); sys.exit(0)\n"
+                 "    except OSError: time.sleep(0.3)\nsys.exit(1)" % (int(timeout / 0.3), port))
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                if local:
+                    if self.run([f"{VENV}/bin/python", "-S", "-c", probe], timeout=timeout + 10).returncode:
+                        raise OSError("no answer on localhost")
+                else:
+                    socket.create_connection((self.ip, port), timeout=1).close()
+                return
+            except OSError as err:
+                if local or process.poll() is not None or time.monotonic() > deadline:
+                    tail = (self.home / log).read_text(errors="replace")[-1500:]
+                    raise ClusterError(f"{self.name}: nothing listens on port {port} ({err}): {tail}") from None
+                time.sleep(0.3)
+
+    def install(self, wheel: Path) -> None:
+        """A fresh venv in the host's home, the image's packages beside it, the project from ``wheel``."""
+        shutil.copy2(wheel, self.home / wheel.name)
+        self.run([f"{self.cluster.python_base}/bin/python3", "-m", "venv", "--without-pip", VENV], check=True)
+        purelib = self.run([f"{VENV}/bin/python", "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                           check=True).stdout.strip()
+        (self.home / Path(purelib).relative_to(HOME) / "image-site.pth").write_text(f"{IMAGE}/site\n")
+        self.run([f"{VENV}/bin/python", "-m", "pip", "install", "-q", "--no-deps", "--no-index", "--no-cache-dir", "--ignore-installed",
+                  "--disable-pip-version-check", f"{HOME}/{wheel.name}"], check=True)
+
+
+class Cluster:
+    """A bridge, the console's link to it, and hosts added with :meth:`add`.
+
+    Parameters
+    ----------
+    folder : Path
+        Where the hosts' files live (each host sees only its own, under its home and ``/tmp``).
+    hide : sequence of str
+        More folders every host must not see (the checkout, the harness folder, the console's home
+        and the editable project are always hidden).
+    """
+
+    def __init__(self, folder: Path, hide: Sequence[str] = ()):
+        self.folder = Path(folder)
+        self.id = uuid.uuid4().hex[:6]
+        number = int(self.id, 16)
+        self.subnet = f"10.{200 + number % 50}.{(number >> 8) % 250}"
+        self.switch = f"icp{self.id}sw"
+        self.hosts: dict[str, Host] = {}
+        self.python_base = sys.base_prefix
+        hidden = [str(REPO), str(self.folder), os.path.expanduser("~"), "/var/tmp", *hide]
+        hidden = [p for p in hidden if os.path.realpath(p) != HOME]  # each host's own home is bound there
+        if editable_project():
+            hidden.append(editable_project())
+        self.hide = sorted({os.path.realpath(p) for p in hidden}, key=len)
+        if any(" " in p for p in self.hide + [site_packages(), self.python_base, str(self.folder)]):
+            raise ClusterError("the harness needs paths without spaces")
+        self._console = f"icp{self.id}c0"
+        self._next = itertools.count(2)
+        try:
+            run(["ip", "netns", "add", self.switch])
+            run(["ip", "-n", self.switch, "link", "add", "br0", "type", "bridge"])
+            run(["ip", "-n", self.switch, "link", "set", "br0", "up"])
+            run(["ip", "link", "add", self._console, "type", "veth", "peer", "name", f"icp{self.id}c1"])
+            run(["ip", "link", "set", f"icp{self.id}c1", "netns", self.switch])
+            run(["ip", "-n", self.switch, "link", "set", f"icp{self.id}c1", "master", "br0", "up"])
+            run(["ip", "addr", "add", f"{self.subnet}.1/24", "dev", self._console])
+            run(["ip", "link", "set", self._console, "up"])
+        except ClusterError:
+            self.close()
+            raise
+
+    def add(self, name: str) -> Host:
+        """Make a host: its namespaces, its link, its files; returns it once its namespaces are set up."""
+        index = next(self._next)
+        host = Host(self, name, f"{self.subnet}.{index}", self.folder / name, f"icp{self.id}-{name}",
+                    f"icp{self.id}h{index}")
+        for sub in ("home", "tmp", "image"):
+            (host.folder / sub).mkdir(parents=True, exist_ok=True)
+        os.chmod(host.folder / "tmp", 0o1777)
+        self.hosts[name] = host
+        run(["ip", "netns", "add", host.netns])
+        run(["ip", "link", "add", host.link, "type", "veth", "peer", "name", f"icp{self.id}p{index}"])
+        run(["ip", "link", "set", host.link, "netns", self.switch])
+        run(["ip", "-n", self.switch, "link", "set", host.link, "master", "br0", "up"])
+        run(["ip", "link", "set", f"icp{self.id}p{index}", "netns", host.netns])
+        run(["ip", "-n", host.netns, "link", "set", f"icp{self.id}p{index}", "name", "eth0"])
+        run(["ip", "-n", host.netns, "addr", "add", f"{host.ip}/24", "dev", "eth0"])
+        run(["ip", "-n", host.netns, "link", "set", "eth0", "up"])
+        run(["ip", "-n", host.netns, "link", "set", "lo", "up"])
+        self._write_hosts_files()
+        self.start_anchor(host)
+        return host
+
+    def start_anchor(self, host: Host) -> None:
+        """The process holding the host's mount and UTS namespaces (``sleep``, after the mounts)."""
+        env = {"H": str(host.folder), "SITE": site_packages(), "PYBASE": self.python_base, "NAME": host.name,
+               "HOMEDIR": HOME, "HIDE": " ".join(self.hide), "PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}
+        host.anchor = subprocess.Popen(["ip", "netns", "exec", host.netns, "unshare", "--mount", "--uts",
+                                        "--propagation", "private", "/bin/sh", "-c", _SETUP],
+                                       env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                       start_new_session=True)
+        line = host.anchor.stdout.readline().strip()
+        if line != "ready":
+            host.anchor.kill()
+            raise ClusterError(f"{host.name}: its namespaces were not set up: {host.anchor.stderr.read()[-800:]}")
+
+    def _write_hosts_files(self) -> None:
+        lines = ["127.0.0.1 localhost", f"{self.subnet}.1 console"]
+        lines += [f"{h.ip} {h.name}" for h in self.hosts.values()]
+        for host in self.hosts.values():
+            (host.folder / "hosts").write_text("\n".join(lines) + "\n")
+
+    def close(self) -> None:
+        """Kill every process of every host and remove the namespaces and links (safe to call twice)."""
+        for host in self.hosts.values():
+            if os.path.exists(f"/run/netns/{host.netns}"):
+                host.kill()
+                run(["ip", "netns", "del", host.netns], check=False)
+        if os.path.exists(f"/run/netns/{self.switch}"):
+            run(["ip", "netns", "del", self.switch], check=False)
+        run(["ip", "link", "del", self._console], check=False)
+        self.hosts.clear()
+
+
+def cluster_supported() -> Optional[str]:
+    """None when this machine can make hosts, else why not (one line)."""
+    if os.geteuid() != 0:
+        return "the cluster harness needs root (network and mount namespaces)"
+    for tool in ("ip", "unshare", "nsenter"):
+        if shutil.which(tool) is None:
+            return f"the cluster harness needs `{tool}`"
+    probe = f"icpprobe{os.getpid()}"
+    done = subprocess.run(["ip", "netns", "add", probe], capture_output=True, text=True)
+    if done.returncode:
+        return f"`ip netns add` does not work here: {done.stderr.strip()}"
+    subprocess.run(["ip", "netns", "del", probe], capture_output=True)
+    return None
+
+
+class Deployment:
+    """A store host (moto's S3 server), worker hosts (Beam worker pools) and a driver host (a job
+    service started on its own, a worker pool front spreading workers over the hosts, the CLI).
+
+    Parameters
+    ----------
+    cluster : Cluster
+        Where the hosts are made.
+    wheel : Path
+        The project's wheel, installed on the driver and every worker host.
+    workers : int
+        Worker hosts.
+    """
+
+    def __init__(self, cluster: Cluster, wheel: Path, workers: int = 2):
+        self.cluster = cluster
+        self.store = cluster.add("store")
+        self.driver = cluster.add("driver")
+        self.workers = [cluster.add(f"worker{i + 1}") for i in range(workers)]
+        self.store.run([f"{cluster.python_base}/bin/python3", "-m", "venv", "--without-pip", VENV], check=True)
+        purelib = self.store.run([f"{VENV}/bin/python", "-c",
+                                  "import sysconfig; print(sysconfig.get_paths()['purelib'])"], check=True).stdout
+        (self.store.home / Path(purelib.strip()).relative_to(HOME) / "image-site.pth").write_text(f"{IMAGE}/site\n")
+        for host in [self.driver, *self.workers]:
+            host.install(wheel)
+        self.start_store()
+        for host in self.workers:
+            self.start_pool(host)
+        self.start_driver_services()
+
+    # --- services ------------------------------------------------------------------------------
+
+    def start_store(self) -> None:
+        process = self.store.start([f"{VENV}/bin/python", "-m", "moto.server", "-H", "0.0.0.0", "-p",
+                                    str(STORE_PORT)], "moto.log")
+        self.store.wait_port(STORE_PORT, process, "moto.log")
+        self.s3().create_bucket(Bucket=BUCKET)
+
+    def start_pool(self, host: Host) -> None:
+        """A Beam worker pool on ``host`` whose workers boot through ``boot.py`` (the container contract)."""
+        boot = host.home / "boot.py"
+        boot.write_text(f"#!{VENV}/bin/python\n" + (HERE / "boot.py").read_text())
+        boot.chmod(0o755)
+        process = host.start([f"{VENV}/bin/python", "-m", "apache_beam.runners.worker.worker_pool_main",
+                              f"--service_port={POOL_PORT}", f"--container_executable={HOME}/boot.py"], "pool.log")
+        host.wait_port(POOL_PORT, process, "pool.log")
+
+    def start_driver_services(self) -> None:
+        """The job service and the worker pool front on the driver host."""
+        job = self.driver.start([f"{VENV}/bin/python", "-m", "apache_beam.runners.portability.local_job_service_main",
+                                 f"--port={JOB_PORT}"], "job-service.log")
+        self.driver.wait_port(JOB_PORT, job, "job-service.log", local=True)
+        shutil.copy2(HERE / "dispatch.py", self.driver.home / "dispatch.py")
+        pools = ",".join(f"{host.name}:{POOL_PORT}" for host in self.workers)
+        front = self.driver.start([f"{VENV}/bin/python", f"{HOME}/dispatch.py", f"--port={DISPATCH_PORT}",
+                                   f"--pools={pools}"], "dispatch.log")
+        self.driver.wait_port(DISPATCH_PORT, front, "dispatch.log")
+
+    # --- the store and the CLI -----------------------------------------------------------------
+
+    @property
+    def endpoint(self) -> str:
+        return f"http://store:{STORE_PORT}"
+
+    def s3(self):
+        """A boto3 client of the store, from the console."""
+        import boto3
+        return boto3.client("s3", endpoint_url=f"http://{self.store.ip}:{STORE_PORT}", region_name="us-east-1",
+                            aws_access_key_id=KEYS["AWS_ACCESS_KEY_ID"],
+                            aws_secret_access_key=KEYS["AWS_SECRET_ACCESS_KEY"])
+
+    def store_options(self) -> list[str]:
+        """The object store's Beam options, as the driver and (through the job) the workers get them."""
+        return [f"--s3_endpoint_url={self.endpoint}", "--s3_region_name=us-east-1",
+                f"--s3_access_key_id={KEYS['AWS_ACCESS_KEY_ID']}",
+                f"--s3_secret_access_key={KEYS['AWS_SECRET_ACCESS_KEY']}"]
+
+    def beam_options(self) -> list[str]:
+        """The Beam options of a build on the worker hosts: the job service of the driver host, the
+        worker pool front, the store. (Beam's local job service asks for one SDK worker per job
+        whatever ``--direct_num_workers`` says: ``FnApiRunner.run_via_runner_api`` never reads it.)"""
+        return ["--runner=PortableRunner", f"--job_endpoint=localhost:{JOB_PORT}", "--environment_type=EXTERNAL",
+                f"--environment_config=localhost:{DISPATCH_PORT}", f"--job_server_timeout={JOB_SERVER_TIMEOUT}",
+                *self.store_options()]
+
+    def cli(self, args: Sequence[str], timeout: float = 900) -> subprocess.CompletedProcess:
+        """``imagenet-cp ARGS`` on the driver host."""
+        return self.driver.run([f"{VENV}/bin/imagenet-cp", *args], timeout=timeout)
+
+    def objects(self, prefix: str) -> dict[str, bytes]:
+        """Every object below ``s3://BUCKET/prefix/``: relative key -> bytes."""
+        client, found = self.s3(), {}
+        for page in client.get_paginator("list_objects_v2").paginate(Bucket=BUCKET, Prefix=prefix + "/"):
+            for item in page.get("Contents", []):
+                found[item["Key"][len(prefix) + 1:]] = client.get_object(Bucket=BUCKET, Key=item["Key"])["Body"].read()
+        return found
+
+    def count(self, prefix: str) -> int:
+        """Objects below ``s3://BUCKET/prefix/``."""
+        client, total = self.s3(), 0
+        for page in client.get_paginator("list_objects_v2").paginate(Bucket=BUCKET, Prefix=prefix + "/"):
+            total += len(page.get("Contents", []))
+        return total
+
+    bucket = BUCKET
+
+    def cli_command(self, args: Sequence[str]) -> list[str]:
+        """The argv of ``imagenet-cp ARGS`` on the driver host (for :meth:`Host.command`)."""
+        return [f"{VENV}/bin/imagenet-cp", *args]
+
+    @staticmethod
+    def tar_images(path: Path) -> int:
+        """Members of an input tar."""
+        with tarfile.open(path) as archive:
+            return len(archive.getmembers())
+
+    @staticmethod
+    def runs_a_worker(host: Host, ever: bool = False) -> bool:
+        """Whether an SDK worker runs on ``host`` now (``ever``: has run there, by its log)."""
+        if ever:
+            return any((host.home / "worker-logs").glob("*.log"))
+        for pid in host.processes():
+            try:
+                if b"sdk_worker_main" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                    return True
+            except OSError:
+                continue
+        return False
+
+    def committed_outputs(self, prefix: str) -> int:
+        """Outputs in the committed parts of a build in progress into ``s3://BUCKET/prefix`` (its ledger)."""
+        client, done = self.s3(), 0
+        for page in client.get_paginator("list_objects_v2").paginate(Bucket=BUCKET, Prefix=f"{prefix}/.parts/ledger/"):
+            for item in page.get("Contents", []):
+                entry = json.loads(client.get_object(Bucket=BUCKET, Key=item["Key"])["Body"].read())
+                done += entry["records"] if entry.get("bytes") else 0
+        return done
+
+    def build_killing_a_worker_host(self, args: Sequence[str], prefix: str, outputs: int,
+                                    fraction: float = 1 / 3) -> tuple[Optional[Host], subprocess.CompletedProcess]:
+        """Run ``imagenet-cp ARGS`` on the driver; once ``fraction`` of ``outputs`` is committed into
+        ``s3://BUCKET/prefix``, SIGKILL every process of the worker host running the job's worker.
+        Returns the host killed (None: the build ended first) and the finished command."""
+        build = subprocess.Popen(self.driver.command(self.cli_command(args)), stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, text=True)
+        killed = None
+        try:
+            while build.poll() is None and killed is None:
+                if self.committed_outputs(prefix) >= outputs * fraction:
+                    busy = [host for host in self.workers if self.runs_a_worker(host)]
+                    if len(busy) != 1:
+                        raise ClusterError(f"expected the job's worker on one host, found {[h.name for h in busy]}")
+                    killed = busy[0]
+                    killed.killed_processes = killed.kill()
+                time.sleep(0.2)
+            out, err = build.communicate(timeout=900)
+        finally:
+            if build.poll() is None:
+                build.kill()
+        return killed, subprocess.CompletedProcess(build.args, build.returncode, out, err)
+
+    def restart_worker(self, host: Host) -> None:
+        """A killed worker host again: its namespaces anew (same files), its worker pool."""
+        self.cluster.start_anchor(host)
+        self.start_pool(host)
+
+
+def write_input_tar(path: Path, images: int, seed: int = 34) -> Path:
+    """A tar in the layout of ``ILSVRC2012_img_val.tar`` (flat ``ILSVRC2012_val_%08d.JPEG``) of
+    ``images`` synthetic photographs: the first eight are the bundled sample's, then smooth random
+    images of varied sizes (``numpy.random.default_rng(seed)``)."""
+    import numpy as np
+    from PIL import Image
+
+    sys.path.insert(0, str(REPO))
+    from pipelines.install.sample import write_sample
+
+    with tempfile.TemporaryDirectory() as scratch:
+        sample = sorted(Path(write_sample(scratch)).glob("*/*.JPEG"))
+        members = [(p.name, p.read_bytes()) for p in sample[:images]]
+        rng = np.random.default_rng(seed)
+        taken = {name for name, _ in members}
+        number = 1
+        while len(members) < images:
+            name = f"ILSVRC2012_val_{number:08d}.JPEG"
+            number += 1
+            if name in taken:
+                continue
+            height, width = int(rng.integers(240, 400)), int(rng.integers(240, 400))
+            coarse = rng.integers(0, 256, (6, 6, 3), dtype=np.uint8)
+            image = Image.fromarray(coarse).resize((width, height), Image.BICUBIC)
+            noisy = np.clip(np.asarray(image, np.int16) + rng.integers(-12, 13, (height, width, 3)), 0, 255)
+            buffer = io.BytesIO()
+            Image.fromarray(noisy.astype(np.uint8)).save(buffer, format="JPEG", quality=90)
+            members.append((name, buffer.getvalue()))
+    with tarfile.open(path, "w") as archive:
+        for name, data in sorted(members):
+            info = tarfile.TarInfo(name)
+            info.size, info.mtime, info.mode = len(data), 0, 0o644
+            archive.addfile(info, io.BytesIO(data))
+    return path
+
+
+def build_with_a_cut(deployment: Deployment, args: Sequence[str], prefix: str, outputs: int, seconds: float,
+                     fraction: float = 1 / 3) -> tuple[Optional[Host], subprocess.CompletedProcess]:
+    """Run ``imagenet-cp ARGS`` on the driver; once ``fraction`` of ``outputs`` is committed, take
+    the link of the worker host running the job's worker down for ``seconds``, then up again.
+    Returns the host cut (None: the build ended first) and the finished command."""
+    build = subprocess.Popen(deployment.driver.command(deployment.cli_command(args)), stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+    cut = None
+    try:
+        while build.poll() is None and cut is None:
+            if deployment.committed_outputs(prefix) >= outputs * fraction:
+                cut = next(host for host in deployment.workers if deployment.runs_a_worker(host))
+                cut.cut()
+                try:
+                    time.sleep(seconds)
+                finally:
+                    cut.restore()
+            time.sleep(0.2)
+        out, err = build.communicate(timeout=1800)
+    finally:
+        if build.poll() is None:
+            build.kill()
+    return cut, subprocess.CompletedProcess(build.args, build.returncode, out, err)
+
+
+def _last_line(text: str) -> str:
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    return lines[-1] if lines else ""
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """One command: a build across hosts with a worker host killed at a third, the rerun, the local
+    build to compare with, verify on the store, and (``--cut``) a build whose worker host loses its
+    network for that many seconds. Prints one line per step; exit 0 when every digest matches."""
+    parser = argparse.ArgumentParser(description=main.__doc__.splitlines()[0])
+    parser.add_argument("--images", type=int, default=200, help="images of the input tar (default 200)")
+    parser.add_argument("--corruptions", default="gaussian_noise,contrast")
+    parser.add_argument("--severities", default="1,2")
+    parser.add_argument("--commit-every", type=int, default=25, help="the builds' --commit-every (default 25)")
+    parser.add_argument("--cut", type=float, default=0, metavar="SECONDS",
+                        help="also cut the worker host's network for SECONDS during a build (Beam's workers "
+                             "give up a silent connection after 20 s + 300 s of keepalive)")
+    parser.add_argument("--folder", help="where the hosts' files go (default: a new temporary folder, removed)")
+    args = parser.parse_args(argv)
+    reason = cluster_supported()
+    if reason:
+        print(f"error: {reason}", file=sys.stderr)
+        return 2
+    folder = Path(args.folder or tempfile.mkdtemp(prefix="imagenet-cp-cluster-"))
+    folder.mkdir(parents=True, exist_ok=True)
+    started = time.monotonic()
+
+    def say(text: str) -> None:
+        print(f"[{time.monotonic() - started:6.1f}s] {text}", flush=True)
+
+    tar = write_input_tar(folder / "sample_img_val.tar", args.images)
+    config = ["--corruptions", args.corruptions, "--severities", args.severities]
+    outputs = args.images * (1 + len(args.corruptions.split(",")) * len(args.severities.split(",")))
+    local = subprocess.run([sys.executable, "-m", "scripts.cli", "build-c", "--input", str(tar), "--output",
+                            str(folder / "local-release"), *config], cwd=REPO, capture_output=True, text=True,
+                           env=dict(os.environ, PYTHONPATH=str(REPO)))
+    if local.returncode:
+        print(f"error: the local build failed: {_last_line(local.stderr)}", file=sys.stderr)
+        return 1
+    expected = _last_line(local.stdout)
+    say(f"local build: {expected}")
+    wheel = build_wheel(folder / "build")
+    cluster = Cluster(folder / "hosts")
+    ok = True
+    try:
+        deployment = Deployment(cluster, wheel)
+        say(f"hosts up: {', '.join(f'{h.name} {h.ip}' for h in cluster.hosts.values())}")
+        client = deployment.s3()
+        client.upload_file(str(tar), BUCKET, "input/sample_img_val.tar")
+        build = ["build-c", "--input", f"s3://{BUCKET}/input/sample_img_val.tar", *config,
+                 "--commit-every", str(args.commit_every)]
+        options = ["--", *deployment.beam_options()]
+
+        killed, first = deployment.build_killing_a_worker_host(
+            [*build, "--output", f"s3://{BUCKET}/release", *options], "release", outputs)
+        say(f"first run, {killed.name if killed else 'no host'} killed ({killed.killed_processes if killed else 0} "
+            f"processes) at a third: exit {first.returncode}: {_last_line(first.stderr)}")
+        rerun = deployment.cli([*build, "--output", f"s3://{BUCKET}/release", *options])
+        resumed = [line for line in rerun.stderr.splitlines() if line.startswith("resuming:")]
+        hosts = [h.name for h in deployment.workers if h is not killed and deployment.runs_a_worker(h, ever=True)]
+        say(f"rerun on {', '.join(hosts)}: exit {rerun.returncode}: {resumed[0] if resumed else 'no resume'}; "
+            f"{_last_line(rerun.stdout)}")
+        ok &= _last_line(rerun.stdout) == expected
+        verify = deployment.cli(["verify", f"s3://{BUCKET}/release", "--", *deployment.store_options()])
+        say(f"verify on the store: exit {verify.returncode}: {_last_line(verify.stdout)}")
+        ok &= verify.returncode == 0
+        if killed:
+            deployment.restart_worker(killed)
+        if args.cut:
+            cut, run_ = build_with_a_cut(deployment, [*build, "--output", f"s3://{BUCKET}/release-cut", *options],
+                                         "release-cut", outputs, args.cut)
+            say(f"{cut.name if cut else 'no host'}'s network cut for {args.cut:g}s at a third: exit "
+                f"{run_.returncode}: {_last_line(run_.stderr if run_.returncode else run_.stdout)}")
+            if run_.returncode:
+                run_ = deployment.cli([*build, "--output", f"s3://{BUCKET}/release-cut", *options])
+                resumed = [line for line in run_.stderr.splitlines() if line.startswith("resuming:")]
+                say(f"rerun: exit {run_.returncode}: {resumed[0] if resumed else 'no resume'}; "
+                    f"{_last_line(run_.stdout)}")
+            ok &= _last_line(run_.stdout) == expected
+    finally:
+        cluster.close()
+        if not args.folder:
+            shutil.rmtree(folder, ignore_errors=True)
+    say("every release has the local build's digest" if ok else "error: a digest differs from the local build's")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
