@@ -56,6 +56,8 @@ PIXEL_FORMAT = "yuv444p"
 
 PNG_COMPRESS_LEVEL = 6
 """zlib level of the lossless frame PNGs (Pillow, no optimisation pass, no metadata chunks)."""
+DECODE_THREADS = 1
+"""FFmpeg threads of one ``cv2.VideoCapture`` (:func:`decode_video`)."""
 
 _REPRODUCIBLE_OUTPUT = ("-map_metadata", "-1", "-fflags", "+bitexact", "-flags:v", "+bitexact")
 """Muxer and codec flags that keep library versions and other metadata out of the MP4."""
@@ -232,8 +234,12 @@ def encode_h264(frames: np.ndarray, *, noise: bool, preset: str = "veryslow", th
 
 
 def _read_capture(path: str) -> np.ndarray:
-    """Every frame ``cv2.VideoCapture`` (FFmpeg backend) reads from ``path``, as RGB."""
-    capture = cv2.VideoCapture(path, cv2.CAP_FFMPEG)
+    """Every frame ``cv2.VideoCapture`` (FFmpeg backend) reads from ``path``, as RGB.
+
+    One decoding thread: H.264 decoding is bit-exact whatever the threads, and at 224 pixels
+    FFmpeg's frame threads cost 15 % more CPU than they save (the callers decode several videos
+    side by side)."""
+    capture = cv2.VideoCapture(path, cv2.CAP_FFMPEG, [cv2.CAP_PROP_N_THREADS, DECODE_THREADS])
     frames = []
     try:
         while True:

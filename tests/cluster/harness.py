@@ -89,6 +89,23 @@ def run(command: Sequence[str], check: bool = True, **kwargs) -> subprocess.Comp
     return done
 
 
+def free_subnet(number: int) -> str:
+    """The first three octets of a /24 in 198.18.0.0/15 (RFC 2544's benchmarking range, never routed)
+    that no address or route of this machine overlaps, starting from ``number``: the console's link
+    must not capture the machine's own traffic."""
+    import ipaddress
+    import re
+    listed = run(["ip", "-4", "-o", "addr", "show"]).stdout + run(["ip", "-4", "route", "show", "table", "all"]).stdout
+    taken = [ipaddress.ip_network(text, strict=False)
+             for text in re.findall(r"\b(\d+\.\d+\.\d+\.\d+(?:/\d+)?)", listed)]
+    for step in range(512):
+        index = (number + step) % 512
+        candidate = ipaddress.ip_network(f"198.{18 + index // 256}.{index % 256}.0/24")
+        if not any(candidate.overlaps(net) for net in taken if net.prefixlen > 0):
+            return str(candidate.network_address).rsplit(".", 1)[0]
+    raise ClusterError("no free /24 in 198.18.0.0/15 for the hosts' bridge")
+
+
 def site_packages() -> str:
     """The third-party packages of the Python that runs the harness (its venv's site-packages)."""
     return sysconfig.get_paths()["purelib"]
@@ -265,8 +282,7 @@ class Cluster:
     def __init__(self, folder: Path, hide: Sequence[str] = ()):
         self.folder = Path(folder)
         self.id = uuid.uuid4().hex[:6]
-        number = int(self.id, 16)
-        self.subnet = f"10.{200 + number % 50}.{(number >> 8) % 250}"
+        self.subnet = free_subnet(int(self.id, 16))
         self.switch = f"icp{self.id}sw"
         self.hosts: dict[str, Host] = {}
         self.python_base = sys.base_prefix
