@@ -36,7 +36,7 @@ def add_arguments(parser):
     parser.add_argument("--flip-baseline", help="ImageNet-P baseline: JSON or the baseline model's NPZ "
                                                 "(see imagenet-cp metrics)")
     parser.add_argument("--batch-size", type=int, default=32, help="largest inference batch (default 32)")
-    parser.add_argument("--workers", type=int, help="local worker processes (default: all cores)")
+    parser.add_argument("--workers", type=int, help="local workers, threads of this process (default: all cores)")
     parser.add_argument("--force", action="store_true",
                         help="discard the predictions an interrupted evaluation of another model, release or "
                              "source left in --output, instead of refusing (the same evaluation always resumes)")

@@ -2,19 +2,26 @@
 
 No Beam, no TensorFlow, no file writes; the frost textures are the one file read
 (:mod:`transforms.assets`).
+
+:func:`corrupt` and :func:`perturb_sequence` are imported on first use (PEP 562): importing a
+light module of the package (:mod:`transforms.preprocess`, as an evaluation's workers do) does not
+import the corruptions' libraries (numba, SciPy, scikit-image: half a second).
 """
+import importlib
+
 from schemas.imagenet_c import CORRUPTIONS, BENCHMARK_CORRUPTIONS, EXTRA_CORRUPTIONS, SEVERITIES
 
 from schemas.imagenet_p import PERTURBATIONS
 from schemas.editions import EDITIONS
 
-from .corruptions import corrupt
 from .heap import retain_freed_memory
-from .perturbations import perturb_sequence
 from .preprocess import BadInput, encode_jpeg, encode_png, preprocess, preprocess_uncropped
 from .rng import RNG_MODES, FastRandomState, make_rng
 from .seeds import example_rng, example_seed
 from .vif import delta_v, vif
+
+_LAZY = {"corrupt": "corruptions", "perturb_sequence": "perturbations"}
+"""The module of each function imported on first use."""
 
 __all__ = [
     "EDITIONS", "CORRUPTIONS", "BENCHMARK_CORRUPTIONS", "EXTRA_CORRUPTIONS", "SEVERITIES", "PERTURBATIONS",
@@ -22,3 +29,16 @@ __all__ = [
     "example_seed", "example_rng", "make_rng", "RNG_MODES", "FastRandomState",
     "vif", "delta_v", "retain_freed_memory",
 ]
+
+
+def __getattr__(name: str):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))

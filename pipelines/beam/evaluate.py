@@ -344,7 +344,7 @@ def evaluate_release(release_dir: str, model: Model, out_dir: str | None = None,
 
     def make(scratch, ledger, progress_dir):
         handler = model_handler(model_path, framework, batch_size, threads_per_worker(workers, beam_args))
-        pipeline = make_pipeline(workers, beam_args)
+        pipeline = make_pipeline(workers, beam_args, in_threads=True)
         committed, limits = table_runs(ledger), (part_records, part_seconds)
         predict_c = PredictImageNetC(configs, release_dir, c, handler, scratch, committed, progress_dir, limits)
         predict_p = PredictImageNetP(sets, handler, release_dir, scratch, committed, progress_dir, limits)

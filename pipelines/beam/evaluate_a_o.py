@@ -107,7 +107,7 @@ def evaluate_adversarial(release_dir: str, tree: str, model: Model, out_dir: Opt
         listed = ProgressCounter(progress_dir, counters=EVALUATION_COUNTERS)  # for the progress line
         listed.add(**counts)
         listed.flush()
-        pipeline = make_pipeline(workers, beam_args)
+        pipeline = make_pipeline(workers, beam_args, in_threads=True)
         predict = PredictLogits(model_handler(model_path, framework, batch_size,
                                               threads_per_worker(workers, beam_args)))
         names = (pipeline

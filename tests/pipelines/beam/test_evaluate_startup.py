@@ -12,12 +12,27 @@ def test_beam_inference_is_imported_without_torch_and_keeps_its_memory_metric():
             "import pipelines.beam.evaluate\n"
             "from apache_beam.ml.inference import base\n"
             "assert 'torch' not in sys.modules, 'torch imported'\n"
+            "assert not {'numba', 'scipy', 'skimage'} & set(sys.modules), 'the corruptions imported'\n"
             "assert base.ModelManager is None and base.resource is not None\n"
             "assert base._get_current_process_memory_in_bytes() > 0\n"
             "from apache_beam.ml.inference.model_manager import ModelManager\n"
             "print('ok')\n")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.returncode == 0 and result.stdout.strip() == "ok", result.stderr[-2000:]
+
+
+def test_a_local_evaluation_runs_its_workers_as_threads_and_a_build_as_processes():
+    """Evaluate's local workers are threads of the driver (no worker process to start or stop);
+    a build's are processes; a named runner gets the options as given."""
+    from apache_beam.options.pipeline_options import DirectOptions
+
+    from pipelines.beam.runner import make_pipeline
+
+    def mode(**kwargs):
+        return make_pipeline(2, **kwargs)._options.view_as(DirectOptions).direct_running_mode
+
+    assert (mode(in_threads=True), mode()) == ("multi_threading", "multi_processing")
+    assert mode(beam_args=["--runner=PortableRunner"], in_threads=True) == "in_memory"  # Beam's default, untouched
 
 
 def test_a_step_without_marks_is_merged_into_the_next():
