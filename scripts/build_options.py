@@ -49,6 +49,10 @@ def add_output_arguments(parser, shard_help: str):
     parser.add_argument("--commit-every", type=int, default=None, metavar="N",
                         help="each worker commits its work every N outputs (default 1000) or 120 s, whichever "
                              "comes first: a worker lost mid-run loses at most that much")
+    parser.add_argument("--stall-minutes", type=float, default=None, metavar="M",
+                        help="with a runner named after '--': stop the job when no part was committed for M "
+                             "minutes (default 30; 0: never), as a worker host lost without the runner noticing "
+                             "would leave it waiting for ever; a rerun resumes")
     add_beam_arguments(parser, "after '--': Beam pipeline options, e.g. -- --runner=DataflowRunner --project=P "
                                "--region=R --temp_location=gs://B/tmp --setup_file=./setup.py")
 
@@ -73,7 +77,7 @@ def check_source_arguments(args) -> None:
     import os
 
     for option, least in (("--workers", 1), ("--limit", 0), ("--examples-per-shard", 1), ("--seed", 0),
-                          ("--commit-every", 1)):
+                          ("--commit-every", 1), ("--stall-minutes", 0)):
         value = getattr(args, option[2:].replace("-", "_"), None)
         if value is not None and value < least:
             raise ValueError(f"{option} must be >= {least}, got {value}")
@@ -130,9 +134,11 @@ def run_build(args, build, config_from_args, errors=(ValueError,)) -> int:
     log = WorkerStderr(os.path.join(tempfile.gettempdir(), f"imagenet-cp-workers-{os.getpid()}.log"))
     try:
         with log if quiet else contextlib.nullcontext():
-            commits = {"part_records": args.commit_every} if getattr(args, "commit_every", None) else {}
+            limits = {"part_records": args.commit_every} if getattr(args, "commit_every", None) else {}
+            if getattr(args, "stall_minutes", None) is not None:
+                limits["stall_seconds"] = args.stall_minutes * 60
             run = RunOptions(workers=args.workers, beam_args=[a for a in args.beam_args if a != "--"],
-                             stream=log.terminal or sys.stderr, force=args.force, **commits)
+                             stream=log.terminal or sys.stderr, force=args.force, **limits)
             result = build(args.output, SourceSelection(args.input, args.image_ids, args.limit), config, run,
                            **options)
     except NoUsableImages as err:
@@ -155,7 +161,12 @@ def run_build(args, build, config_from_args, errors=(ValueError,)) -> int:
         if quiet and os.path.exists(log.path) and not logged:
             os.remove(log.path)
         where = f" (worker log: {log.path})" if logged else ""
-        print(f"error: building {args.output}: {describe(err)}{where}", file=sys.stderr)
+        from pipelines.beam.runner import is_local
+        from pipelines.beam.shutdown import RESUME_HINT
+
+        # a job that failed elsewhere (a runner's error, a network's) leaves its committed parts
+        resume = "" if is_local([a for a in args.beam_args if a != "--"]) else f"; {RESUME_HINT}"
+        print(f"error: building {args.output}: {describe(err)}{where}{resume}", file=sys.stderr)
         return 1
     print(result.summary(args.output))
     return 1 if result.failures else 0

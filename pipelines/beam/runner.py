@@ -22,6 +22,7 @@ from apache_beam.runners.portability.fn_api_runner import FnApiRunner
 from apache_beam.runners.portability.fn_api_runner.fn_runner import ExtendedProvisionInfo
 from google.protobuf import struct_pb2
 
+from pipelines.beam.shutdown import STALL_SECONDS
 from pipelines.formats.parts import PART_RECORDS, PART_SECONDS
 
 __all__ = ["WORKER_LOG_LEVEL", "is_local", "make_pipeline", "RunOptions"]
@@ -49,6 +50,9 @@ class RunOptions:
         Seconds between progress lines (local runs).
     part_records, part_seconds : int, float
         When workers commit their work (see :class:`pipelines.formats.parts.PartWriter`).
+    stall_seconds : float
+        A build run elsewhere is stopped when no part was committed for this long (0: never); see
+        :func:`pipelines.beam.shutdown.wait_watched`.
     verbose : bool
         An evaluation ends with a line of each step's seconds.
     started : float, optional
@@ -62,6 +66,7 @@ class RunOptions:
     progress_interval: float = 10.0
     part_records: int = PART_RECORDS
     part_seconds: float = PART_SECONDS
+    stall_seconds: float = STALL_SECONDS
     verbose: bool = False
     started: Optional[float] = None
 

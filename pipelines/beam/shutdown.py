@@ -19,11 +19,16 @@ import threading
 import time
 from typing import Callable, Optional
 
-__all__ = ["RESUME_HINT", "WORKER_MODULE", "DISK_FULL_MARKERS", "WORKER_DIED_MARKERS", "BuildInterrupted",
+__all__ = ["RESUME_HINT", "STALL_SECONDS", "WORKER_MODULE", "DISK_FULL_MARKERS", "WORKER_DIED_MARKERS", "BuildInterrupted",
            "BuildStopped", "worker_pids", "stop_workers", "explain_failure", "BEAM_LOGGERS", "BEAM_THREADS",
-           "stopping_cleanly"]
+           "stopping_cleanly", "wait_watched"]
 
 RESUME_HINT = "rerun the same command to resume"
+STALL_SECONDS = 1800.0
+"""How long a job run elsewhere may go without committing a part before the driver stops it
+(:func:`wait_watched`): longer than a runner's own timeouts for a lost worker (Beam's gRPC
+channels give up a silent peer after 20 + 300 s), far longer than the 120 s within which a
+working worker commits (:data:`pipelines.formats.parts.PART_SECONDS`)."""
 WORKER_MODULE = "apache_beam.runners.worker.sdk_worker_main"
 DISK_FULL_MARKERS = ("No space left on device", f"[Errno {errno.ENOSPC}]")
 WORKER_DIED_MARKERS = ("Channel closed prematurely", "Worker subprocess exited", "StatusCode.UNAVAILABLE",
@@ -185,3 +190,59 @@ def stopping_cleanly(folder: str, space_needed: Callable[[], int] = lambda: 0, s
         threading.excepthook = previous_hook
         for logger, level in zip(loggers, levels):
             logger.setLevel(level)
+
+
+def wait_watched(result, committed: Callable[[], int], stall_seconds: float = STALL_SECONDS,
+                 poll: float = 10.0) -> None:
+    """Wait for a job run elsewhere (``result.wait_until_finish()``), stopping it when its
+    committed work stops growing.
+
+    A runner does not always notice a worker that is gone: Beam's job service waits for ever for
+    a worker host that dropped off the network. Every ``poll`` seconds ``committed()`` (the parts
+    committed so far; an error reading it counts as no change) is read; when it has not grown for
+    ``stall_seconds`` (0: never), the job is asked to cancel and the wait ends.
+
+    Raises
+    ------
+    BuildStopped
+        When the job stalled (one line; the committed parts stay, so a rerun resumes).
+    Exception
+        Whatever ``wait_until_finish`` raised.
+    """
+    finished, failure = threading.Event(), []
+
+    def wait() -> None:
+        try:
+            result.wait_until_finish()
+        except BaseException as err:  # handed to the caller's thread
+            failure.append(err)
+        finally:
+            finished.set()
+
+    threading.Thread(target=wait, name="wait-until-finish", daemon=True).start()
+
+    def count(previous: Optional[int]) -> Optional[int]:
+        try:
+            return committed()
+        except Exception:  # the store cannot say now: no change
+            return previous
+
+    last, since = count(None), time.monotonic()
+    while not finished.wait(poll):
+        now = count(last)
+        if now != last:
+            last, since = now, time.monotonic()
+        elif stall_seconds and time.monotonic() - since >= stall_seconds:
+            canceller = threading.Thread(target=_cancel, args=(result,), name="cancel-job", daemon=True)
+            canceller.start()
+            canceller.join(poll)  # a job service that does not answer is not waited for
+            raise BuildStopped(f"no part was committed for {stall_seconds / 60:g} min (a worker lost with its "
+                               f"host or its network, which the runner did not notice); the job was told to cancel; "
+                               f"{RESUME_HINT}")
+    if failure:
+        raise failure[0]
+
+
+def _cancel(result) -> None:
+    with contextlib.suppress(Exception):  # a runner that cannot cancel: the driver stops all the same
+        result.cancel()

@@ -37,7 +37,7 @@ def harness():
     return harness_module
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def deployment(harness, tmp_path_factory):
     """A store host, a driver host and two worker hosts, the project installed from a wheel of
     the tree; every process and namespace is removed at the end, whatever happened."""

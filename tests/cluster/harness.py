@@ -34,7 +34,7 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Callable, Optional, Sequence
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
@@ -514,28 +514,55 @@ class Deployment:
                 done += entry["records"] if entry.get("bytes") else 0
         return done
 
-    def build_killing_a_worker_host(self, args: Sequence[str], prefix: str, outputs: int,
-                                    fraction: float = 1 / 3) -> tuple[Optional[Host], subprocess.CompletedProcess]:
+    def build_with_a_fault(self, args: Sequence[str], prefix: str, outputs: int, fault: Callable[[Host], None],
+                           fraction: float = 1 / 3, timeout: float = 1800) -> tuple[Optional[Host], subprocess.CompletedProcess]:
         """Run ``imagenet-cp ARGS`` on the driver; once ``fraction`` of ``outputs`` is committed into
-        ``s3://BUCKET/prefix``, SIGKILL every process of the worker host running the job's worker.
-        Returns the host killed (None: the build ended first) and the finished command."""
+        ``s3://BUCKET/prefix``, call ``fault`` on the worker host running the job's worker.
+        Returns that host (None: the build ended first) and the finished command."""
         build = subprocess.Popen(self.driver.command(self.cli_command(args)), stdout=subprocess.PIPE,
                                  stderr=subprocess.PIPE, text=True)
-        killed = None
+        struck = None
         try:
-            while build.poll() is None and killed is None:
+            while build.poll() is None and struck is None:
                 if self.committed_outputs(prefix) >= outputs * fraction:
                     busy = [host for host in self.workers if self.runs_a_worker(host)]
                     if len(busy) != 1:
                         raise ClusterError(f"expected the job's worker on one host, found {[h.name for h in busy]}")
-                    killed = busy[0]
-                    killed.killed_processes = killed.kill()
+                    struck = busy[0]
+                    fault(struck)
                 time.sleep(0.2)
-            out, err = build.communicate(timeout=900)
+            out, err = build.communicate(timeout=timeout)
         finally:
             if build.poll() is None:
                 build.kill()
-        return killed, subprocess.CompletedProcess(build.args, build.returncode, out, err)
+        return struck, subprocess.CompletedProcess(build.args, build.returncode, out, err)
+
+    def build_killing_a_worker_host(self, args: Sequence[str], prefix: str,
+                                    outputs: int) -> tuple[Optional[Host], subprocess.CompletedProcess]:
+        """:meth:`build_with_a_fault`: SIGKILL every process of the worker host at a third."""
+        def kill(host: Host) -> None:
+            host.killed_processes = host.kill()
+
+        return self.build_with_a_fault(args, prefix, outputs, kill)
+
+    def build_with_a_cut(self, args: Sequence[str], prefix: str, outputs: int,
+                         seconds: float) -> tuple[Optional[Host], subprocess.CompletedProcess]:
+        """:meth:`build_with_a_fault`: the worker host's link down for ``seconds`` at a third, then up."""
+        def cut(host: Host) -> None:
+            host.cut()
+            try:
+                time.sleep(seconds)
+            finally:
+                host.restore()
+
+        return self.build_with_a_fault(args, prefix, outputs, cut)
+
+    def lose_for_good(self, host: Host) -> None:
+        """After a build that lost ``host`` (its link down): the host as one that never came back
+        and was replaced: its processes killed, its link up, its worker pool started anew."""
+        host.kill()
+        host.restore()
+        self.restart_worker(host)
 
     def restart_worker(self, host: Host) -> None:
         """A killed worker host again: its namespaces anew (same files), its worker pool."""
@@ -579,31 +606,6 @@ def write_input_tar(path: Path, images: int, seed: int = 34) -> Path:
     return path
 
 
-def build_with_a_cut(deployment: Deployment, args: Sequence[str], prefix: str, outputs: int, seconds: float,
-                     fraction: float = 1 / 3) -> tuple[Optional[Host], subprocess.CompletedProcess]:
-    """Run ``imagenet-cp ARGS`` on the driver; once ``fraction`` of ``outputs`` is committed, take
-    the link of the worker host running the job's worker down for ``seconds``, then up again.
-    Returns the host cut (None: the build ended first) and the finished command."""
-    build = subprocess.Popen(deployment.driver.command(deployment.cli_command(args)), stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True)
-    cut = None
-    try:
-        while build.poll() is None and cut is None:
-            if deployment.committed_outputs(prefix) >= outputs * fraction:
-                cut = next(host for host in deployment.workers if deployment.runs_a_worker(host))
-                cut.cut()
-                try:
-                    time.sleep(seconds)
-                finally:
-                    cut.restore()
-            time.sleep(0.2)
-        out, err = build.communicate(timeout=1800)
-    finally:
-        if build.poll() is None:
-            build.kill()
-    return cut, subprocess.CompletedProcess(build.args, build.returncode, out, err)
-
-
 def _last_line(text: str) -> str:
     lines = [line for line in text.strip().splitlines() if line.strip()]
     return lines[-1] if lines else ""
@@ -621,6 +623,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--cut", type=float, default=0, metavar="SECONDS",
                         help="also cut the worker host's network for SECONDS during a build (Beam's workers "
                              "give up a silent connection after 20 s + 300 s of keepalive)")
+    parser.add_argument("--stall-minutes", type=float, metavar="M",
+                        help="the builds' --stall-minutes (default: the CLI's, 30): with a --cut longer than "
+                             "Beam's timeouts, the build stops after M minutes without a commit")
     parser.add_argument("--folder", help="where the hosts' files go (default: a new temporary folder, removed)")
     args = parser.parse_args(argv)
     reason = cluster_supported()
@@ -655,6 +660,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         client.upload_file(str(tar), BUCKET, "input/sample_img_val.tar")
         build = ["build-c", "--input", f"s3://{BUCKET}/input/sample_img_val.tar", *config,
                  "--commit-every", str(args.commit_every)]
+        if args.stall_minutes is not None:
+            build += ["--stall-minutes", f"{args.stall_minutes:g}"]
         options = ["--", *deployment.beam_options()]
 
         killed, first = deployment.build_killing_a_worker_host(
@@ -673,8 +680,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         if killed:
             deployment.restart_worker(killed)
         if args.cut:
-            cut, run_ = build_with_a_cut(deployment, [*build, "--output", f"s3://{BUCKET}/release-cut", *options],
-                                         "release-cut", outputs, args.cut)
+            cut, run_ = deployment.build_with_a_cut([*build, "--output", f"s3://{BUCKET}/release-cut", *options],
+                                                    "release-cut", outputs, args.cut)
             say(f"{cut.name if cut else 'no host'}'s network cut for {args.cut:g}s at a third: exit "
                 f"{run_.returncode}: {_last_line(run_.stderr if run_.returncode else run_.stdout)}")
             if run_.returncode:

@@ -169,20 +169,53 @@ for a run by hand: ``harness.py --cut 330``)."""
 
 
 def test_a_worker_host_cut_off_the_network_finishes_or_stops_in_one_line_and_the_rerun_resumes(
-        deployment, harness, cluster_input, local_digest):
+        deployment, cluster_input, local_digest):
     digest, _ = local_digest
     bucket, images = deployment.bucket, deployment.tar_images(cluster_input)
     deployment.s3().upload_file(str(cluster_input), bucket, "input/sample_img_val.tar")
     args = ["build-c", "--input", f"s3://{bucket}/input/sample_img_val.tar", "--output", f"s3://{bucket}/release-cut",
             "--corruptions", CORRUPTIONS, "--severities", SEVERITIES, "--commit-every", "5",
             "--", *deployment.beam_options()]
-    cut, first = harness.build_with_a_cut(deployment, args, "release-cut", images * OUTPUTS_PER_IMAGE, CUT_SECONDS)
+    cut, first = deployment.build_with_a_cut(args, "release-cut", images * OUTPUTS_PER_IMAGE, CUT_SECONDS)
     assert cut is not None, f"the build ended before the network was cut: {first.stderr[-500:]}"
     if first.returncode == 0:
         assert digest_of(first.stdout) == digest
         return
     lines = errors(first.stderr)
     assert len(lines) == 1 and lines[0].startswith("error: "), first.stderr[-1500:]
+    rerun = deployment.cli(args)
+    assert rerun.returncode == 0, rerun.stderr[-1500:]
+    resumed = [line for line in rerun.stderr.splitlines() if line.startswith("resuming:")]
+    assert len(resumed) == 1 and 0 < int(resumed[0].split()[1]) < images, rerun.stderr[-800:]
+    assert digest_of(rerun.stdout) == digest
+
+
+STALL_MINUTES = 0.5
+"""The builds' ``--stall-minutes`` where a worker host is lost for good (the CLI's default is 30)."""
+STALLED = ("error: no part was committed for 0.5 min (a worker lost with its host or its network, which the runner "
+           "did not notice); the job was told to cancel; rerun the same command to resume")
+
+
+def test_a_worker_host_lost_for_good_stops_the_build_in_one_line_and_the_rerun_resumes(
+        deployment, cluster_input, local_digest):
+    """A worker host drops off the network and never comes back: Beam's job service waits for it
+    for ever (it notices no silent peer), so the CLI stops the job once no part was committed for
+    ``--stall-minutes``. (A cut that ends after Beam's 320 s of gRPC timeouts leaves the same
+    state: a worker whose streams are dead; ``harness.py --cut 330 --stall-minutes 3`` runs it.)"""
+    digest, _ = local_digest
+    bucket, images = deployment.bucket, deployment.tar_images(cluster_input)
+    deployment.s3().upload_file(str(cluster_input), bucket, "input/sample_img_val.tar")
+    args = ["build-c", "--input", f"s3://{bucket}/input/sample_img_val.tar", "--output", f"s3://{bucket}/release-lost",
+            "--corruptions", CORRUPTIONS, "--severities", SEVERITIES, "--commit-every", "5",
+            "--stall-minutes", f"{STALL_MINUTES:g}", "--", *deployment.beam_options()]
+    lost, first = deployment.build_with_a_fault(args, "release-lost", images * OUTPUTS_PER_IMAGE,
+                                                lambda host: host.cut(), timeout=600)
+    try:
+        assert lost is not None, f"the build ended before the network was cut: {first.stderr[-500:]}"
+        assert (first.returncode, errors(first.stderr)) == (3, [STALLED]), first.stderr[-1500:]
+    finally:
+        if lost is not None:
+            deployment.lose_for_good(lost)
     rerun = deployment.cli(args)
     assert rerun.returncode == 0, rerun.stderr[-1500:]
     resumed = [line for line in rerun.stderr.splitlines() if line.startswith("resuming:")]
