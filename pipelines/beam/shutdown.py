@@ -105,9 +105,14 @@ def _alive(pid: int) -> bool:
 
 
 def _message(err: BaseException) -> str:
-    text = f"{type(err).__name__}: {err}"
-    cause = err.__cause__ or err.__context__
-    return text + (" " + _message(cause) if cause is not None and cause is not err else "")
+    """``'Type: message'`` of ``err`` and of each exception it came from, each once (a worker's
+    failure can come back through Beam's threads as a chain that loops)."""
+    texts, seen = [], set()
+    while err is not None and id(err) not in seen:
+        seen.add(id(err))
+        texts.append(f"{type(err).__name__}: {err}")
+        err = err.__cause__ or err.__context__
+    return " ".join(texts)
 
 
 def explain_failure(err: BaseException, folder: str, space_needed: Callable[[], int]) -> Optional[BuildStopped]:
