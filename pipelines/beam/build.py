@@ -26,9 +26,9 @@ from pipelines.formats import storage
 from pipelines.formats.class_folders import label_names
 from pipelines.release.output_folder import (FolderLock, OutputFolderError, check_not_inside, entry_size, inspect_folder,
                             listing_sha256, remove_release, wait_for_orphan_workers, write_build_record)
-from pipelines.formats.parts import LEDGER_DIR, completed_images, iter_lines, read_ledger
+from pipelines.formats.parts import completed_images, iter_lines, read_ledger
 from pipelines.beam.progress import COUNTERS, NAMESPACE, ProgressLine, runner_counters
-from pipelines.beam.write_release import WriteRelease, committed_names, seal_release
+from pipelines.beam.write_release import WriteRelease, committed_files, committed_names, seal_release
 from pipelines.release.publish import write_publication
 from pipelines.beam.sinks import ReleaseFiles, ReleaseSink, check_format_names, release_sinks
 from pipelines.beam.shutdown import stopping_cleanly, wait_watched
@@ -361,7 +361,7 @@ def _locked_build(output_dir: str, plan: BuildPlan, run: RunOptions, ids: Option
             if local:
                 result.wait_until_finish()
             else:
-                wait_watched(result, lambda: len(storage.list_files(output_dir, LEDGER_DIR)), run.stall_seconds)
+                wait_watched(result, lambda: committed_files(output_dir), run.stall_seconds)
                 progress.print_line()  # the counters of the finished job, as every runner reports them
             release = seal_release(output_dir, document)
             write_publication(output_dir)

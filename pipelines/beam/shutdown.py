@@ -25,10 +25,11 @@ __all__ = ["RESUME_HINT", "STALL_SECONDS", "WORKER_MODULE", "DISK_FULL_MARKERS",
 
 RESUME_HINT = "rerun the same command to resume"
 STALL_SECONDS = 1800.0
-"""How long a job run elsewhere may go without committing a part before the driver stops it
+"""How long a job run elsewhere may go without committing anything before the driver stops it
 (:func:`wait_watched`): longer than a runner's own timeouts for a lost worker (Beam's gRPC
 channels give up a silent peer after 20 + 300 s), far longer than the 120 s within which a
-working worker commits (:data:`pipelines.formats.parts.PART_SECONDS`)."""
+working worker commits a part (:data:`pipelines.formats.parts.PART_SECONDS`), and than one
+config's merge of its tables."""
 WORKER_MODULE = "apache_beam.runners.worker.sdk_worker_main"
 DISK_FULL_MARKERS = ("No space left on device", f"[Errno {errno.ENOSPC}]")
 WORKER_DIED_MARKERS = ("Channel closed prematurely", "Worker subprocess exited", "StatusCode.UNAVAILABLE",
@@ -203,9 +204,10 @@ def wait_watched(result, committed: Callable[[], int], stall_seconds: float = ST
     committed work stops growing.
 
     A runner does not always notice a worker that is gone: Beam's job service waits for ever for
-    a worker host that dropped off the network. Every ``poll`` seconds ``committed()`` (the parts
-    committed so far; an error reading it counts as no change) is read; when it has not grown for
-    ``stall_seconds`` (0: never), the job is asked to cancel and the wait ends.
+    a worker host that dropped off the network. Every ``poll`` seconds ``committed()`` (what the
+    job has committed so far, a count that grows while it works; an error reading it counts as no
+    change) is read; when it has not changed for ``stall_seconds`` (0: never), the job is asked to
+    cancel and the wait ends.
 
     Raises
     ------

@@ -42,15 +42,15 @@ from pipelines.formats.class_folders import make_class_folders
 from pipelines.formats.release_document import write_release
 from pipelines.release.output_folder import WorkerLock
 from pipelines.release.versions import library_versions
-from pipelines.formats.parts import (FAILURES_TABLE, PART_RECORDS, PART_SECONDS, SOURCES_TABLE, PartWriter, iter_file_chunks,
-                    ledger_runs, merge_runs)
+from pipelines.formats.parts import (FAILURES_TABLE, LEDGER_DIR, PART_RECORDS, PART_SECONDS, SOURCES_TABLE, PartWriter,
+                                     iter_file_chunks, ledger_runs, merge_runs)
 from pipelines.beam.progress import ProgressCounter
 from pipelines.beam.sinks import GroupOutputs, ReleaseFiles, ReleaseSink
 from pipelines.formats.spill import SpillReader
 from pipelines.formats.tfrecord import encode_example, frame_record
 
 __all__ = ["CHECKSUM_PARTS", "ENVIRONMENTS_DIR", "RELEASE_WIDE_GROUP", "OutputsFn", "TreeFiles", "TfdsRecords", "WRITER_SINKS", "shard_index", "global_windowed",
-           "WRITE_BATCH", "make_class_folders_once", "write_group", "write_lists", "write_checksum_part",
+           "WRITE_BATCH", "make_class_folders_once", "write_group", "write_lists", "write_checksum_part", "committed_files",
            "committed_names", "WriteRelease", "read_environments", "seal_release"]
 
 CHECKSUM_PARTS = f"{PARTS_DIR}/sha256"
@@ -386,6 +386,13 @@ def write_checksum_part(output_dir: str, element) -> None:
     group, infos = element
     text = "".join(line for _, line in _checksum_lines(infos))
     storage.write_atomic(output_dir, f"{CHECKSUM_PARTS}/{group}.txt", text.encode("utf-8"))
+
+
+def committed_files(output_dir: str) -> int:
+    """The parts (:data:`pipelines.formats.parts.LEDGER_DIR`) and the groups' checksum parts
+    (:data:`CHECKSUM_PARTS`) a build has committed into ``output_dir`` so far: a count that grows
+    while its workers make outputs and while they merge the groups' tables."""
+    return len(storage.list_files(output_dir, LEDGER_DIR)) + len(storage.list_files(output_dir, CHECKSUM_PARTS))
 
 
 def committed_names(ledger: Iterable[Mapping[str, Any]]) -> list:
