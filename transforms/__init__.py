@@ -8,6 +8,7 @@ light module of the package (:mod:`transforms.preprocess`, as an evaluation's wo
 import the corruptions' libraries (numba, SciPy, scikit-image: half a second).
 """
 import importlib
+from typing import TYPE_CHECKING
 
 from schemas.imagenet_c import CORRUPTIONS, BENCHMARK_CORRUPTIONS, EXTRA_CORRUPTIONS, SEVERITIES
 
@@ -19,6 +20,10 @@ from .preprocess import BadInput, encode_jpeg, encode_png, preprocess, preproces
 from .rng import RNG_MODES, FastRandomState, make_rng
 from .seeds import example_rng, example_seed
 from .vif import delta_v, vif
+
+if TYPE_CHECKING:  # what __getattr__ binds on first use, for readers and type checkers
+    from .corruptions import corrupt
+    from .perturbations import perturb_sequence
 
 _LAZY = {"corrupt": "corruptions", "perturb_sequence": "perturbations"}
 """The module of each function imported on first use."""
