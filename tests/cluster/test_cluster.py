@@ -201,7 +201,8 @@ def test_a_worker_host_lost_for_good_stops_the_build_in_one_line_and_the_rerun_r
     """A worker host drops off the network and never comes back: Beam's job service waits for it
     for ever (it notices no silent peer), so the CLI stops the job once no part was committed for
     ``--stall-minutes``. (A cut that ends after Beam's 320 s of gRPC timeouts leaves the same
-    state: a worker whose streams are dead; ``harness.py --cut 330 --stall-minutes 3`` runs it.)"""
+    state, a worker whose streams are dead: ``harness.py --cut 330 --stall-minutes 3`` runs it,
+    too long for CI.)"""
     digest, _ = local_digest
     bucket, images = deployment.bucket, deployment.tar_images(cluster_input)
     deployment.s3().upload_file(str(cluster_input), bucket, "input/sample_img_val.tar")
