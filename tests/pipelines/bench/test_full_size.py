@@ -65,8 +65,9 @@ def test_the_full_size_command_runs_every_step_at_a_tiny_size(tmp_path, capsys, 
         assert step["killed"] == step["step"].endswith("(killed)")
         assert step["seconds"] > 0 and step["cpu_seconds"] > 0 and step["driver_peak_rss_mib"] > 50
         assert step["outputs"] == step["images"] * (2 if step["step"].startswith("evaluate") else 10)
-    builds = [s for s in result["steps"] if s["step"].startswith(("build-c", "evaluate"))]
-    assert all(s["worker_peak_rss_mib"] > 50 for s in builds)
+    assert all(s["worker_peak_rss_mib"] > 50 for s in result["steps"] if s["step"].startswith("build-c"))
+    # evaluate's local workers are threads of its process: its peak is the driver's
+    assert all(s["worker_peak_rss_mib"] is None for s in result["steps"] if s["step"].startswith("evaluate"))
     assert all(s["disk_written_bytes"] > 0 for s in result["steps"] if s["step"] in ("build-c", "package"))
     rerun = next(s for s in result["steps"] if "same_digest" in s)
     assert rerun["images"] == 40 and rerun["same_digest"] is True and rerun["over_uninterrupted"] > 0
