@@ -43,7 +43,7 @@ def deployment(harness, tmp_path_factory):
     the tree; every process and namespace is removed at the end, whatever happened."""
     folder = tmp_path_factory.mktemp("cluster")
     wheel = harness.build_wheel(folder / "build")
-    cluster = harness.Cluster(folder / "hosts")
+    cluster = harness.Cluster(folder / "hosts", hide=[str(tmp_path_factory.getbasetemp())])  # wherever --basetemp is
     try:
         yield harness.Deployment(cluster, wheel, workers=2)
     finally:
