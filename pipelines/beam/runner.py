@@ -99,6 +99,7 @@ def make_pipeline(workers: Optional[int] = None, beam_args: Sequence[str] = (),
         Run the local workers as threads of this process (``multi_threading``) instead of worker
         processes: no worker start (a process importing Beam, 1-3 s) and no worker exit, for work
         whose time is spent where the GIL is released (an evaluation's decoding and model runs).
+        A ``--direct_running_mode`` in ``beam_args`` overrides both choices.
 
     Raises
     ------
@@ -111,7 +112,8 @@ def make_pipeline(workers: Optional[int] = None, beam_args: Sequence[str] = (),
         return beam.Pipeline(options=PipelineOptions(list(beam_args)))
     options = PipelineOptions(list(beam_args))
     direct = options.view_as(DirectOptions)
-    direct.direct_running_mode = "multi_threading" if in_threads else "multi_processing"
+    if not any(arg.startswith("--direct_running_mode") for arg in beam_args):  # the user's choice stands
+        direct.direct_running_mode = "multi_threading" if in_threads else "multi_processing"
     direct.direct_num_workers = workers or os.cpu_count() or 1
     return beam.Pipeline(runner=FnApiRunner(provision_info=_worker_provision_info(beam_args)), options=options)
 

@@ -33,6 +33,7 @@ def test_a_local_evaluation_runs_its_workers_as_threads_and_a_build_as_processes
 
     assert (mode(in_threads=True), mode()) == ("multi_threading", "multi_processing")
     assert mode(beam_args=["--runner=PortableRunner"], in_threads=True) == "in_memory"  # Beam's default, untouched
+    assert mode(beam_args=["--direct_running_mode=multi_processing"], in_threads=True) == "multi_processing"
 
 
 def test_a_step_without_marks_is_merged_into_the_next():
