@@ -19,9 +19,9 @@ import threading
 import time
 from typing import Callable, Optional
 
-__all__ = ["RESUME_HINT", "STALL_SECONDS", "WORKER_MODULE", "DISK_FULL_MARKERS", "WORKER_DIED_MARKERS", "BuildInterrupted",
-           "BuildStopped", "worker_pids", "stop_workers", "explain_failure", "BEAM_LOGGERS", "BEAM_THREADS",
-           "stopping_cleanly", "wait_watched"]
+__all__ = ["RESUME_HINT", "STALL_SECONDS", "WORKER_MODULE", "DISK_FULL_MARKERS", "WORKER_DIED_MARKERS",
+           "BuildInterrupted", "BuildStopped", "worker_pids", "stop_workers", "explain_failure", "BEAM_LOGGERS",
+           "BEAM_THREADS", "stopping_cleanly", "wait_watched"]
 
 RESUME_HINT = "rerun the same command to resume"
 STALL_SECONDS = 1800.0

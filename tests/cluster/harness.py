@@ -515,7 +515,8 @@ class Deployment:
         return done
 
     def build_with_a_fault(self, args: Sequence[str], prefix: str, outputs: int, fault: Callable[[Host], None],
-                           fraction: float = 1 / 3, timeout: float = 1800) -> tuple[Optional[Host], subprocess.CompletedProcess]:
+                           fraction: float = 1 / 3,
+                           timeout: float = 1800) -> tuple[Optional[Host], subprocess.CompletedProcess]:
         """Run ``imagenet-cp ARGS`` on the driver; once ``fraction`` of ``outputs`` is committed into
         ``s3://BUCKET/prefix``, call ``fault`` on the worker host running the job's worker.
         Returns that host (None: the build ended first) and the finished command."""
