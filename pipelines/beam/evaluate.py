@@ -33,10 +33,9 @@ release and ``OUT`` may lie on any file system :mod:`pipelines.formats.storage` 
 """
 from __future__ import annotations
 
-import itertools
 import time
 from dataclasses import replace
-from typing import Iterable, Iterator, Optional, Sequence
+from typing import Iterable, Optional, Sequence
 
 import apache_beam as beam
 
@@ -93,15 +92,29 @@ class PredictTop5(beam.PTransform):
 
 
 LISTED_PER_ELEMENT = 64
-"""Listed images (or videos) per element of the shuffle that spreads them over the workers: the
-driver of a local runner holds what is shuffled, so it holds locators in lists, not an element
-per image (and never pixels: see :func:`pipelines.evaluation.release_inputs.c_examples`)."""
+"""The most listed images (or videos) per element of the shuffle that spreads them over the
+workers: the driver of a local runner holds what is shuffled, so it holds locators in lists, not
+an element per image (and never pixels: see :func:`pipelines.evaluation.release_inputs.c_examples`)."""
 
 
-def _in_lists(items: Iterable, size: int = LISTED_PER_ELEMENT) -> Iterator[list]:
-    items = iter(items)
-    while chunk := list(itertools.islice(items, size)):
-        yield chunk
+def even_lists(items: Iterable, most: int = LISTED_PER_ELEMENT) -> list[list]:
+    """``items`` in the fewest lists of at most ``most``, their lengths differing by one at most.
+
+    A local runner hands each of its workers an equal share of the shuffled lists, and a worker
+    does not take another's: lists of one length give each worker the same work (a config of 200
+    images in lists of 64, 64, 64 and 8 once left one worker with 1,408 of 2,200 images, and
+    half the machine idle for the last 40 % of the run).
+
+    Examples
+    --------
+    >>> [len(chunk) for chunk in even_lists(range(200), 64)]
+    [50, 50, 50, 50]
+    >>> [len(chunk) for chunk in even_lists(range(130), 64)]
+    [43, 43, 44]
+    """
+    items = list(items)
+    count = -(-len(items) // most)
+    return [items[len(items) * index // count:len(items) * (index + 1) // count] for index in range(count)]
 
 
 class _ListPendingFn(beam.DoFn):
@@ -120,9 +133,9 @@ class _ListPendingFn(beam.DoFn):
         what, runs = element
         if self._kind == "c":
             examples = c_examples(what, self._release_dir, self._c, self._labels)
-            yield from _in_lists(pending_images(examples, self._scratch, what.name, runs, self._progress))
+            yield from even_lists(pending_images(examples, self._scratch, what.name, runs, self._progress))
         else:
-            yield from _in_lists(pending_videos(_list_sequences(what, self._release_dir), self._scratch, what[0],
+            yield from even_lists(pending_videos(_list_sequences(what, self._release_dir), self._scratch, what[0],
                                                 runs, self._progress))
 
 
