@@ -63,8 +63,8 @@ from pipelines.evaluation.scores import (PREDICTIONS_DIR, ScoreBaselines, defaul
 from pipelines.formats import storage
 from pipelines.formats.parts import PART_RECORDS, PART_SECONDS
 
-__all__ = ["PREDICTION_FOLDERS", "PredictTop5", "PredictImageNetC", "PredictImageNetP", "check_evaluation_model",
-           "chosen_configs", "evaluate_release"]
+__all__ = ["LISTED_PER_ELEMENT", "PREDICTION_FOLDERS", "PredictTop5", "PredictImageNetC", "PredictImageNetP",
+           "check_evaluation_model", "chosen_configs", "even_lists", "evaluate_release"]
 
 PREDICTION_FOLDERS = {C_TREE: "imagenet-c", P_TREE: "imagenet-p"}
 """Folders below ``predictions/`` of the 224 trees: the benchmarks' names, as before the trees became
