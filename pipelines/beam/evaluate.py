@@ -120,7 +120,7 @@ def even_lists(items: Iterable, most: int = LISTED_PER_ELEMENT) -> list[list]:
 class _ListPendingFn(beam.DoFn):
     """A C config (``(CConfig, runs)``) -> the ``((config, key, label), item)`` of its images that
     no committed run holds; a P set (``((name, path), runs)``) -> its videos not all committed;
-    in lists of :data:`LISTED_PER_ELEMENT`."""
+    in :func:`even_lists`."""
 
     def __init__(self, kind: str, scratch: str, progress_dir, release_dir: str, c=None, labels=None):
         self._kind, self._scratch, self._progress_dir = kind, scratch, progress_dir
@@ -136,7 +136,7 @@ class _ListPendingFn(beam.DoFn):
             yield from even_lists(pending_images(examples, self._scratch, what.name, runs, self._progress))
         else:
             yield from even_lists(pending_videos(_list_sequences(what, self._release_dir), self._scratch, what[0],
-                                                runs, self._progress))
+                                                 runs, self._progress))
 
 
 class PredictImageNetC(beam.PTransform):
