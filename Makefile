@@ -23,7 +23,7 @@ BEAM_ARGS ?=
 BUILD_ARGS = $(if $(INPUT),--input $(INPUT)) $(if $(WORKERS),--workers $(WORKERS))
 AFTER_DASHES = $(if $(strip $(BEAM_ARGS)),-- $(BEAM_ARGS))
 
-.PHONY: install system-deps test bench build-imagenet-c build-imagenet-p build-vcr verify package publish clean
+.PHONY: install engines system-deps test bench build-imagenet-c build-imagenet-p build-vcr verify package publish clean
 
 install: $(STAMP)
 
@@ -45,7 +45,18 @@ $(STAMP): setup.py | system-deps
 	$(BIN)/imagenet-cp fetch-assets
 	touch $(STAMP)
 
-test: install
+# The cluster engines the Flink test runs on (tests/cluster/test_flink.py): Flink and Spark from PyPI into
+# ENGINES, Beam's job servers built by mvn from Maven Central into Beam's jar cache (engines/install.sh).
+ENGINES   ?= .engines
+JAR_CACHE ?= $(HOME)/.apache_beam/cache/jars
+
+engines: $(ENGINES)/.installed
+
+$(ENGINES)/.installed: engines/install.sh engines/versions.sh engines/SHA256SUMS engines/flink/pom.xml engines/spark/pom.xml | $(STAMP)
+	engines/install.sh $(ENGINES) $(JAR_CACHE) $(BIN)/python
+	touch $@
+
+test: install engines
 	$(BIN)/python -m pytest -q -rs tests
 
 bench: install

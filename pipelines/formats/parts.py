@@ -28,6 +28,7 @@ from __future__ import annotations
 import collections
 import heapq
 import json
+import socket
 import time
 import uuid
 from array import array
@@ -136,7 +137,8 @@ class PartWriter:
             ranges[table] = [offset, len(data)]
             offset += len(data)
         storage.write_atomic(self._output_dir, run_path(self.part), chunks)
-        entry = {"part": self.part, "tables": ranges, "records": self._records, "bytes": self._bytes}
+        entry = {"part": self.part, "tables": ranges, "records": self._records, "bytes": self._bytes,
+                 "host": socket.gethostname()}  # where it was made: how a cluster spread the work
         storage.write_atomic(self._output_dir, f"{LEDGER_DIR}/{self.part}.json", json.dumps(entry).encode("utf-8"))
         names = [(table, self.part, start, length) for table, (start, length) in ranges.items()]
         if not self._follow:

@@ -19,6 +19,7 @@ hosts, kills one worker host at about a third, resumes, and compares the digest 
 from __future__ import annotations
 
 import argparse
+import collections
 import io
 import itertools
 import json
@@ -58,11 +59,18 @@ mount -t tmpfs -o size=1m,mode=755 image "$H/image"
 mkdir "$H/image/site" "$H/image/python"
 mount --bind "$SITE" "$H/image/site"; mount -o remount,bind,ro "$H/image/site"
 mount --bind "$PYBASE" "$H/image/python"; mount -o remount,bind,ro "$H/image/python"
+for extra in $EXTRA; do
+  mkdir "$H/image/${extra%%=*}"
+  mount --bind "${extra#*=}" "$H/image/${extra%%=*}"; mount -o remount,bind,ro "$H/image/${extra%%=*}"
+done
 mount --bind "$H/hosts" /etc/hosts
 hostname "$NAME"
 mount --bind "$H/home" "$HOMEDIR"
 mkdir -p "$HOMEDIR/.image"
 mount --move "$H/image" "$HOMEDIR/.image"
+if [ -d "$HOMEDIR/.image/jars" ]; then
+  mkdir -p "$HOMEDIR/.apache_beam/cache/jars"; mount --bind "$HOMEDIR/.image/jars" "$HOMEDIR/.apache_beam/cache/jars"
+fi
 mount --bind "$H/tmp" /tmp
 for hidden in $HIDE; do
   if [ -d "$hidden" ]; then mount -t tmpfs -o size=1m,mode=755 hidden "$hidden"; fi
@@ -277,10 +285,15 @@ class Cluster:
     hide : sequence of str
         More folders every host must not see (the checkout, the harness folder, the console's home
         and the editable project are always hidden).
+    image : mapping of str to str
+        More of the worker image: each folder is visible read-only at ``~/.image/NAME`` of every
+        host (an engine's distribution; ``jars``, Beam's jar cache, is also at the host's
+        ``~/.apache_beam/cache/jars``).
     """
 
-    def __init__(self, folder: Path, hide: Sequence[str] = ()):
+    def __init__(self, folder: Path, hide: Sequence[str] = (), image: Optional[dict] = None):
         self.folder = Path(folder)
+        self.image = {name: os.path.realpath(path) for name, path in (image or {}).items()}
         self.id = uuid.uuid4().hex[:6]
         self.subnet = free_subnet(int(self.id, 16))
         self.switch = f"icp{self.id}sw"
@@ -291,7 +304,7 @@ class Cluster:
         if editable_project():
             hidden.append(editable_project())
         self.hide = sorted({os.path.realpath(p) for p in hidden}, key=len)
-        if any(" " in p for p in self.hide + [site_packages(), self.python_base, str(self.folder)]):
+        if any(" " in p for p in self.hide + [site_packages(), self.python_base, str(self.folder), *self.image.values()]):
             raise ClusterError("the harness needs paths without spaces")
         self._console = f"icp{self.id}c0"
         self._next = itertools.count(2)
@@ -333,7 +346,8 @@ class Cluster:
     def start_anchor(self, host: Host) -> None:
         """The process holding the host's mount and UTS namespaces (``sleep``, after the mounts)."""
         env = {"H": str(host.folder), "SITE": site_packages(), "PYBASE": self.python_base, "NAME": host.name,
-               "HOMEDIR": HOME, "HIDE": " ".join(self.hide), "PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}
+               "HOMEDIR": HOME, "HIDE": " ".join(self.hide),
+               "EXTRA": " ".join(f"{name}={path}" for name, path in self.image.items()), "PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}
         host.anchor = subprocess.Popen(["ip", "netns", "exec", host.netns, "unshare", "--mount", "--uts",
                                         "--propagation", "private", "/bin/sh", "-c", _SETUP],
                                        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -395,16 +409,21 @@ class Deployment:
         self.store = cluster.add("store")
         self.driver = cluster.add("driver")
         self.workers = [cluster.add(f"worker{i + 1}") for i in range(workers)]
-        self.store.run([f"{cluster.python_base}/bin/python3", "-m", "venv", "--without-pip", VENV], check=True)
+        self.install(wheel)
+        for host in self.workers:
+            self.start_pool(host)
+        self.start_driver_services()
+
+    def install(self, wheel: Path) -> None:
+        """The store's venv (the image's packages only), the project on the driver and the workers,
+        and the store started."""
+        self.store.run([f"{self.cluster.python_base}/bin/python3", "-m", "venv", "--without-pip", VENV], check=True)
         purelib = self.store.run([f"{VENV}/bin/python", "-c",
                                   "import sysconfig; print(sysconfig.get_paths()['purelib'])"], check=True).stdout
         (self.store.home / Path(purelib.strip()).relative_to(HOME) / "image-site.pth").write_text(f"{IMAGE}/site\n")
         for host in [self.driver, *self.workers]:
             host.install(wheel)
         self.start_store()
-        for host in self.workers:
-            self.start_pool(host)
-        self.start_driver_services()
 
     # --- services ------------------------------------------------------------------------------
 
@@ -505,34 +524,51 @@ class Deployment:
                 continue
         return False
 
-    def committed_outputs(self, prefix: str) -> int:
-        """Outputs in the committed parts of a build in progress into ``s3://BUCKET/prefix`` (its ledger)."""
-        client, done = self.s3(), 0
+    def committed_by_host(self, prefix: str) -> dict[str, int]:
+        """Outputs in the committed parts of a build in progress into ``s3://BUCKET/prefix`` (its
+        ledger), by the host that made each part."""
+        client, done = self.s3(), collections.Counter()
         for page in client.get_paginator("list_objects_v2").paginate(Bucket=BUCKET, Prefix=f"{prefix}/.parts/ledger/"):
             for item in page.get("Contents", []):
-                entry = json.loads(client.get_object(Bucket=BUCKET, Key=item["Key"])["Body"].read())
-                done += entry["records"] if entry.get("bytes") else 0
-        return done
+                try:
+                    entry = json.loads(client.get_object(Bucket=BUCKET, Key=item["Key"])["Body"].read())
+                except client.exceptions.NoSuchKey:  # the build sealed the release meanwhile
+                    continue
+                done[entry.get("host", "?")] += entry["records"] if entry.get("bytes") else 0
+        return dict(done)
 
-    def build_with_a_fault(self, args: Sequence[str], prefix: str, outputs: int, fault: Callable[[Host], None],
-                           fraction: float = 1 / 3,
-                           timeout: float = 1800) -> tuple[Optional[Host], subprocess.CompletedProcess]:
+    def committed_outputs(self, prefix: str) -> int:
+        """Outputs in the committed parts of a build in progress into ``s3://BUCKET/prefix``."""
+        return sum(self.committed_by_host(prefix).values())
+
+    def busy_worker(self) -> Host:
+        """The one worker host running the job's SDK worker (Beam's own job service runs a job on one)."""
+        busy = [host for host in self.workers if self.runs_a_worker(host)]
+        if len(busy) != 1:
+            raise ClusterError(f"expected the job's worker on one host, found {[h.name for h in busy]}")
+        return busy[0]
+
+    def build_with_a_fault(self, args: Sequence[str], prefix: str, outputs: int,
+                           fault: Optional[Callable[[Host], None]], fraction: float = 1 / 3, timeout: float = 1800,
+                           target: Optional[Callable[[], Host]] = None) -> tuple[Optional[Host], subprocess.CompletedProcess]:
         """Run ``imagenet-cp ARGS`` on the driver; once ``fraction`` of ``outputs`` is committed into
-        ``s3://BUCKET/prefix``, call ``fault`` on the worker host running the job's worker.
-        Returns that host (None: the build ended first) and the finished command."""
+        ``s3://BUCKET/prefix``, call ``fault`` on the host ``target`` names (default:
+        :meth:`busy_worker`). Returns that host (None: the build ended first, or no fault) and the
+        finished command. :attr:`committed_split` keeps the last view of the committed parts by host
+        (the build removes them when it seals the release)."""
         build = subprocess.Popen(self.driver.command(self.cli_command(args)), stdout=subprocess.PIPE,
                                  stderr=subprocess.PIPE, text=True)
-        struck = None
+        struck, deadline = None, time.monotonic() + timeout
+        self.committed_split = {}
         try:
-            while build.poll() is None and struck is None:
-                if self.committed_outputs(prefix) >= outputs * fraction:
-                    busy = [host for host in self.workers if self.runs_a_worker(host)]
-                    if len(busy) != 1:
-                        raise ClusterError(f"expected the job's worker on one host, found {[h.name for h in busy]}")
-                    struck = busy[0]
+            while build.poll() is None and time.monotonic() < deadline:
+                split = self.committed_by_host(prefix)
+                self.committed_split = split or self.committed_split
+                if fault is not None and struck is None and sum(split.values()) >= outputs * fraction:
+                    struck = (target or self.busy_worker)()
                     fault(struck)
                 time.sleep(0.2)
-            out, err = build.communicate(timeout=timeout)
+            out, err = build.communicate(timeout=max(1.0, deadline - time.monotonic()))
         finally:
             if build.poll() is None:
                 build.kill()
@@ -571,6 +607,160 @@ class Deployment:
         self.start_pool(host)
 
 
+def engine_versions() -> dict[str, str]:
+    """``engines/versions.sh``: the engines' versions that ``make engines`` installs."""
+    pairs = (line.split("=", 1) for line in (REPO / "engines" / "versions.sh").read_text().splitlines()
+             if "=" in line and not line.lstrip().startswith("#"))
+    return {key.strip(): value.strip() for key, value in pairs}
+
+
+ENGINES = REPO / ".engines"
+"""Where ``make engines`` puts Flink and Spark (its ``ENGINES``)."""
+JAR_CACHE = Path(os.path.expanduser("~/.apache_beam/cache/jars"))
+"""Beam's jar cache, where ``make engines`` puts the job servers (its ``JAR_CACHE``)."""
+
+
+def flink_home() -> Path:
+    return ENGINES / f"flink-{engine_versions()['FLINK_RELEASE']}"
+
+
+def job_server_jar(runner: str) -> str:
+    """The name of Beam's job server jar for ``runner`` (``flink``, ``spark``) in Beam's jar cache."""
+    versions = engine_versions()
+    module = f"flink-{versions['FLINK_VERSION']}" if runner == "flink" else "spark-3"
+    return f"beam-runners-{module}-job-server-{versions['BEAM_JAVA_VERSION']}.jar"
+
+
+def flink_supported() -> Optional[str]:
+    """None when ``make engines`` installed Flink and its job server here, else why not (one line)."""
+    if shutil.which("java") is None:
+        return "the Flink cluster needs `java` (Java 17)"
+    if not (flink_home() / "bin" / "jobmanager.sh").is_file() or not (JAR_CACHE / job_server_jar("flink")).is_file():
+        return "Flink and Beam's Flink job server are not installed: run `make engines`"
+    return None
+
+
+REST_PORT = 8081
+"""The JobManager's REST port (the Flink master of ``--flink_master``)."""
+
+
+class FlinkDeployment(Deployment):
+    """A Flink session cluster: a JobManager host, TaskManager hosts each with a Beam worker pool
+    beside it, the store host, and a driver host whose CLI runs Beam's ``FlinkRunner`` (which starts
+    Beam's Flink job server on the driver and submits the job to the JobManager).
+
+    The distribution and the job server jar come from ``make engines`` and are part of the worker
+    image (``~/.image/flink``, ``~/.apache_beam/cache/jars``). Each TaskManager has ``slots`` task
+    slots and the cluster spreads a job's subtasks evenly over them; a job restarts up to
+    ``attempts`` times after a failure (Flink's ``fixed-delay`` strategy), so a job of parallelism
+    ``len(taskmanagers)`` can finish on the hosts left after one is lost.
+    """
+
+    def __init__(self, cluster: Cluster, wheel: Path, taskmanagers: int = 2, slots: int = 2, attempts: int = 3):
+        self.cluster = cluster
+        self.slots, self.attempts = slots, attempts
+        self.store = cluster.add("store")
+        self.jobmanager = cluster.add("jobmanager")
+        self.driver = cluster.add("driver")
+        self.workers = [cluster.add(f"taskmanager{i + 1}") for i in range(taskmanagers)]
+        self.install(wheel)
+        for host in [self.jobmanager, *self.workers]:
+            self.write_flink_config(host)
+        self.start_jobmanager()
+        for host in self.workers:
+            self.start_pool(host)
+            self.start_taskmanager(host)
+        self.wait_taskmanagers(len(self.workers))
+
+    @staticmethod
+    def image() -> dict:
+        """What the worker image holds beyond Python: the Flink distribution and Beam's jar cache."""
+        return {"flink": str(flink_home()), "jars": str(JAR_CACHE)}
+
+    def write_flink_config(self, host: Host) -> None:
+        """``~/flink-conf`` of ``host``: the distribution's config with the cluster's addresses."""
+        import yaml
+        conf = host.home / "flink-conf"
+        shutil.copytree(flink_home() / "conf", conf, dirs_exist_ok=True)
+        default = yaml.safe_load((conf / "config.yaml").read_text())
+        settings = {
+            "env.java.opts.all": default["env"]["java"]["opts"]["all"],
+            "jobmanager.rpc.address": self.jobmanager.name, "jobmanager.bind-host": "0.0.0.0",
+            "rest.address": self.jobmanager.name, "rest.bind-address": "0.0.0.0", "rest.port": REST_PORT,
+            "jobmanager.memory.process.size": "1024m",
+            "taskmanager.host": host.name, "taskmanager.bind-host": "0.0.0.0",
+            "taskmanager.numberOfTaskSlots": self.slots, "taskmanager.memory.process.size": "1536m",
+            "cluster.evenly-spread-out-slots": True, "parallelism.default": 1,
+            "restart-strategy.type": "fixed-delay", "restart-strategy.fixed-delay.attempts": self.attempts,
+            "restart-strategy.fixed-delay.delay": "2 s",
+            "heartbeat.interval": 2000, "heartbeat.timeout": 10000,  # a lost TaskManager is noticed in 10 s
+            "io.tmp.dirs": "/tmp",
+        }
+        (conf / "config.yaml").write_text("".join(f"{key}: {json.dumps(value)}\n" for key, value in settings.items()))
+
+    def flink_env(self) -> dict:
+        return {"FLINK_CONF_DIR": f"{HOME}/flink-conf", "FLINK_LOG_DIR": f"{HOME}/flink-log"}
+
+    def start_jobmanager(self) -> None:
+        process = self.jobmanager.start([f"{IMAGE}/flink/bin/jobmanager.sh", "start-foreground"], "jobmanager.log",
+                                        env=self.flink_env())
+        self.jobmanager.wait_port(REST_PORT, process, "jobmanager.log", timeout=120)
+
+    def start_taskmanager(self, host: Host) -> None:
+        host.start([f"{IMAGE}/flink/bin/taskmanager.sh", "start-foreground"], "taskmanager.log", env=self.flink_env())
+
+    def wait_taskmanagers(self, count: int, timeout: float = 120) -> None:
+        """Wait until ``count`` TaskManagers are registered with the JobManager."""
+        deadline = time.monotonic() + timeout
+        while len(self.rest("/taskmanagers").get("taskmanagers", [])) < count:
+            if time.monotonic() > deadline:
+                tail = (self.workers[0].home / "taskmanager.log").read_text(errors="replace")[-1500:]
+                raise ClusterError(f"fewer than {count} TaskManagers registered in {timeout:g} s: {tail}")
+            time.sleep(0.5)
+
+    def rest(self, path: str) -> dict:
+        """A GET of Flink's REST API on the JobManager, from the console."""
+        import urllib.request
+        with urllib.request.urlopen(f"http://{self.jobmanager.ip}:{REST_PORT}{path}", timeout=10) as answer:
+            return json.loads(answer.read())
+
+    def beam_options(self) -> list[str]:
+        """The Beam options of a build on the Flink cluster, as the driver host gives them."""
+        versions = engine_versions()
+        return ["--runner=FlinkRunner", f"--flink_master={self.jobmanager.name}:{REST_PORT}",
+                f"--flink_version={versions['FLINK_VERSION']}",
+                f"--flink_job_server_jar={HOME}/.apache_beam/cache/jars/{job_server_jar('flink')}",
+                f"--parallelism={len(self.workers)}", "--environment_type=EXTERNAL",
+                f"--environment_config=localhost:{POOL_PORT}", f"--job_server_timeout={JOB_SERVER_TIMEOUT}",
+                *self.store_options()]
+
+    def engine_split(self) -> dict[str, int]:
+        """Records the subtasks of the latest job read, by TaskManager host (Flink's REST API:
+        ``/jobs/ID/vertices/VID/taskmanagers``), over the job's vertices."""
+        jobs = sorted(self.rest("/jobs/overview")["jobs"], key=lambda job: job["start-time"])
+        if not jobs:
+            return {}
+        jid, split = jobs[-1]["jid"], collections.Counter()
+        for vertex in self.rest(f"/jobs/{jid}")["vertices"]:
+            for manager in self.rest(f"/jobs/{jid}/vertices/{vertex['id']}/taskmanagers")["taskmanagers"]:
+                host = manager.get("host") or manager.get("endpoint", "?")
+                split[host.split(":")[0]] += manager["metrics"]["read-records"]
+        return dict(split)
+
+    def restart_worker(self, host: Host) -> None:
+        """A killed TaskManager host again: its namespaces anew (same files), its pool, its TaskManager."""
+        self.cluster.start_anchor(host)
+        self.start_pool(host)
+        self.start_taskmanager(host)
+        self.wait_taskmanagers(len(self.workers))
+
+    def restart_jobmanager(self) -> None:
+        """A killed JobManager host again (its TaskManagers register with it anew)."""
+        self.cluster.start_anchor(self.jobmanager)
+        self.start_jobmanager()
+        self.wait_taskmanagers(len(self.workers))
+
+
 def write_input_tar(path: Path, images: int, seed: int = 34) -> Path:
     """A tar in the layout of ``ILSVRC2012_img_val.tar`` (flat ``ILSVRC2012_val_%08d.JPEG``) of
     ``images`` synthetic photographs: the first eight are the bundled sample's, then smooth random
@@ -605,6 +795,30 @@ def write_input_tar(path: Path, images: int, seed: int = 34) -> Path:
             info.size, info.mtime, info.mode = len(data), 0, 0o644
             archive.addfile(info, io.BytesIO(data))
     return path
+
+
+CORRUPTIONS, SEVERITIES = "gaussian_noise,contrast", "1,2"
+"""The config of the tests' builds."""
+OUTPUTS_PER_IMAGE = 5
+"""Outputs per image of that config: the clean one and 2 corruptions x 2 severities."""
+
+
+def errors(stderr: str) -> list[str]:
+    """The lines of a command's stderr that are not progress, resume or note lines."""
+    return [line for line in stderr.strip().splitlines() if not line.startswith(("progress: ", "resuming: ", "note: "))]
+
+
+def digest_of(text: str) -> str:
+    """The hex digest of the CLI's last line ``release digest (sha256 of SHA256SUMS): <hex>``."""
+    lines = [line for line in text.splitlines() if line.startswith("release digest")]
+    if not lines:
+        raise AssertionError(f"no release digest line in: {text[-800:]}")
+    return lines[-1].rsplit(" ", 1)[1]
+
+
+def files(root: Path) -> dict[str, bytes]:
+    """Every file below ``root``: relative path -> bytes."""
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
 def _last_line(text: str) -> str:
