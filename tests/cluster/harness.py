@@ -747,6 +747,12 @@ class FlinkDeployment(Deployment):
                 split[host.split(":")[0]] += manager["metrics"]["read-records"]
         return dict(split)
 
+    def restarts(self) -> int:
+        """How often Flink restarted the latest job (its ``numRestarts`` metric)."""
+        jobs = sorted(self.rest("/jobs/overview")["jobs"], key=lambda job: job["start-time"])
+        found = self.rest(f"/jobs/{jobs[-1]['jid']}/metrics?get=numRestarts") if jobs else []
+        return int(float(found[0]["value"])) if found else 0
+
     def restart_worker(self, host: Host) -> None:
         """A killed TaskManager host again: its namespaces anew (same files), its pool, its TaskManager."""
         self.cluster.start_anchor(host)
@@ -826,24 +832,103 @@ def _last_line(text: str) -> str:
     return lines[-1] if lines else ""
 
 
+def _resumed(done: subprocess.CompletedProcess) -> str:
+    lines = [line for line in done.stderr.splitlines() if line.startswith("resuming:")]
+    return lines[0] if lines else "no resume"
+
+
+def _run_job_service(deployment: Deployment, args, build: list, outputs: int, say) -> bool:
+    """Beam's own job service: a worker host killed at a third, the rerun, verify, (``--cut``) a cut."""
+    options, expected, ok = ["--", *deployment.beam_options()], args.expected, True
+    killed, first = deployment.build_killing_a_worker_host(
+        [*build, "--output", f"s3://{BUCKET}/release", *options], "release", outputs)
+    say(f"first run, {killed.name if killed else 'no host'} killed ({killed.killed_processes if killed else 0} "
+        f"processes) at a third: exit {first.returncode}: {_last_line(first.stderr)}")
+    rerun = deployment.cli([*build, "--output", f"s3://{BUCKET}/release", *options])
+    hosts = [h.name for h in deployment.workers if h is not killed and deployment.runs_a_worker(h, ever=True)]
+    say(f"rerun on {', '.join(hosts)}: exit {rerun.returncode}: {_resumed(rerun)}; {_last_line(rerun.stdout)}")
+    ok &= _last_line(rerun.stdout) == expected
+    verify = deployment.cli(["verify", f"s3://{BUCKET}/release", "--", *deployment.store_options()])
+    say(f"verify on the store: exit {verify.returncode}: {_last_line(verify.stdout)}")
+    ok &= verify.returncode == 0
+    if killed:
+        deployment.restart_worker(killed)
+    if args.cut:
+        cut, run_ = deployment.build_with_a_cut([*build, "--output", f"s3://{BUCKET}/release-cut", *options],
+                                                "release-cut", outputs, args.cut)
+        say(f"{cut.name if cut else 'no host'}'s network cut for {args.cut:g}s at a third: exit "
+            f"{run_.returncode}: {_last_line(run_.stderr if run_.returncode else run_.stdout)}")
+        if run_.returncode:
+            run_ = deployment.cli([*build, "--output", f"s3://{BUCKET}/release-cut", *options])
+            say(f"rerun: exit {run_.returncode}: {_resumed(run_)}; {_last_line(run_.stdout)}")
+        ok &= _last_line(run_.stdout) == expected
+    return ok
+
+
+def _run_flink(flink: FlinkDeployment, args, build: list, outputs: int, say) -> bool:
+    """The Flink cluster: a build and how it was spread, then each fault of ``--faults`` at a third
+    of a build of its own (with the rerun where the build stopped), then verify."""
+    options, expected = ["--", *flink.beam_options()], args.expected
+    began = time.monotonic()
+    _, done = flink.build_with_a_fault([*build, "--output", f"s3://{BUCKET}/release", *options], "release",
+                                       outputs, None)
+    say(f"build on Flink: exit {done.returncode} in {time.monotonic() - began:.1f}s: {_last_line(done.stdout)}")
+    say(f"outputs of the committed parts by host: {flink.committed_split}; "
+        f"records the job's subtasks read, by TaskManager (Flink's REST API): {flink.engine_split()}")
+    ok = _last_line(done.stdout) == expected
+    for fault in filter(None, args.faults.split(",")):
+        prefix = f"release-{fault}"
+        target = flink.jobmanager if fault == "jobmanager" else flink.workers[0]
+
+        def kill(host: Host) -> None:
+            host.killed_processes = host.kill()
+
+        began = time.monotonic()
+        struck, first = flink.build_with_a_fault([*build, "--output", f"s3://{BUCKET}/{prefix}", *options], prefix,
+                                                 outputs, kill, target=lambda: target)
+        restarts = "" if fault == "jobmanager" else f" (Flink restarted the job {flink.restarts()} times)"
+        say(f"{target.name} killed ({target.killed_processes} processes) at a third: exit {first.returncode} in "
+            f"{time.monotonic() - began:.1f}s{restarts}: "
+            f"{_last_line(first.stderr if first.returncode else first.stdout)}")
+        if struck is not None:
+            flink.restart_jobmanager() if fault == "jobmanager" else flink.restart_worker(struck)
+        if first.returncode:
+            first = flink.cli([*build, "--output", f"s3://{BUCKET}/{prefix}", *options])
+            say(f"rerun: exit {first.returncode}: {_resumed(first)}; {_last_line(first.stdout)}")
+        ok &= _last_line(first.stdout) == expected
+    verify = flink.cli(["verify", f"s3://{BUCKET}/release", "--", *flink.store_options()])
+    say(f"verify on the store: exit {verify.returncode}: {_last_line(verify.stdout)}")
+    return ok and verify.returncode == 0
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    """One command: a build across hosts with a worker host killed at a third, the rerun, the local
-    build to compare with, verify on the store, and (``--cut``) a build whose worker host loses its
-    network for that many seconds. Prints one line per step; exit 0 when every digest matches."""
+    """One command: a local build to compare with, then builds across hosts on a Flink cluster
+    (``--engine flink``, the default: how the job was spread, a TaskManager and, with
+    ``--faults``, the JobManager killed at a third) or on Beam's own job service (``--engine
+    job-service``: a worker host killed at a third, ``--cut``), verify on the store. Prints one
+    line per step; exit 0 when every digest matches the local build's."""
     parser = argparse.ArgumentParser(description=main.__doc__.splitlines()[0])
+    parser.add_argument("--engine", choices=("flink", "job-service"), default="flink",
+                        help="flink: a JobManager host and two TaskManager hosts (`make engines` installs Flink); "
+                             "job-service: Beam's own job service, one worker host a job (default flink)")
     parser.add_argument("--images", type=int, default=200, help="images of the input tar (default 200)")
     parser.add_argument("--corruptions", default="gaussian_noise,contrast")
     parser.add_argument("--severities", default="1,2")
     parser.add_argument("--commit-every", type=int, default=25, help="the builds' --commit-every (default 25)")
+    parser.add_argument("--slots", type=int, default=2, help="flink: task slots of each TaskManager (default 2: "
+                        "a job of parallelism 2 can restart on the host left after one is lost)")
+    parser.add_argument("--faults", default="taskmanager",
+                        help="flink: comma-separated faults, each in a build of its own: taskmanager, jobmanager "
+                             "(default taskmanager; '' for none)")
     parser.add_argument("--cut", type=float, default=0, metavar="SECONDS",
-                        help="also cut the worker host's network for SECONDS during a build (Beam's workers "
-                             "give up a silent connection after 20 s + 300 s of keepalive)")
+                        help="job-service: also cut the worker host's network for SECONDS during a build (Beam's "
+                             "workers give up a silent connection after 20 s + 300 s of keepalive)")
     parser.add_argument("--stall-minutes", type=float, metavar="M",
                         help="the builds' --stall-minutes (default: the CLI's, 30): with a --cut longer than "
                              "Beam's timeouts, the build stops after M minutes without a commit")
     parser.add_argument("--folder", help="where the hosts' files go (default: a new temporary folder, removed)")
     args = parser.parse_args(argv)
-    reason = cluster_supported()
+    reason = cluster_supported() or (flink_supported() if args.engine == "flink" else None)
     if reason:
         print(f"error: {reason}", file=sys.stderr)
         return 2
@@ -857,54 +942,27 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     tar = write_input_tar(folder / "sample_img_val.tar", args.images)
     config = ["--corruptions", args.corruptions, "--severities", args.severities]
     outputs = args.images * (1 + len(args.corruptions.split(",")) * len(args.severities.split(",")))
+    began = time.monotonic()
     local = subprocess.run([sys.executable, "-m", "scripts.cli", "build-c", "--input", str(tar), "--output",
                             str(folder / "local-release"), *config], cwd=REPO, capture_output=True, text=True,
                            env=dict(os.environ, PYTHONPATH=str(REPO)))
     if local.returncode:
         print(f"error: the local build failed: {_last_line(local.stderr)}", file=sys.stderr)
         return 1
-    expected = _last_line(local.stdout)
-    say(f"local build: {expected}")
+    args.expected = _last_line(local.stdout)
+    say(f"local build ({os.cpu_count()} workers) in {time.monotonic() - began:.1f}s: {args.expected}")
     wheel = build_wheel(folder / "build")
-    cluster = Cluster(folder / "hosts")
-    ok = True
+    flink = args.engine == "flink"
+    cluster = Cluster(folder / "hosts", image=FlinkDeployment.image() if flink else None)
     try:
-        deployment = Deployment(cluster, wheel)
+        deployment = FlinkDeployment(cluster, wheel, slots=args.slots) if flink else Deployment(cluster, wheel)
         say(f"hosts up: {', '.join(f'{h.name} {h.ip}' for h in cluster.hosts.values())}")
-        client = deployment.s3()
-        client.upload_file(str(tar), BUCKET, "input/sample_img_val.tar")
+        deployment.s3().upload_file(str(tar), BUCKET, "input/sample_img_val.tar")
         build = ["build-c", "--input", f"s3://{BUCKET}/input/sample_img_val.tar", *config,
                  "--commit-every", str(args.commit_every)]
         if args.stall_minutes is not None:
             build += ["--stall-minutes", f"{args.stall_minutes:g}"]
-        options = ["--", *deployment.beam_options()]
-
-        killed, first = deployment.build_killing_a_worker_host(
-            [*build, "--output", f"s3://{BUCKET}/release", *options], "release", outputs)
-        say(f"first run, {killed.name if killed else 'no host'} killed ({killed.killed_processes if killed else 0} "
-            f"processes) at a third: exit {first.returncode}: {_last_line(first.stderr)}")
-        rerun = deployment.cli([*build, "--output", f"s3://{BUCKET}/release", *options])
-        resumed = [line for line in rerun.stderr.splitlines() if line.startswith("resuming:")]
-        hosts = [h.name for h in deployment.workers if h is not killed and deployment.runs_a_worker(h, ever=True)]
-        say(f"rerun on {', '.join(hosts)}: exit {rerun.returncode}: {resumed[0] if resumed else 'no resume'}; "
-            f"{_last_line(rerun.stdout)}")
-        ok &= _last_line(rerun.stdout) == expected
-        verify = deployment.cli(["verify", f"s3://{BUCKET}/release", "--", *deployment.store_options()])
-        say(f"verify on the store: exit {verify.returncode}: {_last_line(verify.stdout)}")
-        ok &= verify.returncode == 0
-        if killed:
-            deployment.restart_worker(killed)
-        if args.cut:
-            cut, run_ = deployment.build_with_a_cut([*build, "--output", f"s3://{BUCKET}/release-cut", *options],
-                                                    "release-cut", outputs, args.cut)
-            say(f"{cut.name if cut else 'no host'}'s network cut for {args.cut:g}s at a third: exit "
-                f"{run_.returncode}: {_last_line(run_.stderr if run_.returncode else run_.stdout)}")
-            if run_.returncode:
-                run_ = deployment.cli([*build, "--output", f"s3://{BUCKET}/release-cut", *options])
-                resumed = [line for line in run_.stderr.splitlines() if line.startswith("resuming:")]
-                say(f"rerun: exit {run_.returncode}: {resumed[0] if resumed else 'no resume'}; "
-                    f"{_last_line(run_.stdout)}")
-            ok &= _last_line(run_.stdout) == expected
+        ok = (_run_flink if flink else _run_job_service)(deployment, args, build, outputs, say)
     finally:
         cluster.close()
         if not args.folder:

@@ -7,7 +7,15 @@ asks the pool on its own host for SDK workers), the store host, and a driver hos
 """
 from __future__ import annotations
 
+import contextlib
+import io
 import sys
+from pathlib import Path
+
+from pipelines.beam.evaluate import evaluate_release
+from pipelines.beam.inference import Model
+from pipelines.beam.runner import RunOptions
+from scripts.cli import main as cli
 
 CLUSTER = sys.modules["cluster_harness"]  # the harness, loaded by conftest.py
 errors, digest_of = CLUSTER.errors, CLUSTER.digest_of
@@ -68,3 +76,38 @@ def test_a_taskmanager_host_killed_at_a_third_the_build_finishes_or_resumes_to_t
     finally:
         if killed is not None:
             flink.restart_worker(killed)
+
+
+def test_an_evaluation_and_an_imagenet_p_build_on_flink_have_the_bytes_of_local_runs(
+        flink, cluster_input, local_digest, tiny_model, tmp_path):
+    _, local_release = local_digest
+    bucket = flink.bucket
+    flink.s3().upload_file(str(cluster_input), bucket, "input/sample_img_val.tar")
+    release = f"s3://{bucket}/release-evaluated"
+    built = flink.cli(build_args(flink, "release-evaluated"))
+    assert built.returncode == 0, built.stderr[-1500:]
+
+    # evaluate: the model reaches the TaskManagers' workers through the store
+    flink.s3().upload_file(str(tiny_model), bucket, "models/tiny.onnx")
+    evaluated = flink.cli(["evaluate", "--release", release, "--model", f"s3://{bucket}/models/tiny.onnx",
+                           "--batch-size", "4", "--", *flink.beam_options()])
+    assert evaluated.returncode == 0, evaluated.stderr[-1500:]
+    local_evaluation = evaluate_release(str(local_release), Model(str(tiny_model), batch_size=4),
+                                        run=RunOptions(workers=1))
+    expected, remote = CLUSTER.files(Path(local_evaluation)), flink.objects("release-evaluated-evaluations/tiny")
+    assert sorted(remote) == sorted(expected)
+    assert [name for name in sorted(expected) if remote[name] != expected[name]] == []
+
+    # build-p: a few images' sequences, MP4s and all
+    config = ["--perturbations", "brightness", "--preset", "ultrafast", "--limit", "3"]
+    local_p = tmp_path / "release-p"
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        assert cli(["build-p", "--input", str(cluster_input), "--output", str(local_p), *config]) == 0
+    remote_p = flink.cli(["build-p", "--input", f"s3://{bucket}/input/sample_img_val.tar", "--output",
+                          f"s3://{bucket}/release-p", *config, "--", *flink.beam_options()])
+    assert remote_p.returncode == 0, remote_p.stderr[-1500:]
+    assert digest_of(remote_p.stdout) == digest_of(printed.getvalue())
+    expected, remote = CLUSTER.files(local_p), flink.objects("release-p")
+    assert sorted(remote) == sorted(expected)
+    assert [name for name in sorted(expected) if remote[name] != expected[name]] == []
