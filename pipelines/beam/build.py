@@ -6,6 +6,7 @@ The edition transform (``CorruptImages`` for ImageNet-C) turns ``SourceImage`` s
 """
 from __future__ import annotations
 
+import collections
 import contextlib
 import hashlib
 import json
@@ -26,7 +27,7 @@ from pipelines.formats import storage
 from pipelines.formats.class_folders import label_names
 from pipelines.release.output_folder import (FolderLock, OutputFolderError, check_not_inside, entry_size, inspect_folder,
                             listing_sha256, remove_release, wait_for_orphan_workers, write_build_record)
-from pipelines.formats.parts import completed_images, iter_lines, read_ledger
+from pipelines.formats.parts import CommittedOutputs, completed_images, iter_lines, read_ledger
 from pipelines.beam.progress import COUNTERS, NAMESPACE, ProgressLine, runner_counters
 from pipelines.beam.write_release import WriteRelease, committed_files, committed_names, seal_release
 from pipelines.release.publish import write_publication
@@ -154,6 +155,18 @@ def _release_input_matches(output_dir: str, index, record: Release) -> bool:
         elif entry.key not in rejected:
             return False
     return not built
+
+
+def _remote_counts(result, committed: CommittedOutputs) -> collections.Counter:
+    """The progress counts of a job run elsewhere: the runner's Beam counters, with the outputs of
+    the committed parts where those are more. Dataflow reports counters while a job runs; Beam's
+    job servers for Flink and Spark, and its own job service, only once it has ended."""
+    counts = collections.Counter(runner_counters(result))
+    try:
+        counts["outputs_written"] = max(counts["outputs_written"], committed())
+    except Exception:  # the store cannot say now: display only
+        pass
+    return counts
 
 
 def _counters(result) -> dict[str, int]:
@@ -354,9 +367,10 @@ def _locked_build(output_dir: str, plan: BuildPlan, run: RunOptions, ids: Option
     try:
         with stopping_cleanly(output_dir, space_needed) if local else contextlib.nullcontext():
             result = pipeline.run()
-            if not local:  # the runner's own counters: live where it reports them (Dataflow, Flink, Spark)
+            if not local:  # the runner's own counters, or the committed parts where they say more
+                committed = CommittedOutputs(output_dir, [entry["part"] for entry in ledger])
                 progress = ProgressLine(None, pending * outputs_per_image, pending, run.progress_interval,
-                                        stream, read=lambda: runner_counters(result))
+                                        stream, read=lambda: _remote_counts(result, committed))
                 progress.start()
             if local:
                 result.wait_until_finish()

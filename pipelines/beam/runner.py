@@ -10,13 +10,14 @@ reach the worker processes too.
 """
 from __future__ import annotations
 
+import glob
 import os
 import sys
 from dataclasses import dataclass
 from typing import Optional, Sequence, TextIO
 
 import apache_beam as beam
-from apache_beam.options.pipeline_options import DirectOptions, PipelineOptions, StandardOptions
+from apache_beam.options.pipeline_options import DirectOptions, FlinkRunnerOptions, PipelineOptions, StandardOptions
 from apache_beam.portability.api import beam_provision_api_pb2
 from apache_beam.runners.portability.fn_api_runner import FnApiRunner
 from apache_beam.runners.portability.fn_api_runner.fn_runner import ExtendedProvisionInfo
@@ -25,7 +26,7 @@ from google.protobuf import struct_pb2
 from pipelines.beam.shutdown import STALL_SECONDS
 from pipelines.formats.parts import PART_RECORDS, PART_SECONDS
 
-__all__ = ["WORKER_LOG_LEVEL", "is_local", "make_pipeline", "RunOptions"]
+__all__ = ["JAR_CACHE", "WORKER_LOG_LEVEL", "is_local", "make_pipeline", "RunOptions", "with_cached_job_server"]
 
 WORKER_LOG_LEVEL = "WARNING"
 """Log level of local SDK worker processes (their INFO lines would drown the progress line)."""
@@ -84,6 +85,27 @@ def is_local(beam_args: Sequence[str]) -> bool:
     return PipelineOptions(list(beam_args)).view_as(StandardOptions).runner is None
 
 
+JAR_CACHE = os.path.join("~", ".apache_beam", "cache", "jars")
+"""Beam's jar cache, where ``make engines`` puts the job servers it builds."""
+
+
+def with_cached_job_server(beam_args: Sequence[str], jar_cache: str = JAR_CACHE) -> tuple[str, ...]:
+    """``beam_args``, with ``--flink_job_server_jar`` added for ``--runner=FlinkRunner`` when none is
+    given and Beam's jar cache holds one Flink job server of the requested ``--flink_version``.
+
+    Beam's FlinkRunner looks in the cache only for the job server of its own version; ``make
+    engines`` builds the one that Maven Central serves whole (see engines/versions.sh), whose
+    version differs. Any other runner, an explicit jar, or no single match: unchanged.
+    """
+    options = PipelineOptions(list(beam_args))
+    runner = options.view_as(StandardOptions).runner or ""
+    if runner.rsplit(".", 1)[-1] != "FlinkRunner" or any(a.startswith("--flink_job_server_jar") for a in beam_args):
+        return tuple(beam_args)
+    version = options.view_as(FlinkRunnerOptions).flink_version
+    found = glob.glob(os.path.join(os.path.expanduser(jar_cache), f"beam-runners-flink-{version}-job-server-*.jar"))
+    return (*beam_args, f"--flink_job_server_jar={found[0]}") if len(found) == 1 else tuple(beam_args)
+
+
 def make_pipeline(workers: Optional[int] = None, beam_args: Sequence[str] = (),
                   in_threads: bool = False) -> beam.Pipeline:
     """A Beam pipeline for a build.
@@ -109,7 +131,7 @@ def make_pipeline(workers: Optional[int] = None, beam_args: Sequence[str] = (),
     if workers is not None and workers < 1:
         raise ValueError(f"workers must be >= 1, got {workers}")
     if not is_local(beam_args):
-        return beam.Pipeline(options=PipelineOptions(list(beam_args)))
+        return beam.Pipeline(options=PipelineOptions(list(with_cached_job_server(beam_args))))
     options = PipelineOptions(list(beam_args))
     direct = options.view_as(DirectOptions)
     if not any(arg.startswith("--direct_running_mode") for arg in beam_args):  # the user's choice stands

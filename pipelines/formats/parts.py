@@ -43,7 +43,7 @@ from pipelines.formats.spill import SpillWriter
 
 __all__ = ["RUNS_DIR", "LEDGER_DIR", "SOURCES_TABLE", "FAILURES_TABLE", "PART_RECORDS", "PART_SECONDS", "READ_CHUNK",
            "MERGE_BYTES", "MIN_READ_CHUNK", "run_path", "PartWriter", "read_ledger", "iter_file_chunks", "iter_lines",
-           "merge_runs", "ledger_runs", "completed_images"]
+           "merge_runs", "ledger_runs", "completed_images", "CommittedOutputs"]
 
 RUNS_DIR = f"{PARTS_DIR}/runs"
 LEDGER_DIR = f"{PARTS_DIR}/ledger"
@@ -153,6 +153,32 @@ def read_ledger(output_dir: str) -> list[dict]:
     for relative in storage.list_files(output_dir, LEDGER_DIR):
         entries.append(json.loads(storage.read_bytes(storage.join(output_dir, relative))))
     return sorted(entries, key=lambda e: e["part"])
+
+
+class CommittedOutputs:
+    """The outputs a build in progress has committed so far, read from its ledger a little at a
+    time: each call lists the ledger and reads only the entries it has not read before (a part is
+    committed once and never changes), so that following a long build costs one read per part.
+
+    Parameters
+    ----------
+    output_dir : str
+        The release directory.
+    before : iterable of str
+        Parts committed by earlier runs, not counted (a resumed build counts its own outputs).
+    """
+
+    def __init__(self, output_dir: str, before: Iterable[str] = ()):
+        self._output_dir, self._seen, self._outputs = output_dir, set(before), 0
+
+    def __call__(self) -> int:
+        for relative in storage.list_files(self._output_dir, LEDGER_DIR):
+            part = relative.rsplit("/", 1)[-1][:-len(".json")]
+            if part not in self._seen:
+                entry = json.loads(storage.read_bytes(storage.join(self._output_dir, relative)))
+                self._outputs += entry["records"] if entry["bytes"] else 0
+                self._seen.add(part)
+        return self._outputs
 
 
 def iter_file_chunks(path: str, start: int = 0, length: Optional[int] = None,

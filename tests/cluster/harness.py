@@ -725,11 +725,11 @@ class FlinkDeployment(Deployment):
             return json.loads(answer.read())
 
     def beam_options(self) -> list[str]:
-        """The Beam options of a build on the Flink cluster, as the driver host gives them."""
+        """The Beam options of a build on the Flink cluster, as the driver host gives them (the CLI
+        finds the job server in the driver's jar cache)."""
         versions = engine_versions()
         return ["--runner=FlinkRunner", f"--flink_master={self.jobmanager.name}:{REST_PORT}",
                 f"--flink_version={versions['FLINK_VERSION']}",
-                f"--flink_job_server_jar={HOME}/.apache_beam/cache/jars/{job_server_jar('flink')}",
                 f"--parallelism={len(self.workers)}", "--environment_type=EXTERNAL",
                 f"--environment_config=localhost:{POOL_PORT}", f"--job_server_timeout={JOB_SERVER_TIMEOUT}",
                 *self.store_options()]
@@ -747,11 +747,15 @@ class FlinkDeployment(Deployment):
                 split[host.split(":")[0]] += manager["metrics"]["read-records"]
         return dict(split)
 
-    def restarts(self) -> int:
-        """How often Flink restarted the latest job (its ``numRestarts`` metric)."""
+    def failures(self) -> list[str]:
+        """The failures Flink recovered from or failed with in the latest job, oldest first: each as
+        ``<exception> on <TaskManager host>`` (its REST API's exception history)."""
         jobs = sorted(self.rest("/jobs/overview")["jobs"], key=lambda job: job["start-time"])
-        found = self.rest(f"/jobs/{jobs[-1]['jid']}/metrics?get=numRestarts") if jobs else []
-        return int(float(found[0]["value"])) if found else 0
+        if not jobs:
+            return []
+        entries = self.rest(f"/jobs/{jobs[-1]['jid']}/exceptions")["exceptionHistory"]["entries"]
+        return [f"{entry['exceptionName'].rsplit('.', 1)[-1]} on {(entry.get('taskManagerLocation') or '?').split(':')[0]}"
+                for entry in sorted(entries, key=lambda entry: entry["timestamp"])]
 
     def restart_worker(self, host: Host) -> None:
         """A killed TaskManager host again: its namespaces anew (same files), its pool, its TaskManager."""
@@ -765,6 +769,130 @@ class FlinkDeployment(Deployment):
         self.cluster.start_anchor(self.jobmanager)
         self.start_jobmanager()
         self.wait_taskmanagers(len(self.workers))
+
+
+def spark_home() -> Path:
+    return ENGINES / f"spark-{engine_versions()['SPARK_RELEASE']}"
+
+
+def spark_supported() -> Optional[str]:
+    """None when ``make engines`` installed Spark and its job server here, else why not (one line)."""
+    if shutil.which("java") is None:
+        return "the Spark cluster needs `java` (Java 17)"
+    if not (spark_home() / "bin" / "spark-class").is_file() or not (JAR_CACHE / job_server_jar("spark")).is_file():
+        return "Spark and Beam's Spark job server are not installed: run `make engines`"
+    return None
+
+
+MASTER_PORT, SPARK_JOB_PORT = 7077, 8099
+JAVA17_OPENS = ["-XX:+IgnoreUnrecognizedVMOptions", "-Djdk.reflect.useDirectMethodHandle=false"] + [
+    f"--add-opens=java.base/{package}=ALL-UNNAMED" for package in (
+        "java.lang", "java.lang.invoke", "java.lang.reflect", "java.io", "java.net", "java.nio", "java.util",
+        "java.util.concurrent", "java.util.concurrent.atomic", "jdk.internal.ref", "sun.nio.ch", "sun.nio.cs",
+        "sun.security.action", "sun.util.calendar")]
+"""The module opens Spark's own launcher gives a JVM on Java 17 (``spark-class`` adds them for the
+master and the workers; the job server is started with ``java`` and needs them given)."""
+_SPARK_LOG4J = """rootLogger.level = info
+rootLogger.appenderRef.stdout.ref = console
+appender.console.type = Console
+appender.console.name = console
+appender.console.target = SYSTEM_ERR
+appender.console.layout.type = PatternLayout
+appender.console.layout.pattern = %d{HH:mm:ss.SSS} %p %c{1}: %m%n%ex
+"""
+
+
+class SparkDeployment(Deployment):
+    """A Spark standalone cluster: a master host, worker hosts each with a Beam worker pool beside
+    it, the store host, and a driver host running Beam's Spark job server (the Spark driver: the
+    SparkContext lives in it) and the CLI (``--runner=PortableRunner --job_endpoint=localhost:8099``).
+
+    Spark's distribution and the job server jar come from ``make engines``. The job server jar
+    holds Beam's runner, not Spark: it runs with Spark's jars on its class path, is the one file
+    the job stages to the executors (``--files_to_stage``), and goes first on their class path
+    (``spark.executor.extraClassPath``: Spark's own Guava 14 would otherwise shadow the Guava that
+    Beam's file systems need).
+    """
+
+    def __init__(self, cluster: Cluster, wheel: Path, workers: int = 2, cores: int = 1):
+        self.cluster, self.cores = cluster, cores
+        self.store = cluster.add("store")
+        self.master = cluster.add("sparkmaster")
+        self.driver = cluster.add("driver")
+        self.workers = [cluster.add(f"sparkworker{i + 1}") for i in range(workers)]
+        self.install(wheel)
+        process = self.master.start([f"{IMAGE}/spark/bin/spark-class", "org.apache.spark.deploy.master.Master",
+                                     "--host", self.master.name, "--port", str(MASTER_PORT), "--webui-port", "8080"],
+                                    "master.log")
+        self.master.wait_port(MASTER_PORT, process, "master.log", timeout=120)
+        for host in self.workers:
+            self.start_pool(host)
+            self.start_spark_worker(host)
+        self.wait_spark_workers(len(self.workers))
+        self.start_job_server()
+
+    @staticmethod
+    def image() -> dict:
+        """What the worker image holds beyond Python: the Spark distribution and Beam's jar cache."""
+        return {"spark": str(spark_home()), "jars": str(JAR_CACHE)}
+
+    @property
+    def jar(self) -> str:
+        return f"{HOME}/.apache_beam/cache/jars/{job_server_jar('spark')}"
+
+    def start_spark_worker(self, host: Host) -> None:
+        host.start([f"{IMAGE}/spark/bin/spark-class", "org.apache.spark.deploy.worker.Worker",
+                    f"spark://{self.master.name}:{MASTER_PORT}", "--host", host.name, "--cores", str(self.cores),
+                    "--memory", "1g", "--work-dir", f"{HOME}/spark-work"], "spark-worker.log")
+
+    def wait_spark_workers(self, count: int, timeout: float = 120) -> None:
+        import urllib.request
+        deadline = time.monotonic() + timeout
+        while True:
+            with urllib.request.urlopen(f"http://{self.master.ip}:8080/json/", timeout=10) as answer:
+                alive = [w for w in json.loads(answer.read())["workers"] if w["state"] == "ALIVE"]
+            if len(alive) >= count:
+                return
+            if time.monotonic() > deadline:
+                raise ClusterError(f"fewer than {count} Spark workers alive in {timeout:g} s")
+            time.sleep(0.5)
+
+    def start_job_server(self) -> None:
+        """Beam's Spark job server on the driver host, its event log in ``~/spark-events``."""
+        (self.driver.home / "log4j2.properties").write_text(_SPARK_LOG4J)
+        (self.driver.home / "spark-events").mkdir(exist_ok=True)
+        jars = f"{IMAGE}/spark/jars"
+        process = self.driver.start(
+            ["java", *JAVA17_OPENS, f"-Dlog4j.configurationFile={HOME}/log4j2.properties",
+             f"-Dspark.executor.extraClassPath={self.jar}", f"-Dspark.driver.host={self.driver.name}",
+             "-Dspark.eventLog.enabled=true", f"-Dspark.eventLog.dir={HOME}/spark-events",
+             "-cp", f"{jars}/slf4j-api-2.0.7.jar:{self.jar}:{jars}/*", "org.apache.beam.runners.spark.SparkJobServerDriver",
+             "--spark-master-url", f"spark://{self.master.name}:{MASTER_PORT}", "--job-port", str(SPARK_JOB_PORT),
+             "--artifact-port", "8098", "--expansion-port", "8097"], "job-server.log")
+        self.driver.wait_port(SPARK_JOB_PORT, process, "job-server.log", timeout=120, local=True)
+
+    def beam_options(self) -> list[str]:
+        """The Beam options of a build on the Spark cluster, as the driver host gives them."""
+        return ["--runner=PortableRunner", f"--job_endpoint=localhost:{SPARK_JOB_PORT}", "--environment_type=EXTERNAL",
+                f"--environment_config=localhost:{POOL_PORT}", f"--files_to_stage={self.jar}",
+                "--environment_cache_millis=600000", f"--job_server_timeout={JOB_SERVER_TIMEOUT}",
+                *self.store_options()]
+
+    def engine_split(self) -> dict[str, int]:
+        """Tasks of the latest application, by the host of their executor (Spark's event log)."""
+        logs = sorted((self.driver.home / "spark-events").glob("app-*"))
+        split = collections.Counter()
+        for line in (logs[-1].read_text().splitlines() if logs else []):
+            event = json.loads(line)
+            if event.get("Event") == "SparkListenerTaskEnd":
+                split[event["Task Info"]["Host"]] += 1
+        return dict(split)
+
+    def restart_worker(self, host: Host) -> None:
+        self.cluster.start_anchor(host)
+        self.start_pool(host)
+        self.start_spark_worker(host)
+        self.wait_spark_workers(len(self.workers))
 
 
 def write_input_tar(path: Path, images: int, seed: int = 34) -> Path:
@@ -865,20 +993,28 @@ def _run_job_service(deployment: Deployment, args, build: list, outputs: int, sa
     return ok
 
 
-def _run_flink(flink: FlinkDeployment, args, build: list, outputs: int, say) -> bool:
-    """The Flink cluster: a build and how it was spread, then each fault of ``--faults`` at a third
-    of a build of its own (with the rerun where the build stopped), then verify."""
+def _run_engine(flink: Deployment, args, build: list, outputs: int, say) -> bool:
+    """A Flink or Spark cluster: a build and how it was spread, then each fault of ``--faults`` at a
+    third of a build of its own (with the rerun where the build stopped), then verify."""
     options, expected = ["--", *flink.beam_options()], args.expected
+    console_store = [f"--s3_endpoint_url=http://{flink.store.ip}:{STORE_PORT}", *flink.store_options()[1:]]
+    began = time.monotonic()
+    local = subprocess.run([sys.executable, "-m", "scripts.cli", *build, "--output", f"s3://{BUCKET}/release-local",
+                            "--", *console_store], cwd=REPO, capture_output=True, text=True,
+                           env=dict(os.environ, PYTHONPATH=str(REPO)))
+    say(f"local build into the store ({os.cpu_count()} workers, on the console): exit {local.returncode} in "
+        f"{time.monotonic() - began:.1f}s")
     began = time.monotonic()
     _, done = flink.build_with_a_fault([*build, "--output", f"s3://{BUCKET}/release", *options], "release",
                                        outputs, None)
-    say(f"build on Flink: exit {done.returncode} in {time.monotonic() - began:.1f}s: {_last_line(done.stdout)}")
+    say(f"build on {args.engine}: exit {done.returncode} in {time.monotonic() - began:.1f}s: {_last_line(done.stdout)}")
     say(f"outputs of the committed parts by host: {flink.committed_split}; "
-        f"records the job's subtasks read, by TaskManager (Flink's REST API): {flink.engine_split()}")
+        f"the engine's split by host: {flink.engine_split()}")
     ok = _last_line(done.stdout) == expected
     for fault in filter(None, args.faults.split(",")):
         prefix = f"release-{fault}"
-        target = flink.jobmanager if fault == "jobmanager" else flink.workers[0]
+        coordinator = fault in ("jobmanager", "master")
+        target = getattr(flink, "jobmanager", None) or flink.master if coordinator else flink.workers[0]
 
         def kill(host: Host) -> None:
             host.killed_processes = host.kill()
@@ -886,12 +1022,13 @@ def _run_flink(flink: FlinkDeployment, args, build: list, outputs: int, say) -> 
         began = time.monotonic()
         struck, first = flink.build_with_a_fault([*build, "--output", f"s3://{BUCKET}/{prefix}", *options], prefix,
                                                  outputs, kill, target=lambda: target)
-        restarts = "" if fault == "jobmanager" else f" (Flink restarted the job {flink.restarts()} times)"
+        restarts = "" if coordinator or not hasattr(flink, "failures") else \
+            f" (the failures Flink recovered from or failed with: {flink.failures() or 'none'})"
         say(f"{target.name} killed ({target.killed_processes} processes) at a third: exit {first.returncode} in "
             f"{time.monotonic() - began:.1f}s{restarts}: "
             f"{_last_line(first.stderr if first.returncode else first.stdout)}")
         if struck is not None:
-            flink.restart_jobmanager() if fault == "jobmanager" else flink.restart_worker(struck)
+            flink.restart_jobmanager() if coordinator else flink.restart_worker(struck)
         if first.returncode:
             first = flink.cli([*build, "--output", f"s3://{BUCKET}/{prefix}", *options])
             say(f"rerun: exit {first.returncode}: {_resumed(first)}; {_last_line(first.stdout)}")
@@ -908,18 +1045,19 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     job-service``: a worker host killed at a third, ``--cut``), verify on the store. Prints one
     line per step; exit 0 when every digest matches the local build's."""
     parser = argparse.ArgumentParser(description=main.__doc__.splitlines()[0])
-    parser.add_argument("--engine", choices=("flink", "job-service"), default="flink",
-                        help="flink: a JobManager host and two TaskManager hosts (`make engines` installs Flink); "
-                             "job-service: Beam's own job service, one worker host a job (default flink)")
+    parser.add_argument("--engine", choices=("flink", "spark", "job-service"), default="flink",
+                        help="flink: a JobManager host and two TaskManager hosts; spark: a Spark standalone master "
+                             "and two workers (`make engines` installs both); job-service: Beam's own job "
+                             "service, one worker host a job (default flink)")
     parser.add_argument("--images", type=int, default=200, help="images of the input tar (default 200)")
     parser.add_argument("--corruptions", default="gaussian_noise,contrast")
     parser.add_argument("--severities", default="1,2")
     parser.add_argument("--commit-every", type=int, default=25, help="the builds' --commit-every (default 25)")
     parser.add_argument("--slots", type=int, default=2, help="flink: task slots of each TaskManager (default 2: "
                         "a job of parallelism 2 can restart on the host left after one is lost)")
-    parser.add_argument("--faults", default="taskmanager",
-                        help="flink: comma-separated faults, each in a build of its own: taskmanager, jobmanager "
-                             "(default taskmanager; '' for none)")
+    parser.add_argument("--faults", default="worker",
+                        help="flink, spark: comma-separated faults, each in a build of its own: worker (the first "
+                             "TaskManager or Spark worker host killed), jobmanager (flink) (default worker; '' for none)")
     parser.add_argument("--cut", type=float, default=0, metavar="SECONDS",
                         help="job-service: also cut the worker host's network for SECONDS during a build (Beam's "
                              "workers give up a silent connection after 20 s + 300 s of keepalive)")
@@ -928,7 +1066,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                              "Beam's timeouts, the build stops after M minutes without a commit")
     parser.add_argument("--folder", help="where the hosts' files go (default: a new temporary folder, removed)")
     args = parser.parse_args(argv)
-    reason = cluster_supported() or (flink_supported() if args.engine == "flink" else None)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # a killed run still removes its hosts
+    engine_check = {"flink": flink_supported, "spark": spark_supported}.get(args.engine)
+    reason = cluster_supported() or (engine_check() if engine_check else None)
     if reason:
         print(f"error: {reason}", file=sys.stderr)
         return 2
@@ -952,17 +1092,20 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     args.expected = _last_line(local.stdout)
     say(f"local build ({os.cpu_count()} workers) in {time.monotonic() - began:.1f}s: {args.expected}")
     wheel = build_wheel(folder / "build")
-    flink = args.engine == "flink"
-    cluster = Cluster(folder / "hosts", image=FlinkDeployment.image() if flink else None)
+    kind = {"flink": FlinkDeployment, "spark": SparkDeployment}.get(args.engine)
+    cluster = Cluster(folder / "hosts", image=kind.image() if kind else None)
     try:
-        deployment = FlinkDeployment(cluster, wheel, slots=args.slots) if flink else Deployment(cluster, wheel)
+        if kind is FlinkDeployment:
+            deployment = FlinkDeployment(cluster, wheel, slots=args.slots)
+        else:
+            deployment = kind(cluster, wheel) if kind else Deployment(cluster, wheel)
         say(f"hosts up: {', '.join(f'{h.name} {h.ip}' for h in cluster.hosts.values())}")
         deployment.s3().upload_file(str(tar), BUCKET, "input/sample_img_val.tar")
         build = ["build-c", "--input", f"s3://{BUCKET}/input/sample_img_val.tar", *config,
                  "--commit-every", str(args.commit_every)]
         if args.stall_minutes is not None:
             build += ["--stall-minutes", f"{args.stall_minutes:g}"]
-        ok = (_run_flink if flink else _run_job_service)(deployment, args, build, outputs, say)
+        ok = (_run_engine if kind else _run_job_service)(deployment, args, build, outputs, say)
     finally:
         cluster.close()
         if not args.folder:
