@@ -347,7 +347,8 @@ class Cluster:
         """The process holding the host's mount and UTS namespaces (``sleep``, after the mounts)."""
         env = {"H": str(host.folder), "SITE": site_packages(), "PYBASE": self.python_base, "NAME": host.name,
                "HOMEDIR": HOME, "HIDE": " ".join(self.hide),
-               "EXTRA": " ".join(f"{name}={path}" for name, path in self.image.items()), "PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}
+               "EXTRA": " ".join(f"{name}={path}" for name, path in self.image.items()),
+               "PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}
         host.anchor = subprocess.Popen(["ip", "netns", "exec", host.netns, "unshare", "--mount", "--uts",
                                         "--propagation", "private", "/bin/sh", "-c", _SETUP],
                                        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -524,17 +525,24 @@ class Deployment:
                 continue
         return False
 
-    def committed_by_host(self, prefix: str) -> dict[str, int]:
+    def committed_by_host(self, prefix: str, seen: Optional[dict] = None) -> dict[str, int]:
         """Outputs in the committed parts of a build in progress into ``s3://BUCKET/prefix`` (its
-        ledger), by the host that made each part."""
-        client, done = self.s3(), collections.Counter()
+        ledger), by the host that made each part. ``seen`` (ledger key -> (host, outputs)) keeps
+        the entries read by earlier calls: only new ones are read, and parts the build has removed
+        since (it seals the release) still count."""
+        client, seen = self.s3(), {} if seen is None else seen
         for page in client.get_paginator("list_objects_v2").paginate(Bucket=BUCKET, Prefix=f"{prefix}/.parts/ledger/"):
             for item in page.get("Contents", []):
+                if item["Key"] in seen:
+                    continue
                 try:
                     entry = json.loads(client.get_object(Bucket=BUCKET, Key=item["Key"])["Body"].read())
                 except client.exceptions.NoSuchKey:  # the build sealed the release meanwhile
                     continue
-                done[entry.get("host", "?")] += entry["records"] if entry.get("bytes") else 0
+                seen[item["Key"]] = (entry.get("host", "?"), entry["records"] if entry.get("bytes") else 0)
+        done = collections.Counter()
+        for host, outputs in seen.values():
+            done[host] += outputs
         return dict(done)
 
     def committed_outputs(self, prefix: str) -> int:
@@ -550,20 +558,19 @@ class Deployment:
 
     def build_with_a_fault(self, args: Sequence[str], prefix: str, outputs: int,
                            fault: Optional[Callable[[Host], None]], fraction: float = 1 / 3, timeout: float = 1800,
-                           target: Optional[Callable[[], Host]] = None) -> tuple[Optional[Host], subprocess.CompletedProcess]:
+                           target: Optional[Callable[[], Host]] = None
+                           ) -> tuple[Optional[Host], subprocess.CompletedProcess]:
         """Run ``imagenet-cp ARGS`` on the driver; once ``fraction`` of ``outputs`` is committed into
         ``s3://BUCKET/prefix``, call ``fault`` on the host ``target`` names (default:
         :meth:`busy_worker`). Returns that host (None: the build ended first, or no fault) and the
-        finished command. :attr:`committed_split` keeps the last view of the committed parts by host
-        (the build removes them when it seals the release)."""
+        finished command. :attr:`committed_split` keeps the outputs of every part seen committed, by
+        host (the build removes the parts when it seals the release)."""
         build = subprocess.Popen(self.driver.command(self.cli_command(args)), stdout=subprocess.PIPE,
                                  stderr=subprocess.PIPE, text=True)
-        struck, deadline = None, time.monotonic() + timeout
-        self.committed_split = {}
+        struck, deadline, seen = None, time.monotonic() + timeout, {}
         try:
             while build.poll() is None and time.monotonic() < deadline:
-                split = self.committed_by_host(prefix)
-                self.committed_split = split or self.committed_split
+                split = self.committed_split = self.committed_by_host(prefix, seen)
                 if fault is not None and struck is None and sum(split.values()) >= outputs * fraction:
                     struck = (target or self.busy_worker)()
                     fault(struck)
@@ -754,7 +761,8 @@ class FlinkDeployment(Deployment):
         if not jobs:
             return []
         entries = self.rest(f"/jobs/{jobs[-1]['jid']}/exceptions")["exceptionHistory"]["entries"]
-        return [f"{entry['exceptionName'].rsplit('.', 1)[-1]} on {(entry.get('taskManagerLocation') or '?').split(':')[0]}"
+        where = (lambda entry: (entry.get("location") or entry.get("taskManagerLocation") or "?").split(":")[0])
+        return [f"{entry['exceptionName'].rsplit('.', 1)[-1]} on {where(entry)}"
                 for entry in sorted(entries, key=lambda entry: entry["timestamp"])]
 
     def restart_worker(self, host: Host) -> None:
@@ -866,7 +874,8 @@ class SparkDeployment(Deployment):
             ["java", *JAVA17_OPENS, f"-Dlog4j.configurationFile={HOME}/log4j2.properties",
              f"-Dspark.executor.extraClassPath={self.jar}", f"-Dspark.driver.host={self.driver.name}",
              "-Dspark.eventLog.enabled=true", f"-Dspark.eventLog.dir={HOME}/spark-events",
-             "-cp", f"{jars}/slf4j-api-2.0.7.jar:{self.jar}:{jars}/*", "org.apache.beam.runners.spark.SparkJobServerDriver",
+             "-cp", f"{jars}/slf4j-api-2.0.7.jar:{self.jar}:{jars}/*",
+             "org.apache.beam.runners.spark.SparkJobServerDriver",
              "--spark-master-url", f"spark://{self.master.name}:{MASTER_PORT}", "--job-port", str(SPARK_JOB_PORT),
              "--artifact-port", "8098", "--expansion-port", "8097"], "job-server.log")
         self.driver.wait_port(SPARK_JOB_PORT, process, "job-server.log", timeout=120, local=True)
@@ -1039,12 +1048,20 @@ def _run_engine(flink: Deployment, args, build: list, outputs: int, say) -> bool
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    """One command: a local build to compare with, then builds across hosts on a Flink cluster
-    (``--engine flink``, the default: how the job was spread, a TaskManager and, with
-    ``--faults``, the JobManager killed at a third) or on Beam's own job service (``--engine
-    job-service``: a worker host killed at a third, ``--cut``), verify on the store. Prints one
-    line per step; exit 0 when every digest matches the local build's."""
-    parser = argparse.ArgumentParser(description=main.__doc__.splitlines()[0])
+    """Build a release across hosts on a Flink cluster, a Spark cluster or Beam's own job service,
+    and compare it with a local build.
+
+    ``--engine flink`` (the default) or ``spark``: a build and how it was spread over the hosts,
+    then each fault of ``--faults`` (a TaskManager or Spark worker host, the JobManager) at a
+    third of a build of its own, with the rerun where the build stopped. ``--engine
+    job-service``: a worker host killed at a third, the rerun, ``--cut``. Then ``verify`` on the
+    store. Prints one line per step; exit 0 when every digest matches the local build's."""
+    parser = argparse.ArgumentParser(
+        description=" ".join(main.__doc__.split("\n\n")[0].split()),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="example (root, after `make engines`): a Flink cluster of a JobManager host and two TaskManager hosts,\n"
+               "a TaskManager host and then the JobManager host killed at a third of a build:\n"
+               "  sudo python tests/cluster/harness.py --images 200 --faults worker,jobmanager --stall-minutes 1")
     parser.add_argument("--engine", choices=("flink", "spark", "job-service"), default="flink",
                         help="flink: a JobManager host and two TaskManager hosts; spark: a Spark standalone master "
                              "and two workers (`make engines` installs both); job-service: Beam's own job "
@@ -1056,8 +1073,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--slots", type=int, default=2, help="flink: task slots of each TaskManager (default 2: "
                         "a job of parallelism 2 can restart on the host left after one is lost)")
     parser.add_argument("--faults", default="worker",
-                        help="flink, spark: comma-separated faults, each in a build of its own: worker (the first "
-                             "TaskManager or Spark worker host killed), jobmanager (flink) (default worker; '' for none)")
+                        help="flink, spark: comma-separated faults, each in a build of its own: worker (the "
+                             "first TaskManager or Spark worker host killed), jobmanager (flink) (default "
+                             "worker; '' for none)")
     parser.add_argument("--cut", type=float, default=0, metavar="SECONDS",
                         help="job-service: also cut the worker host's network for SECONDS during a build (Beam's "
                              "workers give up a silent connection after 20 s + 300 s of keepalive)")

@@ -45,27 +45,35 @@ _A_O = ("needs a filter run over a candidate pool and a person's review; tests/p
         "test_adversarial_filter.py runs filter-a, filter-o, package-a and verify on a real pool")
 _SYNOPSIS = "a synopsis with [optional] arguments, not a command line"
 _HARNESS = ("runs on the hosts of tests/cluster/harness.py (root, network and mount namespaces); "
-            "tests/cluster/test_cluster.py starts them and runs these commands there")
+            "tests/cluster/test_flink.py starts them and runs these commands there")
+_FLINK = ("runs on the hosts of a Flink cluster: tests/cluster/harness.py's FlinkDeployment starts these "
+          "commands on its hosts, and tests/cluster/test_flink.py builds with them")
+_SPARK = ("runs on the hosts of a Spark standalone cluster: tests/cluster/harness.py --engine spark starts these "
+          "commands on its hosts (by hand, not in CI)")
 
 #: Command lines that are not run here, with the reason.
 NOT_RUN = {
-    "sudo python tests/cluster/harness.py --images 200 --cut 30": _HARNESS,
-    "python -m moto.server -H 0.0.0.0 -p 5000": _HARNESS,
+    "sudo python tests/cluster/harness.py --images 200 --faults worker,jobmanager --stall-minutes 1": _HARNESS,
+    "FLINK_CONF_DIR=$HOME/flink-conf $FLINK_HOME/bin/jobmanager.sh start-foreground": _FLINK,
+    "FLINK_CONF_DIR=$HOME/flink-conf $FLINK_HOME/bin/taskmanager.sh start-foreground": _FLINK,
     "python -m apache_beam.runners.worker.worker_pool_main --service_port=50000 "
-    "--container_executable=$HOME/boot.py": _HARNESS,
-    "python -m apache_beam.runners.portability.local_job_service_main --port=8099": _HARNESS,
-    "python dispatch.py --port 50100 --pools worker1:50000,worker2:50000": _HARNESS,
+    "--container_executable=$HOME/boot.py": _FLINK,
     "imagenet-cp build-c --input s3://imagenet-cp/input/sample_img_val.tar --output s3://imagenet-cp/release "
-    "--corruptions gaussian_noise,contrast --severities 1,2 --commit-every 25 -- --runner=PortableRunner "
-    "--job_endpoint=localhost:8099 --environment_type=EXTERNAL --environment_config=localhost:50100 "
-    "--job_server_timeout=86400 --s3_endpoint_url=http://store:5000 --s3_region_name=us-east-1 "
-    "--s3_access_key_id=KEY --s3_secret_access_key=SECRET": _HARNESS,
-    "imagenet-cp verify s3://imagenet-cp/release -- --s3_endpoint_url=http://store:5000 "
-    "--s3_region_name=us-east-1": _HARNESS,
-    "imagenet-cp evaluate --release s3://imagenet-cp/release --model s3://imagenet-cp/models/tiny.onnx -- "
-    "--runner=PortableRunner --job_endpoint=localhost:8099 --environment_type=EXTERNAL "
-    "--environment_config=localhost:50100 --job_server_timeout=86400 --s3_endpoint_url=http://store:5000 "
-    "--s3_region_name=us-east-1 --s3_access_key_id=KEY --s3_secret_access_key=SECRET": _HARNESS,
+    "--corruptions gaussian_noise,contrast --severities 1,2 --commit-every 25 -- --runner=FlinkRunner "
+    "--flink_master=jobmanager:8081 --flink_version=1.19 --parallelism=2 --environment_type=EXTERNAL "
+    "--environment_config=localhost:50000 --job_server_timeout=86400 --s3_endpoint_url=http://store:5000 "
+    "--s3_region_name=us-east-1 --s3_access_key_id=KEY --s3_secret_access_key=SECRET": _FLINK,
+    "$SPARK_HOME/bin/spark-class org.apache.spark.deploy.master.Master --host sparkmaster --port 7077": _SPARK,
+    "$SPARK_HOME/bin/spark-class org.apache.spark.deploy.worker.Worker spark://sparkmaster:7077 "
+    "--host sparkworker1 --cores 1 --memory 1g": _SPARK,
+    'java $OPENS -Dspark.executor.extraClassPath=$JAR -Dspark.driver.host=driver -cp '
+    '"$SPARK_HOME/jars/slf4j-api-2.0.7.jar:$JAR:$SPARK_HOME/jars/*" org.apache.beam.runners.spark.SparkJobServerDriver '
+    "--spark-master-url spark://sparkmaster:7077 --job-port 8099 --artifact-port 8098 --expansion-port 8097": _SPARK,
+    "imagenet-cp build-c --input s3://imagenet-cp/input/sample_img_val.tar --output s3://imagenet-cp/release "
+    "--corruptions gaussian_noise,contrast --severities 1,2 -- --runner=PortableRunner --job_endpoint=localhost:8099 "
+    "--environment_type=EXTERNAL --environment_config=localhost:50000 --files_to_stage=$JAR "
+    "--environment_cache_millis=600000 --job_server_timeout=86400 --s3_endpoint_url=http://store:5000 "
+    "--s3_region_name=us-east-1 --s3_access_key_id=KEY --s3_secret_access_key=SECRET": _SPARK,
     "make test": _SUITE,
     'pytest -q -m "not beam" tests': _SUITE,
     "pytest -q -m beam tests": _SUITE,
@@ -76,18 +84,18 @@ NOT_RUN = {
     "BEAM_ARGS='--runner=DataflowRunner --project=PROJECT --region=REGION --temp_location=gs://BUCKET/tmp "
     "--setup_file=./setup.py'": _CLUSTER + " (tests/scripts/test_make_beam_args.py checks the expansion)",
     "make build-imagenet-p INPUT=s3://BUCKET/ILSVRC2012_img_val.tar OUTPUT=s3://BUCKET/imagenet-p "
-    "BEAM_ARGS='--runner=FlinkRunner --flink_master=HOST:8081 --environment_type=DOCKER "
-    "--sdk_container_image=REGISTRY/imagenet-cp-sdk:0.1.0'": _CLUSTER + " (tests/scripts/test_make_beam_args.py "
-                                                             "checks the expansion)",
+    "BEAM_ARGS='--runner=FlinkRunner --flink_master=jobmanager:8081 --flink_version=1.19 --parallelism=64 "
+    "--environment_type=EXTERNAL --environment_config=localhost:50000 --job_server_timeout=86400'":
+        _CLUSTER + " (tests/scripts/test_make_beam_args.py checks the expansion)",
     "imagenet-cp verify gs://BUCKET/imagenet-c": "needs a Google Cloud Storage bucket",
     "imagenet-cp build-c --input s3://BUCKET/ILSVRC2012_img_val.tar --output s3://BUCKET/imagenet-c -- "
-    "--runner=FlinkRunner --flink_master=HOST:8081 --flink_version=1.19 --job_server_timeout=86400 "
-    "--environment_type=DOCKER "
-    "--sdk_container_image=REGISTRY/imagenet-cp-sdk:0.1.0 --s3_region_name=REGION": _CLUSTER,
+    "--runner=FlinkRunner --flink_master=JOBMANAGER:8081 --flink_version=1.19 --parallelism=64 "
+    "--environment_type=EXTERNAL --environment_config=localhost:50000 --job_server_timeout=86400 "
+    "--s3_region_name=REGION": _CLUSTER,
     "imagenet-cp build-c --input s3://BUCKET/ILSVRC2012_img_val.tar --output s3://BUCKET/imagenet-c -- "
-    "--runner=SparkRunner --spark_master_url=spark://HOST:7077 --job_server_timeout=86400 "
-    "--environment_type=DOCKER "
-    "--sdk_container_image=REGISTRY/imagenet-cp-sdk:0.1.0": _CLUSTER,
+    "--runner=PortableRunner --job_endpoint=localhost:8099 --environment_type=EXTERNAL "
+    "--environment_config=localhost:50000 --files_to_stage=JOB_SERVER_JAR --environment_cache_millis=600000 "
+    "--job_server_timeout=86400 --s3_region_name=REGION": _CLUSTER,
     'S3="--s3_endpoint_url=https://s3.example.org --s3_region_name=eu-west-1"': _S3,
     "imagenet-cp build-c --input s3://BUCKET/ILSVRC2012_img_val.tar --output s3://BUCKET/imagenet-c -- $S3": _S3,
     "imagenet-cp verify s3://BUCKET/imagenet-c -- $S3": _S3,
