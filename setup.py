@@ -15,6 +15,8 @@ FIDELITY_PINS = [
     "pillow==12.3.0",
 ]
 
+BEAM = "apache-beam==2.78.0"
+
 MODEL_PACKAGES = [
     "torch==2.13.0",
     "efficientnet-lite-pytorch==0.1.0",
@@ -47,7 +49,10 @@ setup(
                                     "metrics.*"]),
     package_data={"schemas": ["data/*"], "transforms": ["_assets/frost/*"]},
     install_requires=FIDELITY_PINS + [
-        "apache-beam>=2.60",
+        # Beam's Python SDK, pinned: the Flink and Spark job servers of `make engines` are Beam 2.62.0's
+        # Java modules (engines/versions.sh; every Beam Python release that matches them needs numpy < 2.3),
+        # and the cluster tests check that this SDK and those job servers make the same release bytes.
+        BEAM,
         "numba>=0.60",
         "imageio-ffmpeg>=0.5",
         "matplotlib>=3.8",
@@ -61,10 +66,12 @@ setup(
         "model": MODEL_PACKAGES,
         "tfds": ["tensorflow-cpu>=2.16", "tensorflow-datasets>=4.9"],
         "eval": ["onnxruntime>=1.18", "onnx>=1.16"],
-        "aws": ["apache-beam[aws]>=2.60"],  # s3:// inputs and releases (Beam's S3 file system, boto3)
+        # s3:// inputs and releases (Beam's S3 file system, boto3)
+        "aws": [BEAM.replace("apache-beam", "apache-beam[aws]")],
         "test": ["pytest>=8", "wand==0.7.2", "tensorflow-cpu>=2.16", "tensorflow-datasets>=4.9",
                  "onnxruntime>=1.18", "onnx>=1.16",
-                 "apache-beam[aws]>=2.60", "moto[server,s3]>=5.0",  # a local S3 server for the object-store tests
+                 BEAM.replace("apache-beam", "apache-beam[aws]"),
+                 "moto[server,s3]>=5.0",  # a local S3 server for the object-store tests
                  "datasets>=5.2", "mlcroissant>=1.1"]  # publish: the card and croissant.json load with the real clients
                 + CLIENT_PACKAGES + MODEL_PACKAGES,
     },

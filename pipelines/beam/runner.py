@@ -4,8 +4,9 @@ Without ``--runner`` in the Beam arguments the build uses the portable FnApiRunn
 ``direct_running_mode='multi_processing'`` and one SDK worker process per core (the plain
 DirectRunner may hand batch pipelines to the Prism runner, which downloads a binary first).
 With ``--runner=DataflowRunner`` (or Flink, Spark, ``PortableRunner`` against any job server)
-every argument goes to Beam unchanged; ``--setup_file ./setup.py`` makes the workers install this
-package. Locally, the Beam arguments (file-system options such as ``--s3_endpoint_url`` among them)
+every argument goes to Beam unchanged, but for the job server that ``--runner=FlinkRunner`` finds
+in Beam's jar cache (:func:`with_cached_job_server`); ``--setup_file ./setup.py`` makes the
+workers install this package. Locally, the Beam arguments (file-system options such as ``--s3_endpoint_url`` among them)
 reach the worker processes too.
 """
 from __future__ import annotations

@@ -11,7 +11,8 @@ records or :data:`PART_SECONDS` seconds, and at the end of a bundle, it *commits
 2. the part's runs, ``DIR/.parts/runs/<part>.jsonl``, are written: one sorted run per table (a
    group, or a list), one after the other;
 3. the ledger entry ``DIR/.parts/ledger/<part>.json`` (where each table's run lies in the runs
-   file, counts, bytes) is written last, atomically: a part counts only once it exists.
+   file, counts, bytes, the host that made it) is written last, atomically: a part counts only
+   once it exists.
 
 A part is three files whatever the number of groups. Only the runs' names ``(table, part,
 offset, length)`` go on through the pipeline. The final writers merge the committed runs of a
@@ -21,7 +22,8 @@ was being built when a build was interrupted, and was built again by the rerun) 
 builds are deterministic, so both copies are equal.
 
 On a rerun the driver reads the ledger (:func:`read_ledger`), counts what each input image
-already has (:func:`completed_images`) and builds only the others.
+already has (:func:`completed_images`) and builds only the others. While a job runs elsewhere, the
+driver follows its committed outputs (:class:`CommittedOutputs`) for the progress line.
 """
 from __future__ import annotations
 
