@@ -2,3 +2,5 @@
 
 Importable without Beam, TensorFlow or any image library beyond NumPy.
 """
+
+__all__ = []

@@ -21,6 +21,10 @@ from dataclasses import asdict, dataclass, field
 from types import MappingProxyType
 from typing import Mapping, Optional
 
+__all__ = ["A_TREE", "O_TREE", "DECISIONS", "FILTER_JSON", "LOGITS_DIR", "REVIEW_DIR", "REVIEW_PAGE", "KEPT",
+           "REJECTED", "CAPPED", "DECISION_CODES", "REVIEW_CODES", "CLASS_SETS", "NEAR_DUPLICATE_BITS", "BIBTEX",
+           "Task", "TASKS", "FilterConfig"]
+
 A_TREE = "imagenet-a"
 O_TREE = "imagenet-o"
 

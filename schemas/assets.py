@@ -5,6 +5,8 @@ The reference folder ``ImageNet-C/create_c/``, the ``imagenet_c`` package and th
 """
 from types import MappingProxyType
 
+__all__ = ["FROST_SHA256", "FROST_FILES", "FROST_WHEEL", "FROST_WHEEL_FOLDER", "FROST_DIR_ENV"]
+
 FROST_SHA256 = MappingProxyType({
     "frost1.png": "ff9f907860bd7a835d459e32f9d588062b7f61ee267343cc7222b56753a14755",
     "frost2.png": "fe211a89b336999c207a852ce05818d4545d0b57c5beadd824b4cc9d9a9b6137",

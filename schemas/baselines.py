@@ -13,6 +13,9 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Mapping
 
+__all__ = ["MODEL_INPUT_MEAN", "MODEL_INPUT_STD", "ErrorBaseline", "ALEXNET_IMAGENET_C", "DIFFICULTIES",
+           "ReferenceResult", "REFERENCE_RESULTS"]
+
 
 #: Per-channel (R, G, B) mean and standard deviation of ``Normalize`` after ``ToTensor`` (values
 #: in [0, 1]) in the reference evaluators, ``ImageNet-C/test.py`` and ``ImageNet-P/test.py``.

@@ -14,6 +14,8 @@ from typing import Mapping
 
 from schemas.wnids import imagenet_wnids
 
+__all__ = ["class_name", "class_lemmas", "class_gloss"]
+
 
 @lru_cache(maxsize=None)
 def _table() -> Mapping[str, tuple]:

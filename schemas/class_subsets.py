@@ -16,6 +16,8 @@ import numpy as np
 
 from schemas.wnids import wnid_to_label
 
+__all__ = ["SUBSETS", "subset_wnids", "subset_indices"]
+
 SUBSETS = ("imagenet_a", "imagenet_o")
 
 

@@ -14,6 +14,8 @@ from typing import Optional, Sequence
 from schemas.release import CLEAN
 from schemas.tfds import imagenet_c_config
 
+__all__ = ["Condition", "CLEAN_CONDITION", "fan_out"]
+
 
 @dataclass(frozen=True)
 class Condition:

@@ -22,6 +22,9 @@ from schemas.imagenet_p_editions import PEdition
 from schemas.inputs import Input
 from schemas.release import CLEAN
 
+__all__ = ["DEFAULT_EDITION", "SOURCE_FAMILIES", "JPEG", "NPY", "ENCODINGS", "CLEAN_TEMPLATE", "Preprocessing",
+           "TfdsNames", "Layout", "CEdition", "Card", "Edition"]
+
 DEFAULT_EDITION = "imagenet"
 """The edition every API and command uses when none is named: ImageNet-C/P at 224."""
 

@@ -15,6 +15,9 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Mapping
 
+__all__ = ["IMAGENET_MEAN", "IMAGENET_STD", "CROP_RATIO", "FilterModel", "ARCHITECTURE_PACKAGE", "FILTER_MODELS",
+           "filter_model"]
+
 IMAGENET_MEAN = (0.485, 0.456, 0.406)
 IMAGENET_STD = (0.229, 0.224, 0.225)
 CROP_RATIO = 0.875

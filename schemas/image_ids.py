@@ -12,6 +12,8 @@ from importlib import resources
 from types import MappingProxyType
 from typing import Mapping
 
+__all__ = ["IdList", "ID_LISTS", "is_named_id_list", "named_id_list_bytes"]
+
 
 @dataclass(frozen=True)
 class IdList:

@@ -17,6 +17,10 @@ import numpy as np
 
 from schemas.selection import select_names
 
+__all__ = ["IMAGE_SIZE", "PLASMA_MAPSIZE", "SEVERITIES", "RNG_MODES", "CATEGORIES", "Corruption", "severity_rows",
+           "zoom_factors", "CORRUPTIONS", "BENCHMARK_CORRUPTIONS", "EXTRA_CORRUPTIONS", "corruption_names_text",
+           "select_corruptions"]
+
 IMAGE_SIZE = 224
 """Side of the square crop every corruption of the 224 edition receives (pixels).
 

@@ -16,6 +16,10 @@ from typing import Iterable, Mapping, Optional
 
 from schemas.selection import select_names
 
+__all__ = ["CATEGORIES", "SETS", "GRAIN_RATE_CONTROL", "CRF20_RATE_CONTROL", "PRESETS", "DEFAULT_PRESET", "TFDS_FRAMES",
+           "Ramp", "Perturbation", "PERTURBATIONS", "TEST_PERTURBATIONS", "VALIDATION_PERTURBATIONS", "DIFFICULTIES",
+           "perturbation_names_text", "select_perturbations"]
+
 #: Release categories in order; they are also the names of the official release tars.
 #: Which test perturbation sits in which tar is inferred from the official archive's naming.
 CATEGORIES = ("noise", "blur", "weather", "digital", "validation")

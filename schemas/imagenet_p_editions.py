@@ -24,6 +24,9 @@ from typing import Mapping, Optional
 from schemas.imagenet_p import (CRF20_RATE_CONTROL, GRAIN_RATE_CONTROL, PERTURBATIONS as PERTURBATIONS_224,
                                 Perturbation, Ramp)
 
+__all__ = ["MP4", "NPY", "Arrangement", "PTfdsNames", "PEdition", "p_row", "p_noise", "DRIP_224", "DRIP_SMALL",
+           "ROTATE", "TILT", "SCALE", "SHEAR", "ZOOM", "BRIGHTNESS", "p_table"]
+
 MP4 = "mp4"
 """Output: one H.264 MP4 per image and dataset (``<tree>/<dataset>/<wnid>/<stem>.mp4``)."""
 NPY = "npy"

@@ -11,6 +11,9 @@ from functools import lru_cache
 from importlib import resources
 from typing import Optional
 
+__all__ = ["VALIDATION_IMAGES", "IMAGE_EXTENSIONS", "validation_wnids", "validation_wnid", "OFFICIAL_VAL_TAR",
+           "OFFICIAL_VAL_TAR_BYTES", "OFFICIAL_VAL_TAR_SHA256"]
+
 VALIDATION_IMAGES = 50_000
 
 IMAGE_EXTENSIONS = (".jpg", ".jpeg", ".png", ".ppm", ".bmp", ".pgm")

@@ -22,6 +22,10 @@ from schemas.release import Release
 from schemas.tfds import BENCHMARK_CITATION, BENCHMARK_HOMEPAGE
 from schemas.tfds_vcr import VCR_CITATION
 
+__all__ = ["edition_and_benchmark", "Benchmark", "BENCHMARKS", "OFFICIAL_RELEASE_TERMS", "CIFAR10_LABELS",
+           "CIFAR100_LABELS", "LABEL_NAMES", "wnid_label_names", "CARD", "CROISSANT", "HF_INDEX", "HF_DIR",
+           "PUBLISHED_NAMES", "SIZE_CATEGORIES", "size_category"]
+
 
 def edition_and_benchmark(release: Union[Release, Mapping]) -> tuple[str, str]:
     """``(edition, benchmark)`` of a release, e.g. ``('cifar', 'c')``, from its ``release.json``

@@ -12,6 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Mapping, Optional, Sequence, Union
 
+__all__ = ["JsonValue", "FeatureValue", "Locator", "SourceEntry", "SourceImage", "OutputRecord", "Failure",
+           "escape_name", "FileInfo", "ManifestRecord"]
+
 JsonValue = Union[None, bool, int, float, str, Sequence["JsonValue"], Mapping[str, "JsonValue"]]
 """A value JSON can hold (a manifest field)."""
 

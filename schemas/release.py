@@ -33,6 +33,13 @@ from typing import Any, ClassVar, Iterable, Mapping, Optional, Sequence, Union
 from schemas.adversarial import A_TREE, O_TREE
 from schemas.vcr import CLEAN, VCR_TREE
 
+__all__ = ["RELEASE_FORMAT", "RELEASE_JSON", "CHECKSUMS", "SOURCES", "FAILURES", "MANIFEST_DIR", "TFDS_DIR",
+           "PACKAGES_DIR", "WEBDATASET_DIR", "TREE_FORMAT", "TFDS_FORMAT", "DEFAULT_FORMATS", "TMP_DIR", "PARTS_DIR",
+           "PROGRESS_DIR", "SAMPLE_DIR", "SPILL_DIR", "SCRATCH_DIRS", "C_TREE", "CLEAN", "P_TREE", "C_BENCHMARK",
+           "P_BENCHMARK", "VCR_BENCHMARK", "A_BENCHMARK", "O_BENCHMARK", "BENCHMARKS", "LEGACY_EDITIONS",
+           "MANIFEST_FIELDS", "dumps", "json_line", "manifest_path", "checksum_line", "parse_checksum_lines",
+           "is_safe_name", "ReleaseInput", "ReleaseCounts", "ReleaseManifest", "ReleaseTfds", "Release"]
+
 RELEASE_FORMAT = "imagenet-cp-release/1"
 """Value of ``release.json``'s ``format`` field; bumped when the layout changes."""
 

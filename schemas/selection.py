@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from typing import Iterable, Mapping, Optional
 
+__all__ = ["select_names"]
+
 
 def select_names(table: Mapping[str, object], names: Optional[Iterable[str]], what: str) -> tuple[str, ...]:
     """The chosen ``names`` in ``table`` order; all of them when ``names`` is None.

@@ -20,6 +20,9 @@ from schemas.imagenet_c import CORRUPTIONS, IMAGE_SIZE, SEVERITIES
 from schemas.release import CLEAN, TFDS_DIR
 from schemas.wnids import imagenet_wnids
 
+__all__ = ["BYTES_LIST", "INT64_LIST", "FLOAT_LIST", "SHARD_TEMPLATE", "Image", "ClassLabel", "Text", "Scalar",
+           "TfdsDataset", "imagenet_c_config", "BENCHMARK_CITATION", "BENCHMARK_HOMEPAGE", "IMAGENET2012_CORRUPTED"]
+
 _FEATURES = "tensorflow_datasets.core.features."
 BYTES_LIST, INT64_LIST, FLOAT_LIST = "bytes", "int64", "float"
 """The list kinds of a ``tf.train.Feature``; each feature connector declares the one it is stored as

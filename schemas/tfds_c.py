@@ -17,6 +17,8 @@ from schemas.tfds import (BENCHMARK_CITATION, BENCHMARK_HOMEPAGE, IMAGENET2012_C
                           TfdsDataset)
 from schemas.wnids import imagenet_wnids
 
+__all__ = ["c_dataset"]
+
 
 def c_dataset(edition: Edition, family: Optional[str] = None,
               class_names: Optional[Sequence[str]] = None) -> TfdsDataset:

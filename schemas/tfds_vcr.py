@@ -8,6 +8,8 @@ from schemas.tfds import ClassLabel, Image, Scalar, Text, TfdsDataset
 from schemas.vcr import CLEAN, VCR_CORRUPTIONS
 from schemas.wnids import imagenet_wnids
 
+__all__ = ["vcr_dataset", "VCR_CITATION", "VCR_DATASET", "VCR_NATIVE_DATASET"]
+
 def vcr_dataset(image_shape=(IMAGE_SIZE, IMAGE_SIZE, 3)) -> TfdsDataset:
     """The TFDS dataset of a VCR release whose images have ``image_shape`` (None: any size)."""
     crop = image_shape[0] is not None

@@ -14,6 +14,11 @@ from typing import Iterable, Mapping, Optional
 
 from schemas.selection import select_names
 
+__all__ = ["GRID_POINTS", "PARAMETER_MODES", "OPERATORS", "DV_RESOLUTION", "VIF_VARIANT", "Parameter", "VcrCorruption",
+           "VCR_CORRUPTIONS", "select_vcr_corruptions", "BINS", "SMOOTHING", "SPLINE_DEGREE", "CURVE_POINTS",
+           "EMPTY_BIN_MODES", "KNOT_MODES", "LABEL_SPACES", "DV_RESOLUTIONS", "FORMULAS", "VCR_TREE", "CLEAN",
+           "vcr_key", "clean_key", "png_path"]
+
 GRID_POINTS = 1000
 """Points of every parameter grid (VCR's ``TRANSFORMATION_LEVEL``)."""
 

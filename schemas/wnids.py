@@ -10,6 +10,8 @@ from importlib import resources
 from types import MappingProxyType
 from typing import Mapping
 
+__all__ = ["imagenet_wnids", "wnid_to_label"]
+
 
 @lru_cache(maxsize=None)
 def imagenet_wnids() -> tuple[str, ...]:

@@ -1,1 +1,3 @@
 """The ``imagenet-cp`` command line: argument parsing and printing only."""
+
+__all__ = []

@@ -2,6 +2,8 @@
 from scripts.build_options import add_beam_arguments
 import sys
 
+__all__ = ["add_filter_arguments", "run_filter", "add_package_arguments", "run_package"]
+
 
 def add_filter_arguments(parser, task: str) -> None:
     """The options of a filter command (``task``: ``'imagenet_a'`` or ``'imagenet_o'``)."""

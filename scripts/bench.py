@@ -5,6 +5,8 @@ import json
 import os
 import sys
 
+__all__ = ["NAME", "CORRUPTS_IMAGES", "HELP", "add_arguments", "run"]
+
 NAME = "bench"
 CORRUPTS_IMAGES = True
 

@@ -2,6 +2,8 @@
 from scripts.build_options import add_format_arguments, add_output_arguments, add_source_arguments, ints, names, run_build
 from scripts.release_digest import finish_build
 
+__all__ = ["NAME", "HELP", "add_arguments", "run"]
+
 NAME = "build-c"
 
 HELP = ("build an ImageNet-C release of any edition: the official tree (ImageNet-C/ JPEGs, CIFAR-10-C/ .npy, ...), "

@@ -2,6 +2,9 @@
 import argparse
 import sys
 
+__all__ = ["names", "ints", "add_beam_arguments", "add_source_arguments", "add_output_arguments",
+           "add_format_arguments", "check_source_arguments", "print_failures", "run_build", "logging_verbose"]
+
 
 def names(text):
     """argparse type: ``a,b`` -> ``['a', 'b']``."""

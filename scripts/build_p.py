@@ -4,6 +4,8 @@ import argparse
 from scripts.build_options import add_format_arguments, add_output_arguments, add_source_arguments, ints, names, run_build
 from scripts.release_digest import finish_build
 
+__all__ = ["NAME", "HELP", "add_arguments", "run"]
+
 NAME = "build-p"
 
 HELP = "build an ImageNet-P release: ImageNet-P/ MP4 tree, TFDS imagenet_p shards, manifests"

@@ -4,6 +4,8 @@ import sys
 from scripts.build_options import add_output_arguments, add_source_arguments, names, run_build
 from scripts.release_digest import finish_build
 
+__all__ = ["NAME", "HELP", "add_arguments", "run"]
+
 NAME = "build-vcr"
 
 HELP = ("build a VCR release: continuous corruptions with their measured delta_v = 1 - VIF, vcr/ PNG tree with "

@@ -13,6 +13,8 @@ import importlib
 import sys
 from typing import NoReturn
 
+__all__ = ["COMMAND_MODULES", "build_parser", "end_process", "main"]
+
 COMMAND_MODULES = (
     "scripts.fetch_assets",
     "scripts.bench",

@@ -10,6 +10,8 @@ import re
 import sys
 from pathlib import Path
 
+__all__ = ["PAGE", "WIDTH", "command_help", "render", "main"]
+
 PAGE = Path(__file__).resolve().parent.parent / "docs" / "reference" / "cli.md"
 WIDTH = "100"  # argparse wraps at $COLUMNS: fixed, so the page is the same on every terminal
 _SECTION = re.compile(r"(## (?P<name>[a-z0-9-]+)\n\n```\n)(?P<body>.*?)(\n```)", re.S)

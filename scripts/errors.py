@@ -12,6 +12,9 @@ import logging
 import os
 import re
 
+__all__ = ["OS_ERRORS", "QUIET_LOGGERS", "describe_os_error", "describe", "JOB_SERVICE_DEADLINE_HINT",
+           "quiet_libraries", "WorkerStderr"]
+
 #: errno -> what the user should know about it.
 OS_ERRORS = {
     errno.ENOSPC: "disk full (no space left on device)",

@@ -5,6 +5,8 @@ import sys
 from scripts import evaluate_vcr
 from scripts.build_options import add_beam_arguments
 
+__all__ = ["NAME", "HELP", "add_arguments", "check", "run"]
+
 NAME = "evaluate"
 HELP = ("run a model (ONNX; TorchScript or TensorFlow when installed) over a release's ImageNet-C / "
         "ImageNet-P data with Beam RunInference; write predictions, metrics.json and report.md")

@@ -1,6 +1,8 @@
 """The VCR part of ``imagenet-cp evaluate``: its options, and the run on a VCR release."""
 import sys
 
+__all__ = ["add_arguments", "dispatch", "run"]
+
 
 def add_arguments(parser):
     """Options that only a VCR release uses (grouped under "VCR releases" in --help)."""

@@ -1,6 +1,8 @@
 """``imagenet-cp fetch-assets``: get the frost textures and verify their SHA-256."""
 from pathlib import Path
 
+__all__ = ["NAME", "HELP", "add_arguments", "run"]
+
 NAME = "fetch-assets"
 HELP = "fetch the six frost textures (default: from the imagecorruptions==1.1.2 wheel) and verify them"
 

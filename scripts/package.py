@@ -2,6 +2,8 @@
 from scripts.build_options import add_beam_arguments
 import sys
 
+__all__ = ["NAME", "HELP", "add_arguments", "run"]
+
 NAME = "package"
 HELP = "pack a release's tree into the official category tars (noise.tar, blur.tar, ...) plus SHA256SUMS"
 

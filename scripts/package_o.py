@@ -1,6 +1,8 @@
 """``imagenet-cp package-o``: the reviewed ImageNet-O shortlist in the official layout, with manifest and tar."""
 from scripts.adversarial_options import add_package_arguments, run_package
 
+__all__ = ["NAME", "HELP", "add_arguments", "run"]
+
 NAME = "package-o"
 HELP = ("write the accepted ImageNet-O items of a filter run as imagenet-o/<wnid>/<file> + README.txt, "
         "manifest, SHA256SUMS and imagenet-o.tar")

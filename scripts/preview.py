@@ -2,6 +2,8 @@
 import sys
 from pathlib import Path
 
+__all__ = ["NAME", "CORRUPTS_IMAGES", "HELP", "add_arguments", "run"]
+
 NAME = "preview"
 CORRUPTS_IMAGES = True
 

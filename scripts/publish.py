@@ -3,6 +3,8 @@ import sys
 
 from scripts.build_options import add_beam_arguments
 
+__all__ = ["NAME", "HELP", "add_arguments", "run"]
+
 NAME = "publish"
 HELP = ("write a release's dataset card (README.md, Hugging Face front matter), croissant.json and the Hugging Face "
         "index from its release.json and manifests, list them in SHA256SUMS and print the release digest")

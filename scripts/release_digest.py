@@ -1,6 +1,8 @@
 """The release digest line the build commands, ``verify``, ``package`` and ``publish`` print last."""
 from __future__ import annotations
 
+__all__ = ["print_release_digest", "BUILT", "finish_build"]
+
 
 def print_release_digest(release_dir: str) -> None:
     """Print ``release digest (sha256 of SHA256SUMS): <hex>`` when ``release_dir`` holds a ``SHA256SUMS``."""

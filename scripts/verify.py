@@ -1,6 +1,8 @@
 """``imagenet-cp verify DIR``: recompute every hash of a release; non-zero exit on any problem."""
 from scripts.build_options import add_beam_arguments
 
+__all__ = ["NAME", "HELP", "add_arguments", "run"]
+
 NAME = "verify"
 HELP = ("recompute every SHA-256 of a release and read its TFDS records, videos and WebDataset shards against the "
         "manifests; report missing, extra and changed files (exit 1 on any) and print the release digest")

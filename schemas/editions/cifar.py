@@ -15,6 +15,8 @@ from schemas.imagenet_p import Ramp
 from schemas.imagenet_p_editions import DRIP_SMALL, NPY as P_NPY, Arrangement, PEdition, PTfdsNames, p_table
 from schemas.imagenet_c import Corruption, severity_rows as rows, zoom_factors
 
+__all__ = ["SIZE", "CORRUPTIONS", "CIFAR10_CLASSES", "CLEAN_FILE", "ALL_CATEGORIES", "TFDS_NAMES", "P", "EDITION"]
+
 SIZE = 32
 _N = SIZE
 

@@ -11,6 +11,8 @@ from schemas.wnids import imagenet_wnids
 from schemas.imagenet_c import CORRUPTIONS, IMAGE_SIZE
 from schemas.release import C_TREE, P_TREE
 
+__all__ = ["RESIZE_SHORT_SIDE", "P", "EDITION"]
+
 RESIZE_SHORT_SIDE = 256
 
 P = PEdition(

@@ -13,6 +13,8 @@ from schemas.imagenet_p_editions import DRIP_SMALL, MP4, Arrangement, PEdition, 
 from schemas.wnids import imagenet_wnids
 from schemas.imagenet_c import Corruption, severity_rows as rows, zoom_factors
 
+__all__ = ["SIZE", "CORRUPTIONS", "RESIZE_64", "P_SCHEDULES", "MOTION_BLUR_64", "P", "CITATION", "EDITION"]
+
 SIZE = 64
 _N = SIZE
 

@@ -11,6 +11,8 @@ from schemas.imagenet_p_editions import DRIP_224, MP4, Arrangement, PEdition, PT
 from schemas.wnids import imagenet_wnids
 from schemas.imagenet_c import Corruption, severity_rows as rows, zoom_factors
 
+__all__ = ["SIZE", "CORRUPTIONS", "P", "CITATION", "EDITION"]
+
 SIZE = 299
 _ELASTIC_BASE = 360  # the 299 file's elastic scale (224's is 244)
 _E = _ELASTIC_BASE

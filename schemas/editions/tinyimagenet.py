@@ -10,6 +10,8 @@ from schemas.imagenet_p_editions import MP4, Arrangement, PEdition, PTfdsNames, 
 
 from .imagenet64 import CORRUPTIONS, MOTION_BLUR_64, P_SCHEDULES, RESIZE_64, SIZE
 
+__all__ = ["P", "EDITION"]
+
 P = PEdition(
     name="tinyimagenet", frame_size=SIZE, input="full",
     arrangement=Arrangement(base=(("resize_short_side", SIZE),), view=(("center_crop", SIZE),)),
