@@ -173,6 +173,13 @@ def vcr_image(data, dv_resolution: str = "224crop") -> np.ndarray:
     -------
     numpy.ndarray
         uint8 (H, W, 3).
+
+    Raises
+    ------
+    transforms.BadInput
+        If the image does not decode, or is refused (:func:`transforms.preprocess.to_pil`).
+    ValueError
+        An unknown ``dv_resolution`` (the caller's error).
     """
     if dv_resolution not in DV_RESOLUTIONS:
         raise ValueError(f"dv_resolution must be one of {', '.join(DV_RESOLUTIONS)}; got {dv_resolution!r}")

@@ -56,8 +56,8 @@ def edition_input(image, edition) -> np.ndarray:
 
     Raises
     ------
-    ValueError
-        If the image does not decode.
+    transforms.BadInput
+        If the image does not decode, or is refused (:func:`transforms.preprocess.to_pil`).
     """
     if edition.input == "resized256":
         return preprocess_uncropped(image)

@@ -148,7 +148,7 @@ class _CorruptImagesFn(OutputsFn):
             info = inspect_image(image.data)
             with clock:
                 crop = preprocess(image.data, edition=self._config.edition)
-        except ValueError as err:
+        except BadInput as err:  # this image cannot be built: reported; any other error is a bug
             yield self.fail(Failure(image.entry.key, image.entry.source, "decode", str(err)))
             return
         yield beam.pvalue.TaggedOutput("sources", source_record(image, info))

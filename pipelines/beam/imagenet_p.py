@@ -200,7 +200,7 @@ class _DecodeImagesFn(beam.DoFn):
         try:
             info = inspect_image(image.data)
             edition_input(image.data, self._config.table)  # raises here for a bad image; each task decodes it again
-        except ValueError as err:
+        except BadInput as err:  # this image cannot be built: reported; any other error is a bug
             self._progress.add(failures=1)
             yield beam.pvalue.TaggedOutput("failures", Failure(
                 image.entry.key, image.entry.source, "decode", str(err)))

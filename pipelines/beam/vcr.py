@@ -104,7 +104,7 @@ class _MeasureFn(_VcrFn):
         try:
             info = inspect_image(image.data)
             crop = vcr_image(image.data, self._config.dv_resolution)
-        except ValueError as err:
+        except BadInput as err:  # this image cannot be built: reported; any other error is a bug
             yield self.fail(Failure(image.entry.key, image.entry.source, "decode", str(err)))
             return
         yield beam.pvalue.TaggedOutput("sources", source_record(image, info))

@@ -34,7 +34,7 @@ from schemas.imagenet_val import (IMAGE_EXTENSIONS, OFFICIAL_VAL_TAR, OFFICIAL_V
 from schemas.records import Failure, Locator, SourceEntry, SourceImage, escape_name
 from schemas.release import PARTS_DIR, is_safe_name, json_line
 from schemas.wnids import imagenet_wnids, wnid_to_label
-from transforms.preprocess import HIGH_DEPTH_MODES, check_pixels
+from transforms.preprocess import HIGH_DEPTH_MODES, BadInput, check_pixels
 
 from pipelines.formats import storage
 from pipelines.formats.tfrecord import TFRecordError, decode_example, iter_records
@@ -456,10 +456,11 @@ def inspect_image(data: bytes) -> dict:
 
     Raises
     ------
-    ValueError
+    transforms.BadInput
         If Pillow cannot identify the data, or the image or its ``Resize(256)`` would exceed
         :data:`transforms.preprocess.MAX_PIXELS` pixels (Pillow's decompression-bomb limit; above
-        twice it, Pillow refuses the header with its own message).
+        twice it, Pillow refuses the header with its own message): the build records the image in
+        ``failures.jsonl``.
     """
     try:
         with warnings.catch_warnings():
@@ -467,11 +468,11 @@ def inspect_image(data: bytes) -> dict:
             with Image.open(io.BytesIO(data)) as image:
                 info = {"format": image.format, "mode": image.mode, "width": image.width, "height": image.height}
     except UnidentifiedImageError as err:  # its message holds a memory address: not reproducible
-        raise ValueError("cannot decode image: not in any format Pillow reads") from err
+        raise BadInput("cannot decode image: not in any format Pillow reads") from err
     except (OSError, SyntaxError, Image.DecompressionBombError, Image.DecompressionBombWarning) as err:
-        raise ValueError(f"cannot decode image: {err}") from err
+        raise BadInput(f"cannot decode image: {err}") from err
     except Exception as err:  # any other decoder exception (NotImplementedError for some DDS ...)
-        raise ValueError(f"cannot decode image: {type(err).__name__}: {err}") from err
+        raise BadInput(f"cannot decode image: {type(err).__name__}: {err}") from err
     check_pixels(info["width"], info["height"])
     return info
 

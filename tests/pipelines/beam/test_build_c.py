@@ -250,3 +250,40 @@ def test_a_bug_in_a_transform_stops_the_build_with_one_line(tmp_path, monkeypatc
                           "--debug", *command, "--force"], capture_output=True, text=True)
     assert run.returncode == 1 and "Traceback (most recent call last)" in run.stderr
     assert "in contrast_with_a_bug" in run.stderr and not (output / "release.json").exists()
+
+
+PLANTED_DECODE_BUG = '''
+"""Planted by test_a_value_error_in_a_decode_stage_stops_the_build: in every worker process Python
+starts, the decoder the stages call raises a plain ValueError, as a bug in it would (the module
+is looked up by name: the package's attribute ``transforms.preprocess`` is the function)."""
+from importlib import import_module
+
+
+def to_pil_with_a_bug(image):
+    raise ValueError("planted bug: a decoder that raises a plain ValueError")
+
+
+import_module("transforms.preprocess").to_pil = to_pil_with_a_bug
+'''
+
+
+def test_a_value_error_in_a_decode_stage_stops_the_build_with_one_line(tmp_path, monkeypatch, capsys):
+    """Only a BadInput is bad data: a plain ValueError in the decoding of every image, as a bug
+    would raise, stops the build (one line, exit 1, no release.json) instead of filling
+    failures.jsonl with a row per image; --debug shows the traceback."""
+    planted = tmp_path / "planted"
+    planted.mkdir()
+    (planted / "sitecustomize.py").write_text(PLANTED_DECODE_BUG)
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(planted), root, os.environ.get("PYTHONPATH")])))
+    output = tmp_path / "release"
+    command = ["build-c", "--output", str(output), "--workers", "1", "--corruptions", "contrast", "--severities", "1",
+               "--limit", "2"]
+    assert cli(command) == 1
+    errors = [line for line in capsys.readouterr().err.splitlines() if not line.startswith("progress:")]
+    assert errors == [f"error: building {output}: ValueError: planted bug: a decoder that raises a plain ValueError"]
+    assert not (output / "release.json").exists() and not (output / FAILURES).exists()
+    run = subprocess.run([sys.executable, "-c", "import sys; from scripts.cli import main; sys.exit(main())",
+                          "--debug", *command, "--force"], capture_output=True, text=True)
+    assert run.returncode == 1 and "Traceback (most recent call last)" in run.stderr
+    assert "in to_pil_with_a_bug" in run.stderr and not (output / "release.json").exists()

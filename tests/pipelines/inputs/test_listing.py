@@ -100,3 +100,13 @@ def test_inspect_image_and_notes(make_encoded, make_bomb):
                           r"^image of 12000x12000 pixels: 144,000,000 pixels, above the limit of 89,478,485 pixels$")]:
         with pytest.raises(ValueError, match=reason):
             inspect_image(data)
+
+
+def test_inspect_image_refuses_with_bad_input(make_bomb):
+    """What the header check refuses is a transforms.BadInput (a row of failures.jsonl), raised
+    where it is found: the decode stages catch nothing else."""
+    from transforms import BadInput
+
+    for data in (b"", b"text", b"\xff\xd8\xff\xe0", make_bomb(), make_bomb(12_000, 12_000), make_bomb(1, 20_000)):
+        with pytest.raises(BadInput):
+            inspect_image(data)
