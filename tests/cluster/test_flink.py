@@ -12,6 +12,8 @@ import io
 import sys
 from pathlib import Path
 
+import pytest
+
 from pipelines.beam.evaluate import evaluate_release
 from pipelines.beam.inference import Model
 from pipelines.beam.runner import RunOptions
@@ -27,20 +29,27 @@ def build_args(flink, output: str) -> list[str]:
             "--commit-every", "5", "--", *flink.beam_options()]
 
 
-def test_a_release_built_on_flink_is_made_by_both_taskmanager_hosts_and_has_the_local_digest(
-        flink, cluster_input, local_digest):
-    digest, _ = local_digest
+@pytest.fixture(scope="module")
+def flink_release(flink, cluster_input):
+    """A release built on the Flink cluster into ``s3://BUCKET/release``: the finished command,
+    the outputs of the committed parts by host and the records Flink's subtasks read by host."""
     flink.s3().upload_file(str(cluster_input), flink.bucket, "input/sample_img_val.tar")
     outputs = flink.tar_images(cluster_input) * CLUSTER.OUTPUTS_PER_IMAGE
     _, done = flink.build_with_a_fault(build_args(flink, "release"), "release", outputs, None, timeout=600)
+    return done, flink.committed_split, flink.engine_split()
+
+
+def test_a_release_built_on_flink_is_made_by_both_taskmanager_hosts_and_has_the_local_digest(
+        flink_release, cluster_input, local_digest):
+    digest, _ = local_digest
+    done, parts, engine = flink_release
     assert done.returncode == 0, done.stderr[-1500:]
     assert digest_of(done.stdout) == digest
     # the committed parts: each TaskManager host made at least a quarter of the outputs
-    parts = flink.committed_split
+    outputs = CLUSTER.Deployment.tar_images(cluster_input) * CLUSTER.OUTPUTS_PER_IMAGE
     assert sorted(parts) == ["taskmanager1", "taskmanager2"] and sum(parts.values()) == outputs, parts
     assert min(parts.values()) >= outputs / 4, parts
     # the engine: the job's subtasks ran on both TaskManagers, each reading at least a quarter of the records
-    engine = flink.engine_split()
     assert sorted(engine) == ["taskmanager1", "taskmanager2"], engine
     assert min(engine.values()) >= sum(engine.values()) / 4, engine
 
@@ -79,13 +88,11 @@ def test_a_taskmanager_host_killed_at_a_third_the_build_finishes_or_resumes_to_t
 
 
 def test_an_evaluation_and_an_imagenet_p_build_on_flink_have_the_bytes_of_local_runs(
-        flink, cluster_input, local_digest, tiny_model, tmp_path):
+        flink, flink_release, cluster_input, local_digest, tiny_model, tmp_path):
     _, local_release = local_digest
-    bucket = flink.bucket
-    flink.s3().upload_file(str(cluster_input), bucket, "input/sample_img_val.tar")
-    release = f"s3://{bucket}/release-evaluated"
-    built = flink.cli(build_args(flink, "release-evaluated"))
+    bucket, (built, _, _) = flink.bucket, flink_release
     assert built.returncode == 0, built.stderr[-1500:]
+    release = f"s3://{bucket}/release"
 
     # evaluate: the model reaches the TaskManagers' workers through the store
     flink.s3().upload_file(str(tiny_model), bucket, "models/tiny.onnx")
@@ -94,7 +101,7 @@ def test_an_evaluation_and_an_imagenet_p_build_on_flink_have_the_bytes_of_local_
     assert evaluated.returncode == 0, evaluated.stderr[-1500:]
     local_evaluation = evaluate_release(str(local_release), Model(str(tiny_model), batch_size=4),
                                         run=RunOptions(workers=1))
-    expected, remote = CLUSTER.files(Path(local_evaluation)), flink.objects("release-evaluated-evaluations/tiny")
+    expected, remote = CLUSTER.files(Path(local_evaluation)), flink.objects("release-evaluations/tiny")
     assert sorted(remote) == sorted(expected)
     assert [name for name in sorted(expected) if remote[name] != expected[name]] == []
 
