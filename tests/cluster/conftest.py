@@ -90,7 +90,7 @@ def flink(harness, tmp_path_factory):
     """A Flink session cluster across hosts: a JobManager host, two TaskManager hosts (two slots
     each, a Beam worker pool beside each), the store host and a driver host; skipped where
     ``make engines`` did not install Flink and its job server."""
-    reason = harness.flink_supported()
+    reason = harness.engine_supported("flink")
     if reason:
         pytest.skip(reason)
     folder = tmp_path_factory.mktemp("flink")

@@ -631,6 +631,10 @@ def flink_home() -> Path:
     return ENGINES / f"flink-{engine_versions()['FLINK_RELEASE']}"
 
 
+def spark_home() -> Path:
+    return ENGINES / f"spark-{engine_versions()['SPARK_RELEASE']}"
+
+
 def job_server_jar(runner: str) -> str:
     """The name of Beam's job server jar for ``runner`` (``flink``, ``spark``) in Beam's jar cache."""
     versions = engine_versions()
@@ -638,12 +642,14 @@ def job_server_jar(runner: str) -> str:
     return f"beam-runners-{module}-job-server-{versions['BEAM_JAVA_VERSION']}.jar"
 
 
-def flink_supported() -> Optional[str]:
-    """None when ``make engines`` installed Flink and its job server here, else why not (one line)."""
+def engine_supported(engine: str) -> Optional[str]:
+    """None when ``make engines`` installed ``engine`` (``flink``, ``spark``) and Beam's job server
+    for it here, else why not (one line)."""
     if shutil.which("java") is None:
-        return "the Flink cluster needs `java` (Java 17)"
-    if not (flink_home() / "bin" / "jobmanager.sh").is_file() or not (JAR_CACHE / job_server_jar("flink")).is_file():
-        return "Flink and Beam's Flink job server are not installed: run `make engines`"
+        return f"the {engine.title()} cluster needs `java` (Java 17)"
+    home, script = (flink_home(), "jobmanager.sh") if engine == "flink" else (spark_home(), "spark-class")
+    if not (home / "bin" / script).is_file() or not (JAR_CACHE / job_server_jar(engine)).is_file():
+        return f"{engine.title()} and Beam's {engine.title()} job server are not installed: run `make engines`"
     return None
 
 
@@ -777,19 +783,6 @@ class FlinkDeployment(Deployment):
         self.cluster.start_anchor(self.jobmanager)
         self.start_jobmanager()
         self.wait_taskmanagers(len(self.workers))
-
-
-def spark_home() -> Path:
-    return ENGINES / f"spark-{engine_versions()['SPARK_RELEASE']}"
-
-
-def spark_supported() -> Optional[str]:
-    """None when ``make engines`` installed Spark and its job server here, else why not (one line)."""
-    if shutil.which("java") is None:
-        return "the Spark cluster needs `java` (Java 17)"
-    if not (spark_home() / "bin" / "spark-class").is_file() or not (JAR_CACHE / job_server_jar("spark")).is_file():
-        return "Spark and Beam's Spark job server are not installed: run `make engines`"
-    return None
 
 
 MASTER_PORT, SPARK_JOB_PORT = 7077, 8099
@@ -1085,8 +1078,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--folder", help="where the hosts' files go (default: a new temporary folder, removed)")
     args = parser.parse_args(argv)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # a killed run still removes its hosts
-    engine_check = {"flink": flink_supported, "spark": spark_supported}.get(args.engine)
-    reason = cluster_supported() or (engine_check() if engine_check else None)
+    reason = cluster_supported() or (engine_supported(args.engine) if args.engine != "job-service" else None)
     if reason:
         print(f"error: {reason}", file=sys.stderr)
         return 2

@@ -217,7 +217,7 @@ def test_full_sample_build_all_95_configs(tmp_path, fast_build):
 
 
 PLANTED_BUG = '''
-"""Planted by test_a_bug_in_a_transform_stops_the_build: in every worker process Python starts,
+"""Planted by test_a_bug_stops_the_build_with_one_line: in every worker process Python starts,
 contrast raises a TypeError, as a bug in a transform would (a worker imports this at start-up)."""
 import transforms.corruptions
 
@@ -230,30 +230,8 @@ transforms.corruptions.FUNCTIONS["contrast"] = contrast_with_a_bug
 '''
 
 
-def test_a_bug_in_a_transform_stops_the_build_with_one_line(tmp_path, monkeypatch, capsys):
-    """A bug is not bad data: a TypeError in a corruption stops the build (one line, exit 1, no
-    release.json), where a BadInput would be a row of failures.jsonl; --debug shows the traceback.
-    The bug is planted in the workers' processes with a ``sitecustomize`` module on their PYTHONPATH."""
-    planted = tmp_path / "planted"
-    planted.mkdir()
-    (planted / "sitecustomize.py").write_text(PLANTED_BUG)
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(planted), root, os.environ.get("PYTHONPATH")])))
-    output = tmp_path / "release"
-    command = ["build-c", "--output", str(output), "--workers", "1", "--corruptions", "contrast", "--severities", "1",
-               "--limit", "2"]
-    assert cli(command) == 1
-    errors = [line for line in capsys.readouterr().err.splitlines() if not line.startswith("progress:")]
-    assert errors == [f"error: building {output}: TypeError: unsupported operand type(s) for *: 'planted' and 'bug'"]
-    assert not (output / "release.json").exists() and not (output / FAILURES).exists()
-    run = subprocess.run([sys.executable, "-c", "import sys; from scripts.cli import main; sys.exit(main())",
-                          "--debug", *command, "--force"], capture_output=True, text=True)
-    assert run.returncode == 1 and "Traceback (most recent call last)" in run.stderr
-    assert "in contrast_with_a_bug" in run.stderr and not (output / "release.json").exists()
-
-
 PLANTED_DECODE_BUG = '''
-"""Planted by test_a_value_error_in_a_decode_stage_stops_the_build: in every worker process Python
+"""Planted by test_a_bug_stops_the_build_with_one_line: in every worker process Python
 starts, the decoder the stages call raises a plain ValueError, as a bug in it would (the module
 is looked up by name: the package's attribute ``transforms.preprocess`` is the function)."""
 from importlib import import_module
@@ -267,13 +245,18 @@ import_module("transforms.preprocess").to_pil = to_pil_with_a_bug
 '''
 
 
-def test_a_value_error_in_a_decode_stage_stops_the_build_with_one_line(tmp_path, monkeypatch, capsys):
-    """Only a BadInput is bad data: a plain ValueError in the decoding of every image, as a bug
-    would raise, stops the build (one line, exit 1, no release.json) instead of filling
-    failures.jsonl with a row per image; --debug shows the traceback."""
+@pytest.mark.parametrize("planted_code, error, function", [
+    (PLANTED_BUG, "TypeError: unsupported operand type(s) for *: 'planted' and 'bug'", "contrast_with_a_bug"),
+    (PLANTED_DECODE_BUG, "ValueError: planted bug: a decoder that raises a plain ValueError", "to_pil_with_a_bug"),
+], ids=["a TypeError in a corruption", "a ValueError in a decode stage"])
+def test_a_bug_stops_the_build_with_one_line(tmp_path, monkeypatch, capsys, planted_code, error, function):
+    """A bug is not bad data: a TypeError in a corruption, or a plain ValueError in the decoding of
+    every image (only a BadInput is bad data), stops the build (one line, exit 1, no release.json)
+    where a BadInput would be a row of failures.jsonl; --debug shows the traceback. The bug is
+    planted in the workers' processes with a ``sitecustomize`` module on their PYTHONPATH."""
     planted = tmp_path / "planted"
     planted.mkdir()
-    (planted / "sitecustomize.py").write_text(PLANTED_DECODE_BUG)
+    (planted / "sitecustomize.py").write_text(planted_code)
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(planted), root, os.environ.get("PYTHONPATH")])))
     output = tmp_path / "release"
@@ -281,9 +264,9 @@ def test_a_value_error_in_a_decode_stage_stops_the_build_with_one_line(tmp_path,
                "--limit", "2"]
     assert cli(command) == 1
     errors = [line for line in capsys.readouterr().err.splitlines() if not line.startswith("progress:")]
-    assert errors == [f"error: building {output}: ValueError: planted bug: a decoder that raises a plain ValueError"]
+    assert errors == [f"error: building {output}: {error}"]
     assert not (output / "release.json").exists() and not (output / FAILURES).exists()
     run = subprocess.run([sys.executable, "-c", "import sys; from scripts.cli import main; sys.exit(main())",
                           "--debug", *command, "--force"], capture_output=True, text=True)
     assert run.returncode == 1 and "Traceback (most recent call last)" in run.stderr
-    assert "in to_pil_with_a_bug" in run.stderr and not (output / "release.json").exists()
+    assert f"in {function}" in run.stderr and not (output / "release.json").exists()
