@@ -3,16 +3,19 @@
 
 Two facts of the environment, handled here rather than skipped:
 
-- PyPI's torchvision Linux wheel is a CUDA build; beside the CPU torch its C extension does not
-  load and registering its operators fails ("operator torchvision::nms does not exist").
+- PyPI's torchvision Linux wheel is a CUDA build; beside a CPU build of torch its C extension does
+  not load and registering its operators fails ("operator torchvision::nms does not exist").
   Declaring the schemas of ``torchvision::nms`` and ``torchvision::qnms`` first is enough for
-  ``torchvision.datasets`` and ``torchvision.transforms``.
+  ``torchvision.datasets`` and ``torchvision.transforms``. Beside PyPI's CUDA build of torch (the
+  only one some machines get) the extension loads and declares them itself, and declaring them
+  first would abort the process: whether it loads is asked of a Python of its own first.
 - RobustBench's wheel imports ``autoattack`` but depends on ``pyautoattack``, the same code under
   another name; the module is aliased.
 """
 from __future__ import annotations
 
 import importlib
+import subprocess
 import sys
 
 import pytest
@@ -34,10 +37,16 @@ def _declare_torchvision_ops() -> None:
 _LIBRARIES: list = []
 
 
+def _torchvision_imports_alone() -> bool:
+    """Whether ``import torchvision`` works in a fresh interpreter (its C extension loads beside
+    this torch and declares its own operators)."""
+    return subprocess.run([sys.executable, "-c", "import torchvision"], capture_output=True).returncode == 0
+
+
 @pytest.fixture(scope="session")
 def torchvision():
-    """The ``torchvision`` module (datasets and transforms usable on the CPU torch)."""
-    if "torchvision" not in sys.modules:
+    """The ``torchvision`` module (datasets and transforms usable on a CPU or a CUDA torch)."""
+    if "torchvision" not in sys.modules and not _torchvision_imports_alone():
         _declare_torchvision_ops()
     return importlib.import_module("torchvision")
 
