@@ -83,6 +83,12 @@ def measure_candidates(image_key: str, crop: np.ndarray, config: VcrConfig):
                    "array_sha256": hashlib.sha256(array.tobytes()).hexdigest(), "rank": selection_rank(seed, key)}
 
 
+def _decoded(image: SourceImage, config: VcrConfig):
+    """``(inspect_image's info, the clean crop)`` of one source image; the measure and the render
+    stages decode the same way, so an image one of them refuses (``BadInput``) the other refuses too."""
+    return inspect_image(image.data), vcr_image(image.data, config.dv_resolution)
+
+
 class _VcrFn(OutputsFn):
     def environment(self) -> dict:
         import pyrtools
@@ -102,8 +108,7 @@ class _MeasureFn(_VcrFn):
 
         yield from self.report_environment()
         try:
-            info = inspect_image(image.data)
-            crop = vcr_image(image.data, self._config.dv_resolution)
+            info, crop = _decoded(image, self._config)
         except BadInput as err:  # this image cannot be built: reported; any other error is a bug
             yield self.fail(Failure(image.entry.key, image.entry.source, "decode", str(err)))
             return
@@ -145,7 +150,10 @@ class _RenderFn(_VcrFn):
             return
         image = images[0]
         entry = image.entry
-        crop = vcr_image(image.data, self._config.dv_resolution)
+        try:
+            _, crop = _decoded(image, self._config)
+        except BadInput:  # the measure stage listed it among the failures already
+            return
         clean = clean_key(entry.key)
         yield _record(clean, CLEAN, entry, encode_png(crop), 0.0,
                       {"corruption": CLEAN, "clean_path": png_path(clean), "vif": 1.0, "delta_v": 0.0,

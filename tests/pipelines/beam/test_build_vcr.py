@@ -126,3 +126,28 @@ def test_native_resolution(tmp_path):
     assert len(sizes) > 1 and (224, 224, 3) not in sizes
     features = json.loads((root / "tfds/vcr/gaussian_blur/1.0.0/features.json").read_text())
     assert features["featuresDict"]["features"]["image"]["image"]["shape"]["dimensions"] == ["-1", "-1", "3"]
+
+
+def test_an_image_that_does_not_decode_is_a_failure_row_and_the_others_are_built(tmp_path, capsys):
+    """A truncated JPEG among good ones: one row of failures.jsonl (the measure stage's), the
+    release of the others sealed, exit status 1 as for every build that lists failures."""
+    from scripts.cli import main
+
+    folder = tmp_path / "in" / "n01440764"
+    folder.mkdir(parents=True)
+    rng = np.random.default_rng(3)
+    for number in (1, 2):
+        pixels = (rng.random((260, 300, 3)) * 255).astype(np.uint8)
+        Image.fromarray(pixels).save(folder / f"ILSVRC2012_val_{number:08d}.JPEG", quality=90)
+    whole = (folder / "ILSVRC2012_val_00000001.JPEG").read_bytes()
+    (folder / "ILSVRC2012_val_00000009.JPEG").write_bytes(whole[:len(whole) // 2])
+    output = tmp_path / "out"
+    assert main(["build-vcr", "--input", str(tmp_path / "in"), "--output", str(output), "--corruptions",
+                 "gaussian_noise", "--levels", "2", "--workers", "1"]) == 1
+    failures = [json.loads(line) for line in (output / "failures.jsonl").read_text().splitlines()]
+    assert [(f["key"], f["stage"]) for f in failures] == [("n01440764/ILSVRC2012_val_00000009.JPEG", "decode")]
+    assert "truncated" in failures[0]["reason"]
+    rows = read_manifest(str(output))
+    assert {r["image_key"] for r in rows} == {f"n01440764/ILSVRC2012_val_0000000{n}.JPEG" for n in (1, 2)}
+    assert (output / "release.json").exists() and verify_release(str(output)).ok
+    assert "Traceback" not in capsys.readouterr().err
