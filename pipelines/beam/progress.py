@@ -130,9 +130,10 @@ def runner_counters(result) -> Counter:
     """The build's Beam counters (:data:`NAMESPACE`) as the runner reports them now: committed
     values, else attempted ones; empty while the runner reports none.
 
-    Dataflow, Flink and Spark report counters while a job runs; Beam's own job service and the
-    FnApiRunner only once it has finished. Beam's ``PortableRunner`` result keeps its first
-    answer, so it is asked afresh each time."""
+    Dataflow reports counters while a job runs; Beam's job servers for Flink and Spark, its own
+    job service and the FnApiRunner only once it has finished (a build follows its committed
+    parts meanwhile). Beam's ``PortableRunner`` result keeps its first answer, so it is asked
+    afresh each time."""
     from apache_beam.metrics.metric import MetricsFilter
 
     if hasattr(result, "_metrics"):  # PortableRunner's PipelineResult caches the first metrics response
