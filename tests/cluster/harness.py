@@ -545,10 +545,6 @@ class Deployment:
             done[host] += outputs
         return dict(done)
 
-    def committed_outputs(self, prefix: str) -> int:
-        """Outputs in the committed parts of a build in progress into ``s3://BUCKET/prefix``."""
-        return sum(self.committed_by_host(prefix).values())
-
     def busy_worker(self) -> Host:
         """The one worker host running the job's SDK worker (Beam's own job service runs a job on one)."""
         busy = [host for host in self.workers if self.runs_a_worker(host)]
@@ -624,7 +620,8 @@ def engine_versions() -> dict[str, str]:
 ENGINES = REPO / ".engines"
 """Where ``make engines`` puts Flink and Spark (its ``ENGINES``)."""
 JAR_CACHE = Path(os.path.expanduser("~/.apache_beam/cache/jars"))
-"""Beam's jar cache, where ``make engines`` puts the job servers (its ``JAR_CACHE``)."""
+"""Beam's jar cache, where ``make engines`` puts the job servers (its ``JAR_CACHE``) and the CLI looks
+(``pipelines.beam.runner.JAR_CACHE``; the harness imports nothing of the project at start)."""
 
 
 def flink_home() -> Path:
@@ -747,13 +744,17 @@ class FlinkDeployment(Deployment):
                 f"--environment_config=localhost:{POOL_PORT}", f"--job_server_timeout={JOB_SERVER_TIMEOUT}",
                 *self.store_options()]
 
+    def latest_job(self) -> Optional[str]:
+        """The id of the job the JobManager started last (None: no job yet)."""
+        jobs = sorted(self.rest("/jobs/overview")["jobs"], key=lambda job: job["start-time"])
+        return jobs[-1]["jid"] if jobs else None
+
     def engine_split(self) -> dict[str, int]:
         """Records the subtasks of the latest job read, by TaskManager host (Flink's REST API:
         ``/jobs/ID/vertices/VID/taskmanagers``), over the job's vertices."""
-        jobs = sorted(self.rest("/jobs/overview")["jobs"], key=lambda job: job["start-time"])
-        if not jobs:
+        jid, split = self.latest_job(), collections.Counter()
+        if jid is None:
             return {}
-        jid, split = jobs[-1]["jid"], collections.Counter()
         for vertex in self.rest(f"/jobs/{jid}")["vertices"]:
             for manager in self.rest(f"/jobs/{jid}/vertices/{vertex['id']}/taskmanagers")["taskmanagers"]:
                 host = manager.get("host") or manager.get("endpoint", "?")
@@ -763,10 +764,10 @@ class FlinkDeployment(Deployment):
     def failures(self) -> list[str]:
         """The failures Flink recovered from or failed with in the latest job, oldest first: each as
         ``<exception> on <TaskManager host>`` (its REST API's exception history)."""
-        jobs = sorted(self.rest("/jobs/overview")["jobs"], key=lambda job: job["start-time"])
-        if not jobs:
+        jid = self.latest_job()
+        if jid is None:
             return []
-        entries = self.rest(f"/jobs/{jobs[-1]['jid']}/exceptions")["exceptionHistory"]["entries"]
+        entries = self.rest(f"/jobs/{jid}/exceptions")["exceptionHistory"]["entries"]
         where = (lambda entry: (entry.get("location") or entry.get("taskManagerLocation") or "?").split(":")[0])
         return [f"{entry['exceptionName'].rsplit('.', 1)[-1]} on {where(entry)}"
                 for entry in sorted(entries, key=lambda entry: entry["timestamp"])]
@@ -995,11 +996,11 @@ def _run_job_service(deployment: Deployment, args, build: list, outputs: int, sa
     return ok
 
 
-def _run_engine(flink: Deployment, args, build: list, outputs: int, say) -> bool:
+def _run_engine(deployment: Deployment, args, build: list, outputs: int, say) -> bool:
     """A Flink or Spark cluster: a build and how it was spread, then each fault of ``--faults`` at a
     third of a build of its own (with the rerun where the build stopped), then verify."""
-    options, expected = ["--", *flink.beam_options()], args.expected
-    console_store = [f"--s3_endpoint_url=http://{flink.store.ip}:{STORE_PORT}", *flink.store_options()[1:]]
+    options, expected = ["--", *deployment.beam_options()], args.expected
+    console_store = [f"--s3_endpoint_url=http://{deployment.store.ip}:{STORE_PORT}", *deployment.store_options()[1:]]
     began = time.monotonic()
     local = subprocess.run([sys.executable, "-m", "scripts.cli", *build, "--output", f"s3://{BUCKET}/release-local",
                             "--", *console_store], cwd=REPO, capture_output=True, text=True,
@@ -1007,35 +1008,35 @@ def _run_engine(flink: Deployment, args, build: list, outputs: int, say) -> bool
     say(f"local build into the store ({os.cpu_count()} workers, on the console): exit {local.returncode} in "
         f"{time.monotonic() - began:.1f}s")
     began = time.monotonic()
-    _, done = flink.build_with_a_fault([*build, "--output", f"s3://{BUCKET}/release", *options], "release",
+    _, done = deployment.build_with_a_fault([*build, "--output", f"s3://{BUCKET}/release", *options], "release",
                                        outputs, None)
     say(f"build on {args.engine}: exit {done.returncode} in {time.monotonic() - began:.1f}s: {_last_line(done.stdout)}")
-    say(f"outputs of the committed parts by host: {flink.committed_split}; "
-        f"the engine's split by host: {flink.engine_split()}")
+    say(f"outputs of the committed parts by host: {deployment.committed_split}; "
+        f"the engine's split by host: {deployment.engine_split()}")
     ok = _last_line(done.stdout) == expected
     for fault in filter(None, args.faults.split(",")):
         prefix = f"release-{fault}"
-        coordinator = fault in ("jobmanager", "master")
-        target = getattr(flink, "jobmanager", None) or flink.master if coordinator else flink.workers[0]
+        coordinator = fault == "jobmanager"  # Flink's (main() refuses it for Spark)
+        target = deployment.jobmanager if coordinator else deployment.workers[0]
 
         def kill(host: Host) -> None:
             host.killed_processes = host.kill()
 
         began = time.monotonic()
-        struck, first = flink.build_with_a_fault([*build, "--output", f"s3://{BUCKET}/{prefix}", *options], prefix,
+        struck, first = deployment.build_with_a_fault([*build, "--output", f"s3://{BUCKET}/{prefix}", *options], prefix,
                                                  outputs, kill, target=lambda: target)
-        restarts = "" if coordinator or not hasattr(flink, "failures") else \
-            f" (the failures Flink recovered from or failed with: {flink.failures() or 'none'})"
+        restarts = "" if coordinator or not isinstance(deployment, FlinkDeployment) else \
+            f" (the failures Flink recovered from or failed with: {deployment.failures() or 'none'})"
         say(f"{target.name} killed ({target.killed_processes} processes) at a third: exit {first.returncode} in "
             f"{time.monotonic() - began:.1f}s{restarts}: "
             f"{_last_line(first.stderr if first.returncode else first.stdout)}")
         if struck is not None:
-            flink.restart_jobmanager() if coordinator else flink.restart_worker(struck)
+            deployment.restart_jobmanager() if coordinator else deployment.restart_worker(struck)
         if first.returncode:
-            first = flink.cli([*build, "--output", f"s3://{BUCKET}/{prefix}", *options])
+            first = deployment.cli([*build, "--output", f"s3://{BUCKET}/{prefix}", *options])
             say(f"rerun: exit {first.returncode}: {_resumed(first)}; {_last_line(first.stdout)}")
         ok &= _last_line(first.stdout) == expected
-    verify = flink.cli(["verify", f"s3://{BUCKET}/release", "--", *flink.store_options()])
+    verify = deployment.cli(["verify", f"s3://{BUCKET}/release", "--", *deployment.store_options()])
     say(f"verify on the store: exit {verify.returncode}: {_last_line(verify.stdout)}")
     return ok and verify.returncode == 0
 
@@ -1078,6 +1079,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--folder", help="where the hosts' files go (default: a new temporary folder, removed)")
     args = parser.parse_args(argv)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # a killed run still removes its hosts
+    known = {"flink": {"worker", "jobmanager"}, "spark": {"worker"}}.get(args.engine, set())
+    unknown = set(filter(None, args.faults.split(","))) - known if args.engine != "job-service" else set()
+    if unknown:
+        parser.error(f"--faults {','.join(sorted(unknown))}: not a fault of --engine {args.engine}")
     reason = cluster_supported() or (engine_supported(args.engine) if args.engine != "job-service" else None)
     if reason:
         print(f"error: {reason}", file=sys.stderr)
