@@ -5,6 +5,9 @@ import json
 import os
 import sys
 
+from pipelines.bench.full_size_plan import CONFIG_CHOICES, EVALUATED_CONFIGS
+from schemas.editions import DEFAULT_EDITION, EDITIONS
+
 __all__ = ["NAME", "CORRUPTS_IMAGES", "HELP", "add_arguments", "run"]
 
 NAME = "bench"
@@ -58,13 +61,27 @@ def add_arguments(parser):
     parser.add_argument("--evaluate-images", type=int, default=640,
                         help="with --evaluate: images of the timed release (default 640)")
     parser.add_argument("--full-size", action="store_true",
-                        help="instead: the full-size run: make an input in ImageNet's validation layout (or read "
-                             "--input), then for each --sizes (default 5000,20000,50000) build 10 configs, kill the "
-                             "build half way and rerun it, verify, package, publish and (with --model) evaluate two "
-                             "configs, killed once and rerun; wall, CPU, peak memory and disk of every step")
-    parser.add_argument("--input", help="with --full-size: a real ImageNet validation folder or tar")
-    parser.add_argument("--model", help="with --full-size: the ONNX model evaluate runs (imagenet-cp fetch-model "
-                                        "efficientnet-lite0); without it evaluate is left out")
+                        help="instead: the full-size run: make an input of the edition (ImageNet's validation "
+                             "layout, or a CIFAR-10 test set for cifar) or read --input, then for each --sizes "
+                             "(default 5000,20000,50000) build --configs, kill the build half way and rerun it, "
+                             "verify, package, publish and (with --model) evaluate the first --evaluated-configs, "
+                             "killed once and rerun; wall, CPU, peak memory and disk of every step")
+    parser.add_argument("--benchmark", choices=("c", "p"), default="c",
+                        help="with --full-size: build-c (ImageNet-C, default) or build-p (ImageNet-P)")
+    parser.add_argument("--edition", default=DEFAULT_EDITION, choices=tuple(EDITIONS),
+                        help=f"with --full-size: the edition built (default {DEFAULT_EDITION})")
+    parser.add_argument("--configs", choices=CONFIG_CHOICES, default="ten",
+                        help="with --full-size: 'ten' (default; ImageNet-C: the clean config and 9 corruptions at "
+                             "severity 3, ImageNet-P: the 10 test perturbations at difficulty 1) or 'all' (every "
+                             "config of the edition: 96 for ImageNet-C)")
+    parser.add_argument("--evaluated-configs", type=int, default=EVALUATED_CONFIGS,
+                        help=f"with --full-size and --model: how many configs evaluate predicts, the first in "
+                             f"release order (default {EVALUATED_CONFIGS})")
+    parser.add_argument("--input", help="with --full-size: a real input of the edition (an ImageNet validation "
+                                        "folder or tar, a CIFAR folder)")
+    parser.add_argument("--model", help="with --full-size: the ONNX model evaluate runs, of the edition's input "
+                                        "size (imagenet-cp fetch-model efficientnet-lite0); without it evaluate is "
+                                        "left out")
     parser.add_argument("--scratch", help="with --full-size: the folder to work in, kept afterwards (default: a "
                                           "new folder under TMPDIR, removed)")
     parser.add_argument("--webdataset", metavar="RELEASE",
@@ -106,14 +123,15 @@ def _webdataset_command(args) -> int:
 
 
 def _full_size_command(args) -> int:
-    from pipelines.bench.full_size import FULL_SIZE_SIZES, format_full_size_table, run_full_size
+    from pipelines.bench.full_size import FULL_SIZE_SIZES, FullSizePlan, format_full_size_table, run_full_size
 
     try:
         if args.workers is not None and len(args.workers) != 1:
             raise ValueError(f"--full-size runs with one worker count, got {','.join(map(str, args.workers))}")
-        result = run_full_size(FULL_SIZE_SIZES if args.sizes is None else args.sizes, args.input,
-                               args.workers[0] if args.workers else os.cpu_count() or 1, args.model,
-                               args.scratch, keep=args.scratch is not None)
+        plan = FullSizePlan(args.benchmark, args.edition, args.configs, args.evaluated_configs)
+        sizes = [size for size in FULL_SIZE_SIZES if size <= plan.whole[0]] if args.sizes is None else args.sizes
+        result = run_full_size(sizes, args.input, args.workers[0] if args.workers else os.cpu_count() or 1,
+                               args.model, args.scratch, keep=args.scratch is not None, plan=plan)
     except (ValueError, RuntimeError) as err:
         print(f"imagenet-cp bench: {err}", file=sys.stderr)
         return 2

@@ -13,6 +13,9 @@ def add_arguments(parser):
 
     parser.add_argument("model", choices=sorted(FILTER_MODELS), help="the model to export")
     parser.add_argument("--output", required=True, help="the ONNX file to write")
+    parser.add_argument("--size", type=int,
+                        help="export the same weights for SIZE x SIZE inputs, e.g. 64 to evaluate a 64x64 edition "
+                             "(default: the model's own crop, 224 for efficientnet-lite0)")
 
 
 def run(args) -> int:
@@ -23,7 +26,7 @@ def run(args) -> int:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the TorchScript exporter's deprecation and folding notes
-            provenance = export_model(args.model, args.output)
+            provenance = export_model(args.model, args.output, args.size)
     except (OSError, ValueError, ImportError) as err:
         print(f"imagenet-cp fetch-model: {err}", file=sys.stderr)
         return 2

@@ -1,22 +1,26 @@
-"""The full-size run: every step a maintainer runs on a whole ImageNet-C, timed at several sizes.
+"""The full-size run: every step a maintainer runs on a whole release, timed at several sizes.
 
-:func:`run_full_size` makes an input in the layout of ImageNet's validation folder
+A :class:`FullSizePlan` names what is built: the benchmark (ImageNet-C or ImageNet-P), the edition
+and the configs (the ten of :data:`FULL_SIZE_CORRUPTIONS` at :data:`FULL_SIZE_SEVERITY` with the
+clean config, or every config of the edition). :func:`run_full_size` makes the plan's input, or
+takes a real one: for the ImageNet editions a folder in the layout of ImageNet's validation set
 (:func:`write_validation_like`: ``<wnid>/ILSVRC2012_val_<n>.JPEG`` under the ground truth's class of
-``n``, sizes and modes drawn from :data:`INPUT_KINDS`), or takes a real one, and for each size runs
-the commands a maintainer runs, each as its own ``imagenet-cp`` process:
+``n``, sizes and modes drawn from :data:`INPUT_KINDS`), for CIFAR a CIFAR-10 test set in the
+``cifar-10-batches-py`` pickle layout (:func:`write_cifar_like`). For each size it runs the
+commands a maintainer runs, each as its own ``imagenet-cp`` process:
 
-1. ``build-c`` of :data:`FULL_SIZE_CORRUPTIONS` at :data:`FULL_SIZE_SEVERITY` with the clean config,
-   SIGKILLed with its workers once :data:`KILL_FRACTION` of its outputs are committed, then run again
-   to the end (the resume);
+1. ``build-c`` or ``build-p`` of the plan's configs, SIGKILLed with its workers once
+   :data:`KILL_FRACTION` of its outputs are committed, then run again to the end (the resume);
 2. ``verify``, ``package`` and ``publish`` of that release;
-3. ``evaluate`` (when a model is given), killed the same way once, then run again to the end.
+3. ``evaluate`` of the plan's first configs (when a model is given), killed the same way once,
+   then run again to the end.
 
 For each step it reports the wall time, the CPU time (the process and every descendant: the run
 adopts orphans as a child subreaper, so a killed driver's workers are counted too), the peak
 resident set of the driver and of the largest worker, the bytes the step added to the folders it
 writes, and the cost per output. The cost per output at each size against the smallest shows
-whether a step grows faster than its work; :func:`projection` extrapolates the per-output CPU to a
-whole release on a number of cores.
+whether a step grows faster than its work; :func:`projection` extrapolates the per-output CPU to the
+plan's whole release (every config of the edition, its whole input) on a number of cores.
 
 Linux only (``/proc``, ``prctl``). A script calling :func:`run_full_size` needs no guard: every step
 is a new process started with ``subprocess``.
@@ -28,6 +32,7 @@ import hashlib
 import io
 import json
 import os
+import pickle
 import resource
 import shutil
 import signal
@@ -40,32 +45,26 @@ from dataclasses import dataclass
 from typing import Callable, Iterable, Optional, Sequence
 
 import numpy as np
+from PIL import Image
 
 from schemas.imagenet_val import validation_wnids
 
 from pipelines.bench.corruptions import machine_info
+from pipelines.bench.full_size_plan import (CONFIG_CHOICES, EVALUATED_CONFIGS, FULL_SIZE_CORRUPTIONS,
+                                            FULL_SIZE_PERTURBATIONS, FULL_SIZE_SEVERITY, WHOLE_INPUT_IMAGES,
+                                            FullSizePlan)
 from pipelines.bench.scaling import WORKER_MODULE, PeakMemory, bench_photo, filesystem_type, photo_crop
 from pipelines.formats.parts import read_ledger
+from pipelines.inputs.families import CIFAR10_ROOT, write_cifar10
 
-__all__ = ["FULL_SIZE_SIZES", "FULL_SIZE_CORRUPTIONS", "FULL_SIZE_SEVERITY", "EVALUATED_CONFIGS", "KILL_FRACTION",
-           "RESUME_KILL_FRACTION",
-           "FULL_IMAGENET_C", "InputKind", "INPUT_KINDS", "JPEG_QUALITY", "input_kind", "validation_like_image",
-           "write_validation_like", "folder_bytes", "committed_records", "cli_command", "run_step", "combined",
-           "killed_and_rerun", "release_digest", "measure_size", "projection", "run_full_size", "format_full_size_table"]
+__all__ = ["FULL_SIZE_SIZES", "FULL_SIZE_CORRUPTIONS", "FULL_SIZE_SEVERITY", "FULL_SIZE_PERTURBATIONS",
+           "EVALUATED_CONFIGS", "KILL_FRACTION", "RESUME_KILL_FRACTION", "CONFIG_CHOICES", "WHOLE_INPUT_IMAGES",
+           "FullSizePlan", "InputKind", "INPUT_KINDS", "JPEG_QUALITY", "input_kind", "validation_like_image",
+           "write_validation_like", "CIFAR_SIDE", "cifar_like_image", "write_cifar_like", "folder_bytes", "committed_records", "cli_command", "run_step", "combined",
+           "killed_and_rerun", "release_digest", "measure_size", "projection", "write_input", "run_full_size", "format_full_size_table"]
 
 FULL_SIZE_SIZES = (5_000, 20_000, 50_000)
 """Image counts of a full-size run: the last is the whole validation set."""
-
-FULL_SIZE_CORRUPTIONS = ("gaussian_noise", "defocus_blur", "glass_blur", "zoom_blur", "snow", "frost", "fog",
-                         "elastic_transform", "jpeg_compression")
-"""The corruptions a full-size run builds besides the clean config: the costliest of the benchmark
-(elastic, zoom, glass, defocus, snow) among them."""
-
-FULL_SIZE_SEVERITY = 3
-"""The one severity a full-size run builds."""
-
-EVALUATED_CONFIGS = 2
-"""How many configs ``evaluate`` predicts (the clean one and the first corruption)."""
 
 KILL_FRACTION = 0.5
 """Share of a step's outputs committed when it is killed."""
@@ -73,10 +72,6 @@ KILL_FRACTION = 0.5
 RESUME_KILL_FRACTION = 2 / 3
 """Share committed when the build at the smallest size is killed, whose rerun is compared with an
 uninterrupted build: the rerun should cost about the third that no part committed."""
-
-FULL_IMAGENET_C = (50_000, 96)
-"""Images and configs of a whole ImageNet-C release (19 x 5 conditions and the clean config)."""
-
 
 @dataclass(frozen=True)
 class InputKind:
@@ -160,6 +155,33 @@ def write_validation_like(folder: str, count: int, seed: int = 0, workers: int =
     chunks = [indices[start::workers] for start in range(workers)]
     with ProcessPoolExecutor(workers) as pool:
         return sum(pool.map(_write_images, [folder] * workers, chunks, [seed] * workers))
+
+
+CIFAR_SIDE = 32
+"""Side of a CIFAR image, pixels."""
+
+
+def cifar_like_image(index: int, seed: int = 0) -> tuple[np.ndarray, int]:
+    """Synthetic CIFAR test image ``index`` (>= 0) of set ``seed`` and its class in 0..9: a random
+    crop of a bench photograph at 96x96, flipped half of the time, BOX-downsampled to 32x32 as
+    CIFAR's images were; uint8 (32, 32, 3)."""
+    rng = np.random.default_rng([seed, index, 2])
+    crop = photo_crop(rng, bench_photo(rng), 3 * CIFAR_SIDE, 3 * CIFAR_SIDE)
+    return np.asarray(crop.resize((CIFAR_SIDE, CIFAR_SIDE), Image.BOX)), int(rng.integers(10))
+
+
+def write_cifar_like(folder: str, count: int, seed: int = 0) -> int:
+    """Write a CIFAR-10 test set of :func:`cifar_like_image` 0..``count`` - 1 as
+    ``folder/cifar-10-batches-py/{test_batch,batches.meta}`` (the official pickle layout); return the
+    bytes written."""
+    whole = WHOLE_INPUT_IMAGES["cifar10"]
+    if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= whole:
+        raise ValueError(f"count must be an int in 1..{whole}, got {count!r}")
+    drawn = [cifar_like_image(index, seed) for index in range(count)]
+    root = write_cifar10(folder, np.stack([image for image, _ in drawn]), [label for _, label in drawn],
+                         [f"synthetic_{index:05d}.png" for index in range(count)],
+                         f"testing batch 1 of 1 (imagenet-cp full-size run, seed {seed})")
+    return folder_bytes(root)
 
 
 def _adopt_orphans(adopt: bool = True) -> None:
@@ -306,28 +328,26 @@ def release_digest(release: str) -> str:
         return hashlib.sha256(sums.read()).hexdigest()
 
 
-def _build_args(input_dir: str, release: str, count: int, workers: int) -> list[str]:
-    return ["build-c", "--input", input_dir, "--output", release, "--limit", str(count), "--workers", str(workers),
-            "--corruptions", ",".join(FULL_SIZE_CORRUPTIONS), "--severities", str(FULL_SIZE_SEVERITY)]
-
-
-def measure_size(input_dir: str, count: int, scratch: str, workers: int, model: Optional[str],
-                 uninterrupted: bool = False) -> list[dict]:
-    """Every step at ``count`` images (the first ``count`` of ``input_dir`` in key order) into
-    ``scratch``; the release is left there. With ``uninterrupted``, an uninterrupted build of the same
-    images comes first (step ``build-c``), and the rerun's step says whether its release digest is
-    the uninterrupted one's (``same_digest``) and its time over the uninterrupted build's
-    (``over_uninterrupted``)."""
+def measure_size(plan: FullSizePlan, input_dir: str, count: int, scratch: str, workers: int,
+                 model: Optional[str], uninterrupted: bool = False) -> list[dict]:
+    """Every step of ``plan`` at ``count`` images (the first ``count`` of ``input_dir`` in key order)
+    into ``scratch``; the release is left there. With ``uninterrupted``, an uninterrupted build of the
+    same images comes first (step ``build-c`` or ``build-p``), and the rerun's step says whether its
+    release digest is the uninterrupted one's (``same_digest``) and its time over the uninterrupted
+    build's (``over_uninterrupted``)."""
     release, log = os.path.join(scratch, f"release-{count}"), os.path.join(scratch, f"steps-{count}.log")
-    outputs = count * (1 + len(FULL_SIZE_CORRUPTIONS))
+    outputs = count * len(plan.groups)
     records = outputs + count  # what the build's parts commit: the outputs and a source record per image
-    build = _build_args(input_dir, release, count, workers)
+
+    def build(output: str) -> list[str]:
+        return [plan.command, "--input", input_dir, "--output", output, "--limit", str(count), "--workers",
+                str(workers), *plan.build_args()]
+
     steps = []
     if uninterrupted:
         whole = os.path.join(scratch, f"uninterrupted-{count}")
-        steps.append(_checked(run_step("build-c", _build_args(input_dir, whole, count, workers), [whole], outputs,
-                                       log=log), log))
-    steps += killed_and_rerun("build-c", build, release, release, (outputs, records), log,
+        steps.append(_checked(run_step(plan.command, build(whole), [whole], outputs, log=log), log))
+    steps += killed_and_rerun(plan.command, build(release), release, release, (outputs, records), log,
                               RESUME_KILL_FRACTION if uninterrupted else KILL_FRACTION)
     if uninterrupted:
         rerun = steps[-2]  # before the killed + rerun row
@@ -342,57 +362,76 @@ def measure_size(input_dir: str, count: int, scratch: str, workers: int, model: 
     steps.append(_checked(run_step("publish", ["publish", release], [release], outputs, log=log), log))
     if model:
         evaluation = os.path.join(scratch, f"evaluation-{count}")
-        predictions = count * EVALUATED_CONFIGS
+        configs = plan.groups[:plan.evaluated]
+        predictions = count * len(configs)
         evaluate = ["evaluate", "--release", release, "--model", model, "--output", evaluation,
-                    "--workers", str(workers), "--configs", f"clean,{FULL_SIZE_CORRUPTIONS[0]}_{FULL_SIZE_SEVERITY}"]
+                    "--workers", str(workers), "--configs", ",".join(configs)]
         steps += killed_and_rerun("evaluate", evaluate, evaluation, os.path.join(evaluation, ".evaluation"),
                                   (predictions, predictions), log)
     return [dict(step, images=count) for step in steps]
 
 
-def projection(steps: Sequence[dict], cores: Sequence[int] = (2, 16, 64)) -> dict:
-    """Hours of a whole ImageNet-C release (:data:`FULL_IMAGENET_C`) per step on each number of
-    cores, from each step's CPU per output at the largest size (CPU-bound: perfect scaling)."""
+def projection(steps: Sequence[dict], whole: tuple[int, int], cores: Sequence[int] = (2, 16, 64)) -> dict:
+    """Hours of a whole release of ``whole`` (images, configs) per step on each number of cores, from
+    each step's CPU per output at the largest size (CPU-bound: perfect scaling)."""
     largest = max(step["images"] for step in steps)
-    full_outputs = FULL_IMAGENET_C[0] * FULL_IMAGENET_C[1]
+    full_outputs = whole[0] * whole[1]
     return {step["step"]: {str(n): step["cpu_ms_per_output"] * full_outputs / 1000 / 3600 / n for n in cores}
             for step in steps if step["images"] == largest and not step["step"].endswith(("(killed)", "(rerun)"))}
 
 
+def write_input(plan: FullSizePlan, folder: str, count: int, seed: int, workers: int) -> tuple[str, int]:
+    """Write the synthetic input of ``plan`` with ``count`` images under ``folder``: an ImageNet
+    validation folder (:func:`write_validation_like`) or a CIFAR-10 test set
+    (:func:`write_cifar_like`); return the path a build reads and the bytes written."""
+    if plan.family == "imagenet":
+        return folder, write_validation_like(folder, count, seed, workers)
+    if plan.family == "cifar10":
+        return os.path.join(folder, CIFAR10_ROOT), write_cifar_like(folder, count, seed)
+    raise ValueError(f"no synthetic input for edition {plan.edition} (source {plan.family}): give --input")
+
+
 def run_full_size(sizes: Sequence[int] = FULL_SIZE_SIZES, input_dir: Optional[str] = None, workers: int = 2,
-                  model: Optional[str] = None, scratch: Optional[str] = None, seed: int = 0, keep: bool = False) -> dict:
+                  model: Optional[str] = None, scratch: Optional[str] = None, seed: int = 0, keep: bool = False,
+                  plan: FullSizePlan = FullSizePlan()) -> dict:
     """Run every step at every size (see the module's description).
 
     Parameters
     ----------
     sizes : sequence of int
-        Image counts, each >= 1; the synthetic input holds the largest.
+        Image counts, each >= 1 and at most the whole input of the plan's family
+        (:data:`WHOLE_INPUT_IMAGES`); the synthetic input holds the largest.
     input_dir : str, optional
-        A real ImageNet validation folder or tar (default: a synthetic one, :func:`write_validation_like`).
+        A real input of the plan's edition: an ImageNet validation folder or tar, a CIFAR folder
+        (default: a synthetic one, :func:`write_input`).
     workers : int
         Worker processes of every build and evaluation.
     model : str, optional
-        An ONNX classifier (``imagenet-cp fetch-model efficientnet-lite0``); without it ``evaluate``
-        is not run.
+        An ONNX classifier of the edition's input size (``imagenet-cp fetch-model
+        efficientnet-lite0``); without it ``evaluate`` is not run.
     scratch : str, optional
         Where the input, the releases and the logs go (default: a new folder under ``TMPDIR``).
     seed : int
         Seed of the synthetic input.
     keep : bool
         Keep the scratch folder (default: removed at the end, unless a step failed).
+    plan : FullSizePlan
+        The benchmark, edition and configs (default: ImageNet-C at 224, the ten configs).
 
     Returns
     -------
     dict
         JSON-ready: ``steps`` (one :func:`run_step` dict per step and size, with ``images``),
         ``growth`` (each step's CPU and wall per output and its driver's peak at each size over the
-        smallest size's),
-        ``projection`` (:func:`projection`), ``input`` (``synthetic`` or the path, its bytes and
-        seconds to write), ``configs``, ``workers``, ``scratch_filesystem`` and ``machine``.
+        smallest size's), ``projection`` (:func:`projection`), ``whole`` (images and configs of the
+        whole release), ``input`` (``synthetic`` or the path, its bytes and seconds to write),
+        ``benchmark``, ``edition``, ``configs``, ``workers``, ``scratch_filesystem`` and ``machine``.
     """
     sizes = sorted(set(sizes))
-    if not sizes or any(isinstance(s, bool) or not isinstance(s, int) or s < 1 for s in sizes):
-        raise ValueError(f"sizes must be ints >= 1, got {list(sizes)!r}")
+    whole = plan.whole
+    if not sizes or any(isinstance(s, bool) or not isinstance(s, int) or not 1 <= s <= whole[0] for s in sizes):
+        raise ValueError(f"sizes must be ints in 1..{whole[0]} (the whole input of edition {plan.edition}), "
+                         f"got {list(sizes)!r}")
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise ValueError(f"workers must be an int >= 1, got {workers!r}")
     if model and not os.path.isfile(model):
@@ -403,14 +442,13 @@ def run_full_size(sizes: Sequence[int] = FULL_SIZE_SIZES, input_dir: Optional[st
     try:  # adopted for the run only: a caller (a test session) keeps its own process as it was
         start = time.perf_counter()
         if input_dir is None:
-            written = write_validation_like(os.path.join(scratch, "val"), max(sizes), seed, workers)
+            input_dir, written = write_input(plan, os.path.join(scratch, "input"), max(sizes), seed, workers)
             source = {"input": "synthetic", "bytes": written, "seconds": time.perf_counter() - start}
-            input_dir = os.path.join(scratch, "val")
         else:
             source = {"input": input_dir}
         steps = []
         for size in sizes:  # each size's figures are kept in scratch/steps.jsonl as soon as it is done
-            steps += measure_size(input_dir, size, scratch, workers, model, uninterrupted=size == sizes[0])
+            steps += measure_size(plan, input_dir, size, scratch, workers, model, uninterrupted=size == sizes[0])
             with open(os.path.join(scratch, "steps.jsonl"), "a", encoding="utf-8") as done:
                 done.writelines(json.dumps(step) + "\n" for step in steps if step["images"] == size)
         filesystem = filesystem_type(scratch)
@@ -427,8 +465,8 @@ def run_full_size(sizes: Sequence[int] = FULL_SIZE_SIZES, input_dir: Optional[st
                "driver_peak_over_smallest":
                    step["driver_peak_rss_mib"] / smallest[step["step"]]["driver_peak_rss_mib"]}
               for step in steps]
-    return {"steps": steps, "growth": growth, "projection": projection(steps), "input": source,
-            "configs": ["clean", *(f"{name}_{FULL_SIZE_SEVERITY}" for name in FULL_SIZE_CORRUPTIONS)],
+    return {"steps": steps, "growth": growth, "projection": projection(steps, whole), "whole": list(whole),
+            "input": source, "benchmark": plan.benchmark, "edition": plan.edition, "configs": list(plan.groups),
             "workers": workers, "scratch": scratch if keep else None, "scratch_filesystem": filesystem,
             "machine": machine_info()}
 
@@ -437,8 +475,10 @@ def format_full_size_table(result: dict) -> str:
     """The figures of :func:`run_full_size` as an aligned text table."""
     header = (f"{'step':<24} {'images':>7} {'wall s':>9} {'CPU s':>9} {'CPU ms/out':>10} {'x smallest':>10} "
               f"{'driver MiB':>10} {'x smallest':>10} {'worker MiB':>10} {'written MB':>10}")
-    lines = [f"full-size run: {len(result['configs'])} configs ({', '.join(result['configs'])}), "
-             f"{result['workers']} workers, on {result['scratch_filesystem']}", header, "-" * len(header)]
+    configs = result["configs"]
+    shown = ", ".join(configs) if len(configs) <= 12 else f"{', '.join(configs[:3])}, ..., {configs[-1]}"
+    lines = [f"full-size run: build-{result['benchmark']} of edition {result['edition']}, {len(configs)} configs "
+             f"({shown}), {result['workers']} workers, on {result['scratch_filesystem']}", header, "-" * len(header)]
     for step, growth in zip(result["steps"], result["growth"]):
         worker = "-" if step["worker_peak_rss_mib"] is None else f"{step['worker_peak_rss_mib']:.0f}"
         lines.append(f"{step['step']:<24} {step['images']:>7} {step['seconds']:>9.1f} {step['cpu_seconds']:>9.1f} "
@@ -447,12 +487,13 @@ def format_full_size_table(result: dict) -> str:
                      f"{worker:>10} {step['disk_written_bytes'] / 1e6:>10.1f}")
     for step in result["steps"]:
         if "same_digest" in step:
-            killed = next(s for s in result["steps"] if s["step"] == "build-c (killed)" and s["images"] == step["images"])
+            killed = next(s for s in result["steps"] if s["step"] == f"build-{result['benchmark']} (killed)"
+                          and s["images"] == step["images"])
             lines.append(f"at {step['images']} images, killed with {killed['committed_fraction']:.0%} of its records "
                          f"committed, the rerun took {step['over_uninterrupted']:.2f} of the uninterrupted build's "
                          f"wall time and {step['cpu_over_uninterrupted']:.2f} of its CPU; release digest "
                          f"{'the same' if step['same_digest'] else 'DIFFERENT'}")
-    images, configs = FULL_IMAGENET_C
+    images, configs = result["whole"]
     lines.append(f"projected hours of a whole release ({images:,} images x {configs} configs), CPU-bound, by cores:")
     for name, hours in result["projection"].items():
         lines.append(f"  {name:<24} " + "  ".join(f"{cores} cores {h:8.2f}" for cores, h in hours.items()))

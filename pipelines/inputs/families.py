@@ -23,7 +23,7 @@ import io
 import os
 import pickle
 from dataclasses import dataclass
-from typing import Callable, Mapping, Optional
+from typing import Callable, Mapping, Optional, Sequence
 
 import numpy as np
 from PIL import Image
@@ -170,24 +170,44 @@ def _index_cifar_arrays(images: np.ndarray, labels: list, names: tuple, family: 
     return SourceIndex("cifar", tuple(entries), tuple(failures))
 
 
-def write_cifar_sample(folder: str) -> str:
-    """Write ``folder/cifar-10-batches-py/{test_batch,batches.meta}`` from the sample photographs
-    (centred square, BOX 32x32) in the official pickle format; return the CIFAR folder."""
-    from transforms import preprocess
+def write_cifar10(folder: str, images: np.ndarray, labels: Sequence[int], file_names: Sequence[str],
+                  batch_label: str) -> str:
+    """Write ``folder/cifar-10-batches-py/{test_batch,batches.meta}`` in the official pickle format
+    (protocol 2, byte keys) and return the CIFAR folder.
 
+    Parameters
+    ----------
+    folder : str
+        Where the ``cifar-10-batches-py`` folder is made.
+    images : ndarray
+        uint8 (N, 32, 32, 3) RGB; stored as the rows of ``data``, (N, 3072) channel-major.
+    labels : sequence of int
+        One class index in 0..9 per image (:data:`schemas.editions.cifar.CIFAR10_CLASSES`).
+    file_names, batch_label : sequence of str, str
+        The ``filenames`` and ``batch_label`` entries.
+    """
     root = os.path.join(folder, CIFAR10_ROOT)
     os.makedirs(root, exist_ok=True)
-    images = [preprocess(image, edition="cifar") for _, image in sample_arrays()]
-    data = np.stack([image.transpose(2, 0, 1).reshape(-1) for image in images])
-    names = [f"{function}_{index or 0}.png".encode() for function, index in SAMPLE_PHOTOGRAPHS]
-    batch = {b"batch_label": b"testing batch 1 of 1 (imagenet-cp sample)", b"labels": list(SAMPLE_CIFAR10_LABELS),
-             b"data": data, b"filenames": names}
+    data = np.ascontiguousarray(np.asarray(images, dtype=np.uint8).transpose(0, 3, 1, 2)).reshape(len(images), -1)
+    batch = {b"batch_label": batch_label.encode(), b"labels": [int(label) for label in labels], b"data": data,
+             b"filenames": [name.encode() for name in file_names]}
     with open(os.path.join(root, CIFAR10_TEST), "wb") as stream:
         pickle.dump(batch, stream, protocol=2)
     with open(os.path.join(root, CIFAR10_META), "wb") as stream:
         pickle.dump({b"label_names": [n.encode() for n in CIFAR10_CLASSES], b"num_vis": 3072,
                      b"num_cases_per_batch": len(images)}, stream, protocol=2)
     return root
+
+
+def write_cifar_sample(folder: str) -> str:
+    """Write ``folder/cifar-10-batches-py/{test_batch,batches.meta}`` from the sample photographs
+    (centred square, BOX 32x32) in the official pickle format (:func:`write_cifar10`); return the
+    CIFAR folder."""
+    from transforms import preprocess
+
+    images = np.stack([preprocess(image, edition="cifar") for _, image in sample_arrays()])
+    names = [f"{function}_{index or 0}.png" for function, index in SAMPLE_PHOTOGRAPHS]
+    return write_cifar10(folder, images, SAMPLE_CIFAR10_LABELS, names, "testing batch 1 of 1 (imagenet-cp sample)")
 
 
 # --- Tiny ImageNet ----------------------------------------------------------------------------
@@ -367,5 +387,5 @@ def list_input(edition: Edition, path: Optional[str], output_dir: str) -> Listed
 
 
 __all__ = ["Input", "ListedInput", "OPENERS", "open_input", "list_input", "index_cifar", "index_tinyimagenet",
-           "read_cifar", "write_cifar_sample", "write_tinyimagenet_sample", "cifar_test_file", "tiny_root",
+           "read_cifar", "write_cifar10", "write_cifar_sample", "write_tinyimagenet_sample", "cifar_test_file", "tiny_root",
            "sample_folder"]

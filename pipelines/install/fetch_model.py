@@ -16,6 +16,7 @@ import importlib.util
 import json
 import os
 import platform
+from typing import Optional
 
 import numpy as np
 
@@ -78,16 +79,20 @@ def load_torch_model(model: FilterModel):
     return net.eval()
 
 
-def preprocessing(model: FilterModel) -> dict:
-    """The model's input recipe, as recorded in the ONNX metadata and the provenance."""
-    return {"crop": model.crop, "resize": model.resize, "crop_ratio": CROP_RATIO, "interpolation": "bilinear",
+def preprocessing(model: FilterModel, size: Optional[int] = None) -> dict:
+    """The model's input recipe, as recorded in the ONNX metadata and the provenance; ``size``: the
+    side of an export at another input size than the model's crop (its resize scaled alike)."""
+    crop = size or model.crop
+    return {"crop": crop, "resize": round(model.resize * crop / model.crop), "crop_ratio": CROP_RATIO, "interpolation": "bilinear",
             "mean": list(IMAGENET_MEAN), "std": list(IMAGENET_STD), "layout": "NCHW float32, RGB in [0, 1] "
             "then (x - mean) / std"}
 
 
-def check_input(model: FilterModel) -> np.ndarray:
-    """A fixed (2, 3, crop, crop) float32 input for the agreement check."""
-    return np.random.default_rng(0).standard_normal((2, 3, model.crop, model.crop)).astype(np.float32)
+def check_input(model: FilterModel, size: Optional[int] = None) -> np.ndarray:
+    """A fixed (2, 3, side, side) float32 input for the agreement check; side: ``size`` or the
+    model's crop."""
+    side = size or model.crop
+    return np.random.default_rng(0).standard_normal((2, 3, side, side)).astype(np.float32)
 
 
 def _versions() -> dict:
@@ -101,8 +106,11 @@ def _versions() -> dict:
     return {"python": platform.python_version(), **found}
 
 
-def export_model(name: str, output: str) -> dict:
+def export_model(name: str, output: str, size: Optional[int] = None) -> dict:
     """Export model ``name`` to ``output`` (ONNX) and write ``output`` + :data:`PROVENANCE_SUFFIX`.
+
+    ``size`` exports the same weights for ``size`` x ``size`` inputs (a fully convolutional network
+    with a global pool runs at any size), e.g. 64 for the 64x64 editions; default: the model's crop.
 
     Returns
     -------
@@ -120,8 +128,10 @@ def export_model(name: str, output: str) -> dict:
     import torch
 
     model = filter_model(name)
+    if size is not None and (isinstance(size, bool) or not isinstance(size, int) or size < 32):
+        raise ValueError(f"size must be an int >= 32, got {size!r}")
     net = load_torch_model(model)
-    sample = check_input(model)
+    sample = check_input(model, size)
     with torch.no_grad():
         expected = net(torch.from_numpy(sample)).numpy()
     folder = os.path.dirname(os.path.abspath(output))
@@ -133,7 +143,7 @@ def export_model(name: str, output: str) -> dict:
                           dynamic_axes={"input": {0: "batch"}, "logits": {0: "batch"}})
     proto = onnx.load(partial)
     meta = {"model": model.name, "weights_sha256": model.weights_sha256, **{
-        k: json.dumps(v) for k, v in preprocessing(model).items()}}
+        k: json.dumps(v) for k, v in preprocessing(model, size).items()}}
     for key, value in meta.items():
         entry = proto.metadata_props.add()
         entry.key, entry.value = METADATA_PREFIX + key, str(value)
@@ -153,7 +163,7 @@ def export_model(name: str, output: str) -> dict:
         "onnx": {"file": os.path.basename(output), "sha256": sha256_file(output), "opset": OPSET,
                  "exporter": "torch.onnx.export (TorchScript)", "inputs": "input (N, 3, crop, crop)",
                  "outputs": "logits (N, 1000), ImageNet-1k index order (sorted wnids)"},
-        "preprocessing": preprocessing(model),
+        "preprocessing": preprocessing(model, size),
         "check": {"input": "numpy default_rng(0) standard normal (2, 3, crop, crop) float32",
                   "max_abs_logit_difference": difference, "tolerance": AGREEMENT_TOLERANCE,
                   "argmax_agree": True},

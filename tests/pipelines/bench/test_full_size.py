@@ -46,7 +46,7 @@ def test_projection_scales_the_largest_sizes_cpu_per_output_to_a_whole_release()
     steps = [{"step": "verify", "images": 10, "cpu_ms_per_output": 9.0},
              {"step": "verify", "images": 20, "cpu_ms_per_output": 7.5},
              {"step": "build-c (killed)", "images": 20, "cpu_ms_per_output": 2.0}]
-    hours = full_size.projection(steps, cores=(2, 16))
+    hours = full_size.projection(steps, (50_000, 96), cores=(2, 16))
     assert hours == {"verify": {"2": pytest.approx(7.5 * 50_000 * 96 / 1000 / 3600 / 2),
                                 "16": pytest.approx(7.5 * 50_000 * 96 / 1000 / 3600 / 16)}}
 
