@@ -1,12 +1,16 @@
 """`imagenet-cp bench --full-size`: the validation-like input, and the whole run at a tiny size."""
+import importlib.util
 import io
 import json
 from collections import Counter
+from pathlib import Path
 
+import numpy as np
 import pytest
 from PIL import Image
 
 from pipelines.bench import full_size
+from pipelines.inputs.families import read_cifar
 from pipelines.inputs.listing import index_source
 from schemas.imagenet_val import validation_wnid
 from scripts.cli import main
@@ -84,3 +88,72 @@ def test_the_full_size_command_runs_every_step_at_a_tiny_size(tmp_path, capsys, 
     assert len(result["configs"]) == 10
     # the scratch folder named by --scratch is kept, with a verified release of the largest size
     assert main(["verify", str(scratch / "release-80")]) == 0
+
+
+def _tiny_onnx(path, side: int, classes: int):
+    """The tests' small classifier (global average pool -> matmul) for ``side`` x ``side`` inputs."""
+    spec = importlib.util.spec_from_file_location(
+        "evaluate_editions_helpers", Path(__file__).parents[1] / "beam" / "test_evaluate_editions.py")
+    helpers = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(helpers)
+    helpers.write_onnx_model(path, side, classes, 1)
+    return path
+
+
+@pytest.mark.beam
+@pytest.mark.parametrize("benchmark, edition, side, classes, tree", [
+    ("c", "imagenet64", 64, 1000, "ImageNet-64x64-C"), ("p", "cifar", 32, 10, "CIFAR-10-P")])
+def test_the_full_size_command_builds_every_config_of_an_edition(tmp_path, capsys, benchmark, edition, side, classes,
+                                                                 tree):
+    pytest.importorskip("onnx")
+    scratch, model = tmp_path / "scratch", _tiny_onnx(tmp_path / "tiny.onnx", side, classes)
+    assert main(["bench", "--full-size", "--benchmark", benchmark, "--edition", edition, "--configs", "all",
+                 "--sizes", "3", "--workers", "2", "--scratch", str(scratch), "--model", str(model),
+                 "--evaluated-configs", "3", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    plan = full_size.FullSizePlan(benchmark, edition, "all", 3)
+    assert (result["benchmark"], result["edition"], result["configs"]) == (benchmark, edition, list(plan.groups))
+    assert result["whole"] == ([50_000, 96] if benchmark == "c" else [10_000, 20])
+    build = f"build-{benchmark}"
+    assert [s["step"] for s in result["steps"]][:2] == [build, f"{build} (killed)"]
+    for step in result["steps"]:
+        per_image = 3 if step["step"].startswith("evaluate") else len(plan.groups)
+        assert step["outputs"] == step["images"] * per_image and step["cpu_seconds"] > 0
+    assert next(s for s in result["steps"] if "same_digest" in s)["same_digest"] is True
+    release = scratch / "release-3"
+    assert main(["verify", str(release)]) == 0
+    if benchmark == "c":  # 95 corruption x severity folders and the clean one, 3 JPEGs each
+        built = [path for path in (release / tree).glob("*/*") if path.is_dir() and path.name.isdigit()]
+        assert len(built) == 95 and len(list((release / tree / "clean").rglob("*.JPEG"))) == 3
+    else:  # one (3, frames, 32, 32, 3) array per set
+        arrays = {path.stem: np.load(path, mmap_mode="r") for path in (release / tree).glob("*.npy")}
+        assert sorted(arrays) == sorted(plan.groups)
+        assert all(a.shape[0] == 3 and a.shape[2:] == (32, 32, 3) for a in arrays.values())
+    predictions = scratch / "evaluation-3" / "predictions"
+    assert sorted(p.stem for p in predictions.glob("*/*.jsonl")) == sorted(plan.groups[:3])
+    assert all(len(p.read_text().splitlines()) == 3 for p in predictions.glob("*/*.jsonl"))
+
+
+def test_a_cifar_input_is_a_cifar_10_test_set_the_build_reads(tmp_path):
+    written = full_size.write_cifar_like(str(tmp_path), 25, seed=3)
+    images, labels, names, family = read_cifar(str(tmp_path / "cifar-10-batches-py"))
+    assert written == sum(p.stat().st_size for p in (tmp_path / "cifar-10-batches-py").iterdir())
+    assert images.shape == (25, 32, 32, 3) and family == "cifar10" and len(names) == 10
+    expected = [full_size.cifar_like_image(index, 3) for index in range(25)]
+    assert all(np.array_equal(image, e) for image, (e, _) in zip(images, expected))
+    assert labels == [label for _, label in expected] and len(set(labels)) > 3
+    with pytest.raises(ValueError, match="count"):
+        full_size.write_cifar_like(str(tmp_path / "x"), 10_001)
+
+
+@pytest.mark.parametrize("benchmark, configs, groups", [("c", "ten", 10), ("c", "all", 96), ("p", "ten", 10),
+                                                        ("p", "all", 20)])
+def test_a_plan_names_its_configs_and_the_builds_flags(benchmark, configs, groups):
+    plan = full_size.FullSizePlan(benchmark, "imagenet" if benchmark == "c" else "cifar", configs)
+    assert len(plan.groups) == groups
+    flags = plan.build_args()
+    assert flags[:2] == ["--edition", plan.edition] and (len(flags) == 2) == (configs == "all")
+    with pytest.raises(ValueError, match="configs"):
+        full_size.FullSizePlan(benchmark, configs="some")
+    with pytest.raises(ValueError, match="unknown edition"):
+        full_size.FullSizePlan(benchmark, "nonexistent")
