@@ -11,9 +11,12 @@ ImageNet-P: ``<tree>/<perturbation>[_<d>].npy`` holds one dataset: uint8, shape 
 row i the sequence of the i-th input image in input order (a CIFAR test set's order), as
 ``make_cifar_p.py`` saves it: one block, as its rows have no severity.
 
-The rows arrive as stacked :class:`schemas.records.OutputRecord` s (``stacked=True``, raw bytes);
-each array is assembled in a local scratch file (memory stays flat) and streamed into place. The
-files go into the release checksums through a checksum part of their own.
+The rows arrive as stacked :class:`schemas.records.OutputRecord` s (``stacked=True``, raw bytes).
+The worker that made a row parks its bytes in a spill file (:mod:`pipelines.formats.spill`), so that
+only a reference crosses the shuffle that brings an array's rows together: a local runner holds
+every shuffled element in the driver's memory, and a whole CIFAR-10-P is 19 GB of rows. Each array
+is assembled in a local scratch file from its rows' spilled bytes (memory stays flat) and streamed
+into place. The files go into the release checksums through a checksum part of their own.
 """
 from __future__ import annotations
 
@@ -28,6 +31,7 @@ import numpy as np
 from schemas.records import OutputRecord, SourceEntry
 
 from pipelines.formats import storage
+from pipelines.formats.spill import SpillWriter, iter_spilled
 from pipelines.beam.sinks import ReleaseFiles, ReleaseSink
 
 ARRAYS_GROUP = "_arrays"
@@ -58,8 +62,28 @@ def _stream(header: bytes, scratch, size: int):
         yield chunk
 
 
+class _SpillRowsFn(beam.DoFn):
+    """A stacked record -> ``(path, (severity, image key, SpillRef))``: its bytes appended to this
+    bundle's spill file (a retried bundle writes a file of its own; only the references of the
+    bundle that succeeded cross the shuffle)."""
+
+    def __init__(self, output_dir: str):
+        self._output_dir = output_dir
+
+    def start_bundle(self):
+        self._spill = SpillWriter(self._output_dir)
+
+    def process(self, record: OutputRecord):
+        yield record.path, (record.metadata.get("severity"), record.metadata["image_key"],
+                            self._spill.append(record.data))
+
+    def finish_bundle(self):
+        self._spill.close()
+
+
 class _WriteArrayFn(beam.DoFn):
-    """``(path, [(severity, image key, row bytes)])`` -> the stacked ``.npy`` at ``path``; a FileInfo.
+    """``(path, [(severity, image key, SpillRef of the row)])`` -> the stacked ``.npy`` at ``path``;
+    a FileInfo.
 
     One block of N rows per severity; rows of severity None (the clean config, a P dataset) make
     one block of N rows."""
@@ -75,7 +99,7 @@ class _WriteArrayFn(beam.DoFn):
 
     def process(self, element):
         path, rows = element
-        rows = list(rows)
+        rows = list(rows)  # references only: the rows' bytes are read one at a time below
         shape = tuple(self._row_shape[path] if isinstance(self._row_shape, Mapping) else self._row_shape)
         row_bytes = int(np.prod(shape))
         one_block = rows[0][0] is None  # the clean config, a P dataset: one block of N rows
@@ -83,7 +107,8 @@ class _WriteArrayFn(beam.DoFn):
         count = len(self._keys) * (1 if one_block else len(self._severities))
         with tempfile.TemporaryFile() as scratch:
             scratch.truncate(count * row_bytes)  # rows that failed stay zero (they are in failures.jsonl)
-            for severity, image_key, data in rows:
+            for index, data in iter_spilled([ref for _, _, ref in rows]):
+                severity, image_key, _ = rows[index]
                 if len(data) != row_bytes:
                     raise ValueError(f"{path}: a row of {len(data)} bytes, expected {row_bytes} for {shape}")
                 if (severity is None) != one_block:
@@ -98,10 +123,6 @@ class _WriteArrayFn(beam.DoFn):
 def labels_array(labels: Sequence[int], severities: int) -> np.ndarray:
     """``labels.npy``: the labels in input order, repeated once per severity, uint8."""
     return np.tile(np.asarray(labels, dtype=np.uint8), severities)
-
-
-def _row(record: OutputRecord):
-    return record.path, (record.metadata.get("severity"), record.metadata["image_key"], record.data)
 
 
 @dataclass(frozen=True)
@@ -142,7 +163,7 @@ class StackedArrays(ReleaseSink):
         out = release.output_dir
         arrays = (records
                   | "StackedRows" >> beam.Filter(lambda r: r.stacked)
-                  | "KeyByArray" >> beam.Map(_row)
+                  | "SpillRows" >> beam.ParDo(_SpillRowsFn(out))
                   | "GroupArrays" >> beam.GroupByKey()
                   | "WriteArrays" >> beam.ParDo(_WriteArrayFn(out, self.keys, self.severities, self.row_shape,
                                                               self.checksum_part)))

@@ -17,13 +17,13 @@ from __future__ import annotations
 import collections
 import itertools
 import uuid
-from typing import Iterable, NamedTuple, Optional
+from typing import Iterable, Iterator, NamedTuple, Optional, Sequence
 
 from schemas.release import SPILL_DIR
 
 from pipelines.formats import storage
 
-__all__ = ["SpillRef", "SpillWriter", "read_spilled", "SpillReader"]
+__all__ = ["SpillRef", "SpillWriter", "iter_spilled", "read_spilled", "SpillReader"]
 
 
 class SpillRef(NamedTuple):
@@ -68,27 +68,33 @@ class SpillWriter:
             self._stream = None
 
 
-def read_spilled(refs: Iterable[SpillRef]) -> list[bytes]:
-    """The bytes of each reference, in the order given.
-
-    Each spill file is opened once and read in offset order, however the references are ordered.
+def iter_spilled(refs: Sequence[SpillRef]) -> Iterator[tuple[int, bytes]]:
+    """``(index, bytes)`` of each reference, in file and offset order (each spill file opened once,
+    one value held at a time).
 
     Raises
     ------
     OSError
         If a file cannot be opened or holds fewer bytes than a reference says.
     """
-    refs = list(refs)
-    values: list = [b""] * len(refs)
     order = sorted(range(len(refs)), key=lambda i: (refs[i].path, refs[i].offset))
     for path, indices in itertools.groupby(order, key=lambda i: refs[i].path):
         with storage.open_stream(path) as stream:
             for i in indices:
                 stream.seek(refs[i].offset)
-                values[i] = stream.read(refs[i].length)
-                if len(values[i]) != refs[i].length:
+                value = stream.read(refs[i].length)
+                if len(value) != refs[i].length:
                     raise OSError(f"{path}: expected {refs[i].length} bytes at offset {refs[i].offset}, "
-                                  f"got {len(values[i])}")
+                                  f"got {len(value)}")
+                yield i, value
+
+
+def read_spilled(refs: Iterable[SpillRef]) -> list[bytes]:
+    """The bytes of each reference, in the order given (:func:`iter_spilled`)."""
+    refs = list(refs)
+    values: list = [b""] * len(refs)
+    for i, value in iter_spilled(refs):
+        values[i] = value
     return values
 
 
