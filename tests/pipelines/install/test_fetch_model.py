@@ -3,6 +3,7 @@ import dataclasses
 import io
 import json
 
+import numpy as np
 import onnxruntime
 import pytest
 import skimage.data
@@ -38,3 +39,19 @@ def test_weights_with_another_digest_are_refused(monkeypatch):
     wrong = dataclasses.replace(FILTER_MODELS["efficientnet-lite0"], weights_sha256="0" * 64)
     with pytest.raises(ValueError, match="differs from the pinned"):
         load_torch_model(wrong)
+
+
+def test_an_export_for_64_pixel_inputs_runs_the_same_weights_at_64(tmp_path, capsys):
+    from scripts.cli import main
+
+    path = tmp_path / "lite0-64.onnx"
+    assert main(["fetch-model", "efficientnet-lite0", "--size", "64", "--output", str(path)]) == 0
+    provenance = json.loads(path.with_name(path.name + PROVENANCE_SUFFIX).read_text())
+    assert provenance["preprocessing"]["crop"] == 64 and provenance["preprocessing"]["resize"] == 73
+    assert provenance["weights"]["sha256"] == FILTER_MODELS["efficientnet-lite0"].weights_sha256
+    session = onnxruntime.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    assert [d for d in session.get_inputs()[0].shape[1:]] == [3, 64, 64]
+    logits = session.run(None, {"input": np.zeros((2, 3, 64, 64), np.float32)})[0]
+    assert logits.shape == (2, 1000)
+    assert main(["fetch-model", "efficientnet-lite0", "--size", "16", "--output", str(tmp_path / "x.onnx")]) == 2
+    assert "size must be an int >= 32" in capsys.readouterr().err
