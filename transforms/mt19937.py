@@ -1,0 +1,269 @@
+"""MT19937 and NumPy's legacy samplers, compiled: the kernels of :class:`transforms.exact_rng.ExactRandomState`.
+
+The stream's state lives in three NumPy arrays that every kernel takes and updates in place:
+
+- ``key``: uint32, shape (624,), the Mersenne Twister's words;
+- ``counters``: int64, shape (2,): ``[position in key (0..624), has_gauss (0 or 1)]``;
+- ``gauss``: float64, shape (1,): the cached second value of the polar method (0.0 when none).
+
+These are the fields of ``RandomState.get_state()``. Each kernel consumes the words and leaves the
+state exactly as NumPy's ``RandomState`` does for the same call, with the same arithmetic:
+
+- 53-bit doubles from two words, ``((w1 >> 5) * 2**26 + (w2 >> 6)) / 2**53``;
+- ``uniform``: ``low + (high - low) * u``;
+- Gaussians: Marsaglia's polar method on pairs of doubles, the second value of a pair cached;
+- Poisson: the multiplication method below a mean of 10, Hoermann's PTRS at 10 and above, with
+  NumPy's log-gamma series (SPECFUN);
+- bounded integers: a 32-bit word masked to the smallest all-ones mask above the range, redrawn
+  while it exceeds the range.
+
+The results depend on the C library's ``log``, ``exp`` and ``sqrt`` being the ones NumPy calls;
+:func:`transforms.rng.exact_stream_verified` compares the two at first use.
+"""
+from __future__ import annotations
+
+import math
+
+import numba
+import numpy as np
+
+__all__ = ["STATE_WORDS", "legacy_seed", "fill_random_sample", "fill_uniform", "fill_standard_normal",
+           "fill_normal", "fill_poisson", "fill_bounded"]
+
+#: Words in the state of MT19937.
+STATE_WORDS = 624
+_SHIFT = 397
+_MATRIX_A = np.uint64(0x9908B0DF)
+_UPPER = np.uint64(0x80000000)
+_LOWER = np.uint64(0x7FFFFFFF)
+_WORD = np.uint64(0xFFFFFFFF)
+_ONE = np.uint64(1)
+_SEED_MULTIPLIER = np.uint64(1812433253)
+_TEMPER_B = np.uint64(0x9D2C5680)
+_TEMPER_C = np.uint64(0xEFC60000)
+#: NumPy's log-gamma series coefficients, highest power last.
+_LOGGAM_SERIES = np.array([8.333333333333333e-02, -2.777777777777778e-03, 7.936507936507937e-04,
+                           -5.952380952380952e-04, 8.417508417508418e-04, -1.917526917526918e-03,
+                           6.410256410256410e-03, -2.955065359477124e-02, 1.796443723688307e-01,
+                           -1.39243221690590e+00])
+_LOG_2PI = 1.8378770664093453
+
+
+@numba.njit(cache=True)
+def legacy_seed(key, counters, gauss, seed):
+    """In place: the state of ``RandomState(seed)`` (Knuth's linear recurrence, no cached Gaussian).
+
+    Parameters
+    ----------
+    key, counters, gauss : numpy.ndarray
+        The state arrays (see the module docstring), overwritten.
+    seed : int
+        In [0, 2**32).
+    """
+    word = np.uint64(seed) & _WORD
+    key[0] = word
+    for i in range(1, STATE_WORDS):
+        word = (_SEED_MULTIPLIER * (word ^ (word >> np.uint64(30))) + np.uint64(i)) & _WORD
+        key[i] = word
+    counters[0] = STATE_WORDS
+    counters[1] = 0
+    gauss[0] = 0.0
+
+
+@numba.njit(cache=True, inline="always")
+def _mix(key, i, j, k):
+    """The twisted word of positions ``i`` and ``j`` (= i + 1) with ``key[k]``."""
+    y = (np.uint64(key[i]) & _UPPER) | (np.uint64(key[j]) & _LOWER)
+    return np.uint64(key[k]) ^ (y >> _ONE) ^ ((y & _ONE) * _MATRIX_A)
+
+
+@numba.njit(cache=True)
+def _twist(key):
+    """In place: the next 624 words. Three blocks, each free of dependences within itself."""
+    gap = STATE_WORDS - _SHIFT  # 227
+    for i in range(gap):  # reads the old words i + 397
+        key[i] = _mix(key, i, i + 1, i + _SHIFT)
+    for i in range(gap, 2 * gap):  # reads the new words of the first block
+        key[i] = _mix(key, i, i + 1, i - gap)
+    for i in range(2 * gap, STATE_WORDS - 1):  # reads the new words of the second block
+        key[i] = _mix(key, i, i + 1, i - gap)
+    key[STATE_WORDS - 1] = _mix(key, STATE_WORDS - 1, 0, _SHIFT - 1)
+
+
+@numba.njit(cache=True, inline="always")
+def _next_word(key, counters):
+    """The next tempered 32-bit word (as uint64), twisting when the 624 words are used up."""
+    position = counters[0]
+    if position >= STATE_WORDS:
+        _twist(key)
+        position = 0
+    y = np.uint64(key[position])
+    counters[0] = position + 1
+    y ^= y >> np.uint64(11)
+    y ^= (y << np.uint64(7)) & _TEMPER_B
+    y ^= (y << np.uint64(15)) & _TEMPER_C
+    return y ^ (y >> np.uint64(18))
+
+
+@numba.njit(cache=True, inline="always")
+def _next_double(key, counters):
+    """A double in [0, 1) from two words: 27 + 26 bits."""
+    a = _next_word(key, counters) >> np.uint64(5)
+    b = _next_word(key, counters) >> np.uint64(6)
+    return (a * 67108864.0 + b) / 9007199254740992.0
+
+
+@numba.njit(cache=True, inline="always")
+def _gauss(key, counters, gauss):
+    """One standard Gaussian by the polar method; every second one is the cached partner."""
+    if counters[1]:
+        counters[1] = 0
+        value = gauss[0]
+        gauss[0] = 0.0
+        return value
+    while True:
+        x1 = 2.0 * _next_double(key, counters) - 1.0
+        x2 = 2.0 * _next_double(key, counters) - 1.0
+        r2 = x1 * x1 + x2 * x2
+        if r2 < 1.0 and r2 != 0.0:
+            break
+    f = math.sqrt(-2.0 * math.log(r2) / r2)
+    gauss[0] = f * x1
+    counters[1] = 1
+    return f * x2
+
+
+@numba.njit(cache=True)
+def fill_random_sample(key, counters, out):
+    """In place: ``out`` (float64, 1-D) filled with doubles in [0, 1), in order."""
+    for i in range(out.size):
+        out[i] = _next_double(key, counters)
+
+
+@numba.njit(cache=True)
+def fill_uniform(key, counters, low, span, out):
+    """In place: ``out`` (float64, 1-D) filled with ``low + span * u``, u in [0, 1) (``span = high - low``)."""
+    for i in range(out.size):
+        out[i] = low + span * _next_double(key, counters)
+
+
+@numba.njit(cache=True)
+def fill_standard_normal(key, counters, gauss, out):
+    """In place: ``out`` (float64, 1-D) filled with standard Gaussians, in order."""
+    for i in range(out.size):
+        out[i] = _gauss(key, counters, gauss)
+
+
+@numba.njit(cache=True)
+def fill_normal(key, counters, gauss, loc, scale, out):
+    """In place: ``out`` (float64, 1-D) filled with ``loc + scale * g``, g standard Gaussians in order."""
+    for i in range(out.size):
+        out[i] = loc + scale * _gauss(key, counters, gauss)
+
+
+@numba.njit(cache=True)
+def _loggam(x):
+    """NumPy's ``random_loggam``: log Gamma(x) for x >= 1 (here x = k + 1, k a count)."""
+    if x == 1.0 or x == 2.0:
+        return 0.0
+    n = int(7.0 - x) if x < 7.0 else 0
+    x0 = x + n
+    inverse = 1.0 / x0
+    x2 = inverse * inverse
+    series = _LOGGAM_SERIES[9]
+    for k in range(8, -1, -1):
+        series *= x2
+        series += _LOGGAM_SERIES[k]
+    result = series / x0 + 0.5 * _LOG_2PI + (x0 - 0.5) * math.log(x0) - x0
+    for _ in range(n):
+        result -= math.log(x0 - 1.0)
+        x0 -= 1.0
+    return result
+
+
+@numba.njit(cache=True)
+def _poisson_multiplication(key, counters, lam):
+    """Poisson count of mean ``lam`` in (0, 10): uniforms multiplied until below exp(-lam)."""
+    limit = math.exp(-lam)
+    count = 0
+    product = 1.0
+    while True:
+        product *= _next_double(key, counters)
+        if product > limit:
+            count += 1
+        else:
+            return count
+
+
+@numba.njit(cache=True)
+def _poisson_ptrs(key, counters, lam):
+    """Poisson count of mean ``lam`` >= 10: transformed rejection with squeeze (PTRS).
+
+    The count is handled as a double (``floor`` of the candidate): C's conversion of it to an
+    integer and back is exact wherever it is used, and a negative candidate is rejected first.
+    """
+    slam = math.sqrt(lam)
+    loglam = math.log(lam)
+    b = 0.931 + 2.53 * slam
+    a = -0.059 + 0.02483 * b
+    invalpha = 1.1239 + 1.1328 / (b - 3.4)
+    vr = 0.9277 - 3.6224 / (b - 2)
+    while True:
+        u = _next_double(key, counters) - 0.5
+        v = _next_double(key, counters)
+        us = 0.5 - abs(u)
+        k = math.floor((2 * a / us + b) * u + lam + 0.43)
+        if us >= 0.07 and v <= vr:
+            return np.int64(k)
+        if k < 0 or (us < 0.013 and v > us):
+            continue
+        if (math.log(v) + math.log(invalpha) - math.log(a / (us * us) + b)) <= (
+                -lam + k * loglam - _loggam(k + 1.0)):
+            return np.int64(k)
+
+
+@numba.njit(cache=True)
+def fill_poisson(key, counters, lam, out):
+    """In place: ``out`` (int64, 1-D) filled with Poisson counts of means ``lam`` (float64, same size).
+
+    Returns
+    -------
+    bool
+        False, with nothing drawn, if a mean is outside [0, 1e15] or NaN (left to NumPy).
+    """
+    for i in range(lam.size):
+        if not 0.0 <= lam[i] <= 1e15:
+            return False
+    for i in range(lam.size):
+        mean = lam[i]
+        if mean >= 10.0:
+            out[i] = _poisson_ptrs(key, counters, mean)
+        elif mean == 0.0:
+            out[i] = 0
+        else:
+            out[i] = _poisson_multiplication(key, counters, mean)
+    return True
+
+
+@numba.njit(cache=True)
+def fill_bounded(key, counters, low, span, out):
+    """In place: ``out`` (int64, 1-D) filled with integers in ``[low, low + span]`` (inclusive).
+
+    Parameters
+    ----------
+    low : int
+        Offset (int64).
+    span : int
+        ``high - 1 - low``, in [0, 2**32): one masked 32-bit word per try, none when 0.
+    """
+    mask = np.uint64(span)
+    for shift in (1, 2, 4, 8, 16):
+        mask |= mask >> np.uint64(shift)
+    limit = np.uint64(span)
+    for i in range(out.size):
+        value = np.uint64(0)
+        if limit:
+            value = _next_word(key, counters) & mask
+            while value > limit:
+                value = _next_word(key, counters) & mask
+        out[i] = low + np.int64(value)
