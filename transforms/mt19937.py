@@ -71,94 +71,103 @@ def legacy_seed(key, counters, gauss, seed):
 
 
 @numba.njit(cache=True, inline="always")
-def _mix(key, i, j, k):
-    """The twisted word of positions ``i`` and ``j`` (= i + 1) with ``key[k]``."""
-    y = (np.uint64(key[i]) & _UPPER) | (np.uint64(key[j]) & _LOWER)
-    return np.uint64(key[k]) ^ (y >> _ONE) ^ ((y & _ONE) * _MATRIX_A)
+def _twisted(word, following, far):
+    """One word of the twist: the top bit of ``word`` and the low 31 of ``following``, mixed into ``far``."""
+    y = (np.uint64(word) & _UPPER) | (np.uint64(following) & _LOWER)
+    return np.uint64(far) ^ (y >> _ONE) ^ ((y & _ONE) * _MATRIX_A)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, _nrt=False)
 def _twist(key):
     """In place: the next 624 words. Three blocks, each free of dependences within itself."""
     gap = STATE_WORDS - _SHIFT  # 227
     for i in range(gap):  # reads the old words i + 397
-        key[i] = _mix(key, i, i + 1, i + _SHIFT)
+        key[i] = _twisted(key[i], key[i + 1], key[i + _SHIFT])
     for i in range(gap, 2 * gap):  # reads the new words of the first block
-        key[i] = _mix(key, i, i + 1, i - gap)
+        key[i] = _twisted(key[i], key[i + 1], key[i - gap])
     for i in range(2 * gap, STATE_WORDS - 1):  # reads the new words of the second block
-        key[i] = _mix(key, i, i + 1, i - gap)
-    key[STATE_WORDS - 1] = _mix(key, STATE_WORDS - 1, 0, _SHIFT - 1)
+        key[i] = _twisted(key[i], key[i + 1], key[i - gap])
+    key[STATE_WORDS - 1] = _twisted(key[STATE_WORDS - 1], key[0], key[_SHIFT - 1])
 
 
 @numba.njit(cache=True, inline="always")
-def _next_word(key, counters):
-    """The next tempered 32-bit word (as uint64), twisting when the 624 words are used up."""
-    position = counters[0]
+def _next_word(key, position):
+    """The next tempered 32-bit word (as uint64) and the position after it, twisting at 624."""
     if position >= STATE_WORDS:
         _twist(key)
         position = 0
     y = np.uint64(key[position])
-    counters[0] = position + 1
     y ^= y >> np.uint64(11)
     y ^= (y << np.uint64(7)) & _TEMPER_B
     y ^= (y << np.uint64(15)) & _TEMPER_C
-    return y ^ (y >> np.uint64(18))
+    return y ^ (y >> np.uint64(18)), position + 1
 
 
 @numba.njit(cache=True, inline="always")
-def _next_double(key, counters):
-    """A double in [0, 1) from two words: 27 + 26 bits."""
-    a = _next_word(key, counters) >> np.uint64(5)
-    b = _next_word(key, counters) >> np.uint64(6)
-    return (a * 67108864.0 + b) / 9007199254740992.0
+def _next_double(key, position):
+    """A double in [0, 1) from two words (27 + 26 bits), and the position after them."""
+    a, position = _next_word(key, position)
+    b, position = _next_word(key, position)
+    return ((a >> np.uint64(5)) * 67108864.0 + (b >> np.uint64(6))) / 9007199254740992.0, position
 
 
 @numba.njit(cache=True, inline="always")
-def _gauss(key, counters, gauss):
-    """One standard Gaussian by the polar method; every second one is the cached partner."""
-    if counters[1]:
-        counters[1] = 0
-        value = gauss[0]
-        gauss[0] = 0.0
-        return value
+def _gauss(key, position, has_gauss, cached):
+    """One standard Gaussian by the polar method: ``(value, position, has_gauss, cached)``.
+
+    A cached partner (``has_gauss``) is returned first and cleared to 0.0; otherwise a pair is
+    drawn, one value returned and the other cached.
+    """
+    if has_gauss:
+        return cached, position, False, 0.0
     while True:
-        x1 = 2.0 * _next_double(key, counters) - 1.0
-        x2 = 2.0 * _next_double(key, counters) - 1.0
+        u1, position = _next_double(key, position)
+        u2, position = _next_double(key, position)
+        x1 = 2.0 * u1 - 1.0
+        x2 = 2.0 * u2 - 1.0
         r2 = x1 * x1 + x2 * x2
         if r2 < 1.0 and r2 != 0.0:
             break
     f = math.sqrt(-2.0 * math.log(r2) / r2)
-    gauss[0] = f * x1
-    counters[1] = 1
-    return f * x2
+    return f * x2, position, True, f * x1
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, _nrt=False)
 def fill_random_sample(key, counters, out):
     """In place: ``out`` (float64, 1-D) filled with doubles in [0, 1), in order."""
+    position = counters[0]
     for i in range(out.size):
-        out[i] = _next_double(key, counters)
+        out[i], position = _next_double(key, position)
+    counters[0] = position
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, _nrt=False)
 def fill_uniform(key, counters, low, span, out):
     """In place: ``out`` (float64, 1-D) filled with ``low + span * u``, u in [0, 1) (``span = high - low``)."""
+    position = counters[0]
     for i in range(out.size):
-        out[i] = low + span * _next_double(key, counters)
+        u, position = _next_double(key, position)
+        out[i] = low + span * u
+    counters[0] = position
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, _nrt=False)
 def fill_standard_normal(key, counters, gauss, out):
     """In place: ``out`` (float64, 1-D) filled with standard Gaussians, in order."""
+    position, has_gauss, cached = counters[0], counters[1] != 0, gauss[0]
     for i in range(out.size):
-        out[i] = _gauss(key, counters, gauss)
+        out[i], position, has_gauss, cached = _gauss(key, position, has_gauss, cached)
+    counters[0], counters[1], gauss[0] = position, has_gauss, cached
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, _nrt=False)
 def fill_normal(key, counters, gauss, loc, scale, out):
     """In place: ``out`` (float64, 1-D) filled with ``loc + scale * g``, g standard Gaussians in order."""
+    position, has_gauss, cached = counters[0], counters[1] != 0, gauss[0]
     for i in range(out.size):
-        out[i] = loc + scale * _gauss(key, counters, gauss)
+        g, position, has_gauss, cached = _gauss(key, position, has_gauss, cached)
+        out[i] = loc + scale * g
+    counters[0], counters[1], gauss[0] = position, has_gauss, cached
 
 
 @numba.njit(cache=True)
@@ -181,26 +190,27 @@ def _loggam(x):
     return result
 
 
-@numba.njit(cache=True)
-def _poisson_multiplication(key, counters, lam):
-    """Poisson count of mean ``lam`` in (0, 10): uniforms multiplied until below exp(-lam)."""
+@numba.njit(cache=True, inline="always")
+def _poisson_multiplication(key, position, lam):
+    """Poisson count of mean ``lam`` in (0, 10), uniforms multiplied until at most exp(-lam): ``(count, position)``."""
     limit = math.exp(-lam)
     count = 0
     product = 1.0
     while True:
-        product *= _next_double(key, counters)
+        u, position = _next_double(key, position)
+        product *= u
         if product > limit:
             count += 1
         else:
-            return count
+            return count, position
 
 
-@numba.njit(cache=True)
-def _poisson_ptrs(key, counters, lam):
-    """Poisson count of mean ``lam`` >= 10: transformed rejection with squeeze (PTRS).
+@numba.njit(cache=True, inline="always")
+def _poisson_ptrs(key, position, lam):
+    """Poisson count of mean ``lam`` >= 10 by transformed rejection with squeeze (PTRS): ``(count, position)``.
 
-    The count is handled as a double (``floor`` of the candidate): C's conversion of it to an
-    integer and back is exact wherever it is used, and a negative candidate is rejected first.
+    The candidate count stays a double (the ``floor``): C's conversions of it to an integer and
+    back are exact wherever they matter, and a negative candidate is rejected first.
     """
     slam = math.sqrt(lam)
     loglam = math.log(lam)
@@ -209,20 +219,21 @@ def _poisson_ptrs(key, counters, lam):
     invalpha = 1.1239 + 1.1328 / (b - 3.4)
     vr = 0.9277 - 3.6224 / (b - 2)
     while True:
-        u = _next_double(key, counters) - 0.5
-        v = _next_double(key, counters)
+        u, position = _next_double(key, position)
+        v, position = _next_double(key, position)
+        u -= 0.5
         us = 0.5 - abs(u)
         k = math.floor((2 * a / us + b) * u + lam + 0.43)
         if us >= 0.07 and v <= vr:
-            return np.int64(k)
+            return np.int64(k), position
         if k < 0 or (us < 0.013 and v > us):
             continue
         if (math.log(v) + math.log(invalpha) - math.log(a / (us * us) + b)) <= (
                 -lam + k * loglam - _loggam(k + 1.0)):
-            return np.int64(k)
+            return np.int64(k), position
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, _nrt=False)
 def fill_poisson(key, counters, lam, out):
     """In place: ``out`` (int64, 1-D) filled with Poisson counts of means ``lam`` (float64, same size).
 
@@ -234,18 +245,20 @@ def fill_poisson(key, counters, lam, out):
     for i in range(lam.size):
         if not 0.0 <= lam[i] <= 1e15:
             return False
+    position = counters[0]
     for i in range(lam.size):
         mean = lam[i]
         if mean >= 10.0:
-            out[i] = _poisson_ptrs(key, counters, mean)
+            out[i], position = _poisson_ptrs(key, position, mean)
         elif mean == 0.0:
             out[i] = 0
         else:
-            out[i] = _poisson_multiplication(key, counters, mean)
+            out[i], position = _poisson_multiplication(key, position, mean)
+    counters[0] = position
     return True
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, _nrt=False)
 def fill_bounded(key, counters, low, span, out):
     """In place: ``out`` (int64, 1-D) filled with integers in ``[low, low + span]`` (inclusive).
 
@@ -256,14 +269,18 @@ def fill_bounded(key, counters, low, span, out):
     span : int
         ``high - 1 - low``, in [0, 2**32): one masked 32-bit word per try, none when 0.
     """
-    mask = np.uint64(span)
+    limit = np.uint64(span)
+    mask = limit
     for shift in (1, 2, 4, 8, 16):
         mask |= mask >> np.uint64(shift)
-    limit = np.uint64(span)
+    position = counters[0]
     for i in range(out.size):
         value = np.uint64(0)
         if limit:
-            value = _next_word(key, counters) & mask
+            value, position = _next_word(key, position)
+            value &= mask
             while value > limit:
-                value = _next_word(key, counters) & mask
+                value, position = _next_word(key, position)
+                value &= mask
         out[i] = low + np.int64(value)
+    counters[0] = position
