@@ -12,18 +12,21 @@ the same state, which hands its state back afterwards: the same values and error
 """
 from __future__ import annotations
 
+import functools
 import math
 from typing import Optional
 
 import numpy as np
 
-from .mt19937 import (STATE_WORDS, fill_bounded, fill_normal, fill_poisson, fill_random_sample,
-                      fill_standard_normal, fill_uniform, legacy_seed)
+from .mt19937 import (POISSON_TABLE_SLOTS, STATE_WORDS, fill_bounded, fill_normal, fill_poisson,
+                      fill_random_sample, fill_standard_normal, fill_uniform, legacy_seed, log_factorial_table)
 
 __all__ = ["ExactRandomState", "CHECK_CALLS", "same_draws", "same_state"]
 
 _WORD_RANGE = 2 ** 32
 _INT64 = (-2 ** 63, 2 ** 63)
+#: Counts whose log-factorial PTRS looks up rather than computes (means up to about 3,000).
+_LOG_FACTORIALS = 4096
 
 #: Calls that cover every compiled path (scalars, shapes, odd Gaussian counts that leave a cached
 #: value, Poisson means 0, below 10 and above, negative integer bounds), a few thousand draws each:
@@ -75,6 +78,14 @@ def _output(size, dtype) -> Optional[np.ndarray]:
     if all(_integer(d) is not None and d >= 0 for d in dims):
         return np.empty(tuple(int(d) for d in dims), dtype)
     return None
+
+
+@functools.cache
+def _log_factorials() -> np.ndarray:
+    """The read-only :func:`transforms.mt19937.log_factorial_table` of PTRS, made once per process."""
+    table = log_factorial_table(_LOG_FACTORIALS)
+    table.flags.writeable = False
+    return table
 
 
 def _poisson_means(lam, size) -> tuple:
@@ -214,7 +225,8 @@ class ExactRandomState:
         if means is None:
             return self._numpy("poisson", lam, size)
         out = np.empty(means.shape, np.int64)
-        if not fill_poisson(self._key, self._counters, means.reshape(-1), out.reshape(-1)):
+        table = np.full(POISSON_TABLE_SLOTS, np.nan), np.empty((POISSON_TABLE_SLOTS, 5))
+        if not fill_poisson(self._key, self._counters, means.reshape(-1), out.reshape(-1), *table, _log_factorials()):
             return self._numpy("poisson", lam, size)  # a mean NumPy refuses or that is out of range
         return _result(out, shape)
 

@@ -28,7 +28,7 @@ import numba
 import numpy as np
 
 __all__ = ["STATE_WORDS", "legacy_seed", "fill_random_sample", "fill_uniform", "fill_standard_normal",
-           "fill_normal", "fill_poisson", "fill_bounded"]
+           "fill_normal", "POISSON_TABLE_SLOTS", "log_factorial_table", "fill_poisson", "fill_bounded"]
 
 #: Words in the state of MT19937.
 STATE_WORDS = 624
@@ -108,7 +108,8 @@ def _next_double(key, position):
     """A double in [0, 1) from two words (27 + 26 bits), and the position after them."""
     a, position = _next_word(key, position)
     b, position = _next_word(key, position)
-    return ((a >> np.uint64(5)) * 67108864.0 + (b >> np.uint64(6))) / 9007199254740992.0, position
+    # the shifted words (below 2**27) as signed: one instruction each to convert, the same doubles
+    return (np.int64(a >> np.uint64(5)) * 67108864.0 + np.int64(b >> np.uint64(6))) / 9007199254740992.0, position
 
 
 @numba.njit(cache=True, inline="always")
@@ -191,9 +192,9 @@ def _loggam(x):
 
 
 @numba.njit(cache=True, inline="always")
-def _poisson_multiplication(key, position, lam):
-    """Poisson count of mean ``lam`` in (0, 10), uniforms multiplied until at most exp(-lam): ``(count, position)``."""
-    limit = math.exp(-lam)
+def _poisson_multiplication(key, position, limit):
+    """Poisson count of a mean in (0, 10), uniforms multiplied until at most ``limit`` = exp(-mean):
+    ``(count, position)``."""
     count = 0
     product = 1.0
     while True:
@@ -206,18 +207,23 @@ def _poisson_multiplication(key, position, lam):
 
 
 @numba.njit(cache=True, inline="always")
-def _poisson_ptrs(key, position, lam):
-    """Poisson count of mean ``lam`` >= 10 by transformed rejection with squeeze (PTRS): ``(count, position)``.
+def _ptrs_constants(lam):
+    """The constants of PTRS for mean ``lam`` >= 10: ``(log(lam), b, a, log(1 / alpha), vr)``."""
+    b = 0.931 + 2.53 * math.sqrt(lam)
+    a = -0.059 + 0.02483 * b
+    invalpha = 1.1239 + 1.1328 / (b - 3.4)
+    return math.log(lam), b, a, math.log(invalpha), 0.9277 - 3.6224 / (b - 2)
+
+
+@numba.njit(cache=True, inline="always")
+def _poisson_ptrs(key, position, lam, constants, log_factorials):
+    """Poisson count of mean ``lam`` >= 10 by transformed rejection with squeeze (PTRS), given
+    :func:`_ptrs_constants` and a :func:`log_factorial_table`: ``(count, position)``.
 
     The candidate count stays a double (the ``floor``): C's conversions of it to an integer and
     back are exact wherever they matter, and a negative candidate is rejected first.
     """
-    slam = math.sqrt(lam)
-    loglam = math.log(lam)
-    b = 0.931 + 2.53 * slam
-    a = -0.059 + 0.02483 * b
-    invalpha = 1.1239 + 1.1328 / (b - 3.4)
-    vr = 0.9277 - 3.6224 / (b - 2)
+    loglam, b, a, log_invalpha, vr = constants
     while True:
         u, position = _next_double(key, position)
         v, position = _next_double(key, position)
@@ -228,14 +234,43 @@ def _poisson_ptrs(key, position, lam):
             return np.int64(k), position
         if k < 0 or (us < 0.013 and v > us):
             continue
-        if (math.log(v) + math.log(invalpha) - math.log(a / (us * us) + b)) <= (
-                -lam + k * loglam - _loggam(k + 1.0)):
+        log_factorial = log_factorials[np.int64(k)] if k < log_factorials.size else _loggam(k + 1.0)
+        if (math.log(v) + log_invalpha - math.log(a / (us * us) + b)) <= (-lam + k * loglam - log_factorial):
             return np.int64(k), position
 
 
+@numba.njit(cache=True)
+def log_factorial_table(size):
+    """NumPy's ``random_loggam(k + 1)`` for k in [0, size) (float64): PTRS's log k!, computed once."""
+    table = np.empty(size)
+    for k in range(size):
+        table[k] = _loggam(k + 1.0)
+    return table
+
+
+#: Slots of the table of per-mean constants in :func:`fill_poisson` (a power of two).
+POISSON_TABLE_SLOTS = 1024
+
+
 @numba.njit(cache=True, _nrt=False)
-def fill_poisson(key, counters, lam, out):
+def fill_poisson(key, counters, lam, out, means, constants, log_factorials):
     """In place: ``out`` (int64, 1-D) filled with Poisson counts of means ``lam`` (float64, same size).
+
+    Parameters
+    ----------
+    key, counters : numpy.ndarray
+        The state arrays (see the module docstring).
+    lam : numpy.ndarray
+        float64, 1-D: the means.
+    out : numpy.ndarray
+        int64, the size of ``lam``.
+    means, constants : numpy.ndarray
+        A direct-mapped table of the per-mean constants (exp(-mean) below 10, those of PTRS at 10
+        and above): float64, shapes (:data:`POISSON_TABLE_SLOTS`,) (NaN: empty) and
+        (POISSON_TABLE_SLOTS, 5). Images hold few distinct means, so each is computed about once;
+        the values are those computed per draw.
+    log_factorials : numpy.ndarray
+        :func:`log_factorial_table` (any size; counts beyond it are computed).
 
     Returns
     -------
@@ -248,12 +283,22 @@ def fill_poisson(key, counters, lam, out):
     position = counters[0]
     for i in range(lam.size):
         mean = lam[i]
-        if mean >= 10.0:
-            out[i], position = _poisson_ptrs(key, position, mean)
-        elif mean == 0.0:
+        if mean == 0.0:
             out[i] = 0
+            continue
+        slot = np.int64(mean * 1021.0) & (POISSON_TABLE_SLOTS - 1)
+        if means[slot] != mean:
+            means[slot] = mean
+            if mean >= 10.0:
+                (constants[slot, 0], constants[slot, 1], constants[slot, 2], constants[slot, 3],
+                 constants[slot, 4]) = _ptrs_constants(mean)
+            else:
+                constants[slot, 0] = math.exp(-mean)
+        if mean >= 10.0:
+            ptrs = (constants[slot, 0], constants[slot, 1], constants[slot, 2], constants[slot, 3], constants[slot, 4])
+            out[i], position = _poisson_ptrs(key, position, mean, ptrs, log_factorials)
         else:
-            out[i], position = _poisson_multiplication(key, position, mean)
+            out[i], position = _poisson_multiplication(key, position, constants[slot, 0])
     counters[0] = position
     return True
 
