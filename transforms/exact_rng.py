@@ -123,10 +123,10 @@ class ExactRandomState:
     True
     """
 
-    __slots__ = ("_key", "_counters", "_gauss")
+    __slots__ = ("_words", "_counters", "_gauss")
 
     def __init__(self, seed: int):
-        self._key = np.empty(STATE_WORDS, np.uint32)
+        self._words = np.empty((2, STATE_WORDS), np.uint32)  # the key, and its words tempered
         self._counters = np.zeros(2, np.int64)  # position in key, has_gauss
         self._gauss = np.zeros(1)
         self.seed(seed)
@@ -140,7 +140,7 @@ class ExactRandomState:
         """Reseed as ``RandomState.seed(seed)`` does (an int in [0, 2**32) compiled, else by NumPy)."""
         value = _integer(seed)
         if value is not None and 0 <= value < _WORD_RANGE:
-            legacy_seed(self._key, self._counters, self._gauss, value)
+            legacy_seed(self._words, self._counters, self._gauss, value)
         else:
             self.set_state(np.random.RandomState(seed).get_state())
 
@@ -149,8 +149,8 @@ class ExactRandomState:
         position, has_gauss = (int(c) for c in self._counters)
         gauss = float(self._gauss[0])
         if legacy:
-            return "MT19937", self._key.copy(), position, has_gauss, gauss
-        return {"bit_generator": "MT19937", "state": {"key": self._key.copy(), "pos": position},
+            return "MT19937", self._words[0].copy(), position, has_gauss, gauss
+        return {"bit_generator": "MT19937", "state": {"key": self._words[0].copy(), "pos": position},
                 "has_gauss": has_gauss, "gauss": gauss}
 
     def set_state(self, state) -> None:
@@ -161,7 +161,7 @@ class ExactRandomState:
 
     def _take_state_of(self, twin: np.random.RandomState) -> None:
         _, key, position, has_gauss, gauss = twin.get_state()
-        self._key[:] = key
+        self._words[0] = key
         self._counters[:] = (position, has_gauss)
         self._gauss[0] = gauss
 
@@ -187,7 +187,7 @@ class ExactRandomState:
         out = _output(size, np.float64)
         if out is None:
             return self._numpy("random_sample", size)
-        fill_random_sample(self._key, self._counters, out.reshape(-1))
+        fill_random_sample(self._words, self._counters, out.reshape(-1))
         return _result(out, size)
 
     def uniform(self, low=0.0, high=1.0, size=None):
@@ -196,7 +196,7 @@ class ExactRandomState:
         span = None if start is None or end is None else end - start
         if out is None or span is None or not math.isfinite(span):
             return self._numpy("uniform", low, high, size)
-        fill_uniform(self._key, self._counters, start, span, out.reshape(-1))
+        fill_uniform(self._words, self._counters, start, span, out.reshape(-1))
         return _result(out, size)
 
     def standard_normal(self, size=None):
@@ -204,7 +204,7 @@ class ExactRandomState:
         out = _output(size, np.float64)
         if out is None:
             return self._numpy("standard_normal", size)
-        fill_standard_normal(self._key, self._counters, self._gauss, out.reshape(-1))
+        fill_standard_normal(self._words, self._counters, self._gauss, out.reshape(-1))
         return _result(out, size)
 
     def normal(self, loc=0.0, scale=1.0, size=None):
@@ -212,7 +212,7 @@ class ExactRandomState:
         mean, spread, out = _real(loc), _real(scale), _output(size, np.float64)
         if out is None or mean is None or spread is None or math.copysign(1.0, spread) < 0:
             return self._numpy("normal", loc, scale, size)
-        fill_normal(self._key, self._counters, self._gauss, mean, spread, out.reshape(-1))
+        fill_normal(self._words, self._counters, self._gauss, mean, spread, out.reshape(-1))
         return _result(out, size)
 
     def poisson(self, lam=1.0, size=None):
@@ -226,7 +226,7 @@ class ExactRandomState:
             return self._numpy("poisson", lam, size)
         out = np.empty(means.shape, np.int64)
         table = np.full(POISSON_TABLE_SLOTS, np.nan), np.empty((POISSON_TABLE_SLOTS, 5))
-        if not fill_poisson(self._key, self._counters, means.reshape(-1), out.reshape(-1), *table, _log_factorials()):
+        if not fill_poisson(self._words, self._counters, means.reshape(-1), out.reshape(-1), *table, _log_factorials()):
             return self._numpy("poisson", lam, size)  # a mean NumPy refuses or that is out of range
         return _result(out, shape)
 
@@ -240,7 +240,7 @@ class ExactRandomState:
         if (dtype is not int or out is None or start is None or end is None
                 or not 0 < end - start <= _WORD_RANGE or start < _INT64[0] or end > _INT64[1]):
             return self._numpy("randint", low, high, size, dtype)
-        fill_bounded(self._key, self._counters, start, end - 1 - start, out.reshape(-1))
+        fill_bounded(self._words, self._counters, start, end - 1 - start, out.reshape(-1))
         return _result(out, size)
 
 

@@ -2,11 +2,12 @@
 
 The stream's state lives in three NumPy arrays that every kernel takes and updates in place:
 
-- ``key``: uint32, shape (624,), the Mersenne Twister's words;
-- ``counters``: int64, shape (2,): ``[position in key (0..624), has_gauss (0 or 1)]``;
+- ``words``: uint32, shape (2, 624): row 0 the Mersenne Twister's state (``key``), row 1 the
+  same words tempered (what the generator outputs; made from row 0 by each kernel and each twist);
+- ``counters``: int64, shape (2,): ``[position in the words (0..624), has_gauss (0 or 1)]``;
 - ``gauss``: float64, shape (1,): the cached second value of the polar method (0.0 when none).
 
-These are the fields of ``RandomState.get_state()``. Each kernel consumes the words and leaves the
+Row 0 and the rest are the fields of ``RandomState.get_state()``. Each kernel consumes the words and leaves the
 state exactly as NumPy's ``RandomState`` does for the same call, with the same arithmetic:
 
 - 53-bit doubles from two words, ``((w1 >> 5) * 2**26 + (w2 >> 6)) / 2**53``;
@@ -39,8 +40,8 @@ _LOWER = np.uint64(0x7FFFFFFF)
 _WORD = np.uint64(0xFFFFFFFF)
 _ONE = np.uint64(1)
 _SEED_MULTIPLIER = np.uint64(1812433253)
-_TEMPER_B = np.uint64(0x9D2C5680)
-_TEMPER_C = np.uint64(0xEFC60000)
+_TEMPER_B = np.uint32(0x9D2C5680)
+_TEMPER_C = np.uint32(0xEFC60000)
 #: NumPy's log-gamma series coefficients, highest power last.
 _LOGGAM_SERIES = np.array([8.333333333333333e-02, -2.777777777777778e-03, 7.936507936507937e-04,
                            -5.952380952380952e-04, 8.417508417508418e-04, -1.917526917526918e-03,
@@ -50,21 +51,21 @@ _LOG_2PI = 1.8378770664093453
 
 
 @numba.njit(cache=True)
-def legacy_seed(key, counters, gauss, seed):
+def legacy_seed(words, counters, gauss, seed):
     """In place: the state of ``RandomState(seed)`` (Knuth's linear recurrence, no cached Gaussian).
 
     Parameters
     ----------
-    key, counters, gauss : numpy.ndarray
+    words, counters, gauss : numpy.ndarray
         The state arrays (see the module docstring), overwritten.
     seed : int
         In [0, 2**32).
     """
     word = np.uint64(seed) & _WORD
-    key[0] = word
+    words[0, 0] = word
     for i in range(1, STATE_WORDS):
         word = (_SEED_MULTIPLIER * (word ^ (word >> np.uint64(30))) + np.uint64(i)) & _WORD
-        key[i] = word
+        words[0, i] = word
     counters[0] = STATE_WORDS
     counters[1] = 0
     gauss[0] = 0.0
@@ -78,8 +79,13 @@ def _twisted(word, following, far):
 
 
 @numba.njit(cache=True, _nrt=False)
-def _twist(key):
-    """In place: the next 624 words. Three blocks, each free of dependences within itself."""
+def _twist(words):
+    """In place: the next 624 words of the state (row 0), then their tempered copy (row 1).
+
+    The twist runs in three blocks, each free of dependences within itself; the tempering is
+    one loop over independent words. Both vectorise.
+    """
+    key = words[0]
     gap = STATE_WORDS - _SHIFT  # 227
     for i in range(gap):  # reads the old words i + 397
         key[i] = _twisted(key[i], key[i + 1], key[i + _SHIFT])
@@ -88,32 +94,40 @@ def _twist(key):
     for i in range(2 * gap, STATE_WORDS - 1):  # reads the new words of the second block
         key[i] = _twisted(key[i], key[i + 1], key[i - gap])
     key[STATE_WORDS - 1] = _twisted(key[STATE_WORDS - 1], key[0], key[_SHIFT - 1])
+    _temper(words)
+
+
+@numba.njit(cache=True, _nrt=False)
+def _temper(words):
+    """In place: row 1 of ``words`` = the tempered words of row 0 (MT19937's output transform)."""
+    for i in range(STATE_WORDS):
+        y = words[0, i]
+        y ^= y >> np.uint32(11)
+        y ^= (y << np.uint32(7)) & _TEMPER_B
+        y ^= (y << np.uint32(15)) & _TEMPER_C
+        words[1, i] = y ^ (y >> np.uint32(18))
 
 
 @numba.njit(cache=True, inline="always")
-def _next_word(key, position):
-    """The next tempered 32-bit word (as uint64) and the position after it, twisting at 624."""
+def _next_word(words, position):
+    """The next output word (as uint64) and the position after it, twisting at 624."""
     if position >= STATE_WORDS:
-        _twist(key)
+        _twist(words)
         position = 0
-    y = np.uint64(key[position])
-    y ^= y >> np.uint64(11)
-    y ^= (y << np.uint64(7)) & _TEMPER_B
-    y ^= (y << np.uint64(15)) & _TEMPER_C
-    return y ^ (y >> np.uint64(18)), position + 1
+    return np.uint64(words[1, position]), position + 1
 
 
 @numba.njit(cache=True, inline="always")
-def _next_double(key, position):
+def _next_double(words, position):
     """A double in [0, 1) from two words (27 + 26 bits), and the position after them."""
-    a, position = _next_word(key, position)
-    b, position = _next_word(key, position)
+    a, position = _next_word(words, position)
+    b, position = _next_word(words, position)
     # the shifted words (below 2**27) as signed: one instruction each to convert, the same doubles
     return (np.int64(a >> np.uint64(5)) * 67108864.0 + np.int64(b >> np.uint64(6))) / 9007199254740992.0, position
 
 
 @numba.njit(cache=True, inline="always")
-def _gauss(key, position, has_gauss, cached):
+def _gauss(words, position, has_gauss, cached):
     """One standard Gaussian by the polar method: ``(value, position, has_gauss, cached)``.
 
     A cached partner (``has_gauss``) is returned first and cleared to 0.0; otherwise a pair is
@@ -122,8 +136,8 @@ def _gauss(key, position, has_gauss, cached):
     if has_gauss:
         return cached, position, False, 0.0
     while True:
-        u1, position = _next_double(key, position)
-        u2, position = _next_double(key, position)
+        u1, position = _next_double(words, position)
+        u2, position = _next_double(words, position)
         x1 = 2.0 * u1 - 1.0
         x2 = 2.0 * u2 - 1.0
         r2 = x1 * x1 + x2 * x2
@@ -134,39 +148,43 @@ def _gauss(key, position, has_gauss, cached):
 
 
 @numba.njit(cache=True, _nrt=False)
-def fill_random_sample(key, counters, out):
+def fill_random_sample(words, counters, out):
     """In place: ``out`` (float64, 1-D) filled with doubles in [0, 1), in order."""
+    _temper(words)  # row 1 from the state as it was set
     position = counters[0]
     for i in range(out.size):
-        out[i], position = _next_double(key, position)
+        out[i], position = _next_double(words, position)
     counters[0] = position
 
 
 @numba.njit(cache=True, _nrt=False)
-def fill_uniform(key, counters, low, span, out):
+def fill_uniform(words, counters, low, span, out):
     """In place: ``out`` (float64, 1-D) filled with ``low + span * u``, u in [0, 1) (``span = high - low``)."""
+    _temper(words)  # row 1 from the state as it was set
     position = counters[0]
     for i in range(out.size):
-        u, position = _next_double(key, position)
+        u, position = _next_double(words, position)
         out[i] = low + span * u
     counters[0] = position
 
 
 @numba.njit(cache=True, _nrt=False)
-def fill_standard_normal(key, counters, gauss, out):
+def fill_standard_normal(words, counters, gauss, out):
     """In place: ``out`` (float64, 1-D) filled with standard Gaussians, in order."""
+    _temper(words)  # row 1 from the state as it was set
     position, has_gauss, cached = counters[0], counters[1] != 0, gauss[0]
     for i in range(out.size):
-        out[i], position, has_gauss, cached = _gauss(key, position, has_gauss, cached)
+        out[i], position, has_gauss, cached = _gauss(words, position, has_gauss, cached)
     counters[0], counters[1], gauss[0] = position, has_gauss, cached
 
 
 @numba.njit(cache=True, _nrt=False)
-def fill_normal(key, counters, gauss, loc, scale, out):
+def fill_normal(words, counters, gauss, loc, scale, out):
     """In place: ``out`` (float64, 1-D) filled with ``loc + scale * g``, g standard Gaussians in order."""
+    _temper(words)  # row 1 from the state as it was set
     position, has_gauss, cached = counters[0], counters[1] != 0, gauss[0]
     for i in range(out.size):
-        g, position, has_gauss, cached = _gauss(key, position, has_gauss, cached)
+        g, position, has_gauss, cached = _gauss(words, position, has_gauss, cached)
         out[i] = loc + scale * g
     counters[0], counters[1], gauss[0] = position, has_gauss, cached
 
@@ -192,13 +210,13 @@ def _loggam(x):
 
 
 @numba.njit(cache=True, inline="always")
-def _poisson_multiplication(key, position, limit):
+def _poisson_multiplication(words, position, limit):
     """Poisson count of a mean in (0, 10), uniforms multiplied until at most ``limit`` = exp(-mean):
     ``(count, position)``."""
     count = 0
     product = 1.0
     while True:
-        u, position = _next_double(key, position)
+        u, position = _next_double(words, position)
         product *= u
         if product > limit:
             count += 1
@@ -216,7 +234,7 @@ def _ptrs_constants(lam):
 
 
 @numba.njit(cache=True, inline="always")
-def _poisson_ptrs(key, position, lam, constants, log_factorials):
+def _poisson_ptrs(words, position, lam, constants, log_factorials):
     """Poisson count of mean ``lam`` >= 10 by transformed rejection with squeeze (PTRS), given
     :func:`_ptrs_constants` and a :func:`log_factorial_table`: ``(count, position)``.
 
@@ -225,8 +243,8 @@ def _poisson_ptrs(key, position, lam, constants, log_factorials):
     """
     loglam, b, a, log_invalpha, vr = constants
     while True:
-        u, position = _next_double(key, position)
-        v, position = _next_double(key, position)
+        u, position = _next_double(words, position)
+        v, position = _next_double(words, position)
         u -= 0.5
         us = 0.5 - abs(u)
         k = math.floor((2 * a / us + b) * u + lam + 0.43)
@@ -253,12 +271,12 @@ POISSON_TABLE_SLOTS = 1024
 
 
 @numba.njit(cache=True, _nrt=False)
-def fill_poisson(key, counters, lam, out, means, constants, log_factorials):
+def fill_poisson(words, counters, lam, out, means, constants, log_factorials):
     """In place: ``out`` (int64, 1-D) filled with Poisson counts of means ``lam`` (float64, same size).
 
     Parameters
     ----------
-    key, counters : numpy.ndarray
+    words, counters : numpy.ndarray
         The state arrays (see the module docstring).
     lam : numpy.ndarray
         float64, 1-D: the means.
@@ -280,6 +298,7 @@ def fill_poisson(key, counters, lam, out, means, constants, log_factorials):
     for i in range(lam.size):
         if not 0.0 <= lam[i] <= 1e15:
             return False
+    _temper(words)  # row 1 from the state as it was set
     position = counters[0]
     for i in range(lam.size):
         mean = lam[i]
@@ -296,15 +315,15 @@ def fill_poisson(key, counters, lam, out, means, constants, log_factorials):
                 constants[slot, 0] = math.exp(-mean)
         if mean >= 10.0:
             ptrs = (constants[slot, 0], constants[slot, 1], constants[slot, 2], constants[slot, 3], constants[slot, 4])
-            out[i], position = _poisson_ptrs(key, position, mean, ptrs, log_factorials)
+            out[i], position = _poisson_ptrs(words, position, mean, ptrs, log_factorials)
         else:
-            out[i], position = _poisson_multiplication(key, position, constants[slot, 0])
+            out[i], position = _poisson_multiplication(words, position, constants[slot, 0])
     counters[0] = position
     return True
 
 
 @numba.njit(cache=True, _nrt=False)
-def fill_bounded(key, counters, low, span, out):
+def fill_bounded(words, counters, low, span, out):
     """In place: ``out`` (int64, 1-D) filled with integers in ``[low, low + span]`` (inclusive).
 
     Parameters
@@ -314,6 +333,7 @@ def fill_bounded(key, counters, low, span, out):
     span : int
         ``high - 1 - low``, in [0, 2**32): one masked 32-bit word per try, none when 0.
     """
+    _temper(words)  # row 1 from the state as it was set
     limit = np.uint64(span)
     mask = limit
     for shift in (1, 2, 4, 8, 16):
@@ -322,10 +342,10 @@ def fill_bounded(key, counters, low, span, out):
     for i in range(out.size):
         value = np.uint64(0)
         if limit:
-            value, position = _next_word(key, position)
+            value, position = _next_word(words, position)
             value &= mask
             while value > limit:
-                value, position = _next_word(key, position)
+                value, position = _next_word(words, position)
                 value &= mask
         out[i] = low + np.int64(value)
     counters[0] = position
