@@ -203,3 +203,35 @@ def test_10_to_the_8_normal_and_poisson_values_match_numpy():
             done, seed = done + chunk, seed + 1
         print(f"{method}: {done} values equal; exact {seconds['exact']:.1f} s, numpy {seconds['numpy']:.1f} s")
         seconds = {"exact": 0.0, "numpy": 0.0}
+
+
+#: The per-method timing of the note (docs/dev/performance.md): the calls the corruptions make on a
+#: 224 x 224 x 3 image, shot noise's means at its five severities' photon counts.
+_IMAGE = (224, 224, 3)
+_PIXELS = np.random.RandomState(2).randint(0, 256, _IMAGE) / 255.0
+SPEED_CALLS = {
+    "random_sample": ("random_sample", (_IMAGE,), {}),
+    "uniform": ("uniform", (-1, 1), {"size": _IMAGE}),
+    "normal": ("normal", (), {"size": _IMAGE, "scale": 0.08}),
+    "standard_normal": ("standard_normal", (_IMAGE,), {}),
+    **{f"poisson, means 0..{c}": ("poisson", (_PIXELS * c,), {}) for c in (60, 25, 12, 5, 3)},
+    "randint": ("randint", (-2, 2), {"size": (224 * 224, 2)}),
+}
+
+
+@pytest.mark.benchmark
+@pytest.mark.skipif(not os.environ.get("IMAGENET_CP_LONG_CHECKS"), reason="timing: IMAGENET_CP_LONG_CHECKS=1")
+def test_ns_per_value_of_each_method():
+    """CPU time per value of each call on both streams, the best of 25 fresh-seeded calls each,
+    the two streams alternating (a shared machine slows both alike)."""
+    print(f"\n{'call':26}{'NumPy ns':>10}{'exact ns':>10}{'speed-up':>10}")
+    for label, (method, args, kwargs) in SPEED_CALLS.items():
+        best = {"numpy": np.inf, "exact": np.inf}
+        for seed in range(25):
+            for stream, make in (("numpy", legacy_random_state), ("exact", ExactRandomState)):
+                rng = make(seed)
+                start = time.process_time()
+                values = getattr(rng, method)(*args, **kwargs)
+                best[stream] = min(best[stream], time.process_time() - start)
+        ns = {stream: seconds * 1e9 / values.size for stream, seconds in best.items()}
+        print(f"{label:26}{ns['numpy']:10.1f}{ns['exact']:10.1f}{ns['numpy'] / ns['exact']:9.2f}x")

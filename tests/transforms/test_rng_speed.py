@@ -253,6 +253,10 @@ def test_draw_ms(image):
     assert draws.draw_ms(image, "contrast", 1, 0) == 0.0
     assert draws.draw_ms(image, "gaussian_noise", 1, 0, repeats=2) > 0
     assert draws.draw_ms(image, "impulse_noise", 1, 0, repeats=1, mode="fast") > 0
+    assert draws.draw_ms(image, "shot_noise", 1, 0, repeats=1, mode="numpy") > 0
+    assert draws.DRAW_STREAMS == ("reference", "fast", "numpy")
+    assert type(draws.draw_stream(3, "numpy")) is np.random.RandomState
+    assert type(draws.draw_stream(3, "reference")) is ExactRandomState
     with pytest.raises(ValueError, match="repeats"):
         draws.draw_ms(image, "gaussian_noise", 1, 0, repeats=0)
 
