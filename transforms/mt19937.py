@@ -20,6 +20,12 @@ state exactly as NumPy's ``RandomState`` does for the same call, with the same a
 
 The results depend on the C library's ``log``, ``exp`` and ``sqrt`` being the ones NumPy calls;
 :func:`transforms.rng.exact_stream_verified` compares the two at first use.
+
+The position and the cached Gaussian are local variables of each kernel's loop, threaded through
+small inlined helpers and written back at the end. The kernels that take arrays are compiled
+without numba's reference counting (``_nrt=False``; they allocate nothing): with it, each helper
+call that passes the words array costs an atomic increment and decrement, several times the cost
+of the word itself.
 """
 from __future__ import annotations
 
