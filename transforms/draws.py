@@ -1,9 +1,11 @@
 """The random draws of one corruption, recorded and replayed: what the random numbers alone cost.
 
-In the reference mode the legacy ``RandomState`` samplers (Poisson, normal, bounded integers,
-uniform) are a fixed floor that no faster corruption code can remove. :func:`record_draws` runs a
-corruption once on a :class:`DrawRecorder` (a ``RandomState`` that logs each call), and
-:func:`draw_ms` times replaying exactly those calls, with the same arguments, on a fresh stream.
+In the reference mode the legacy samplers (Poisson, normal, bounded integers, uniform) are a floor
+that no faster corruption code can remove. :func:`record_draws` runs a corruption once on a
+:class:`DrawRecorder` (a ``RandomState`` that logs each call), and :func:`draw_ms` times replaying
+exactly those calls, with the same arguments, on a fresh stream: the stream a mode draws from
+(the reference mode's :class:`transforms.exact_rng.ExactRandomState`), or NumPy's own
+``RandomState`` (``'numpy'``, the same values drawn by NumPy: the floor as it was).
 """
 from __future__ import annotations
 
@@ -16,12 +18,17 @@ import numpy as np
 from schemas.edition import DEFAULT_EDITION
 
 from .corruptions import corrupt
-from .rng import make_rng
+from .rng import RNG_MODES, legacy_random_state, make_rng
 
-__all__ = ["DRAW_METHODS", "Draw", "DrawRecorder", "record_draws", "replay_draws", "draw_ms"]
+__all__ = ["DRAW_METHODS", "DRAW_STREAMS", "Draw", "DrawRecorder", "record_draws", "replay_draws", "draw_stream",
+           "draw_ms"]
 
 #: The ``RandomState`` methods the corruptions call (all of them draw).
 DRAW_METHODS = ("normal", "poisson", "randint", "random_sample", "standard_normal", "uniform")
+
+#: The streams draws can be replayed on: each random mode's, and ``'numpy'``, NumPy's own
+#: ``RandomState`` (the reference mode's values, drawn by NumPy's samplers).
+DRAW_STREAMS = (*RNG_MODES, "numpy")
 
 
 class Draw(NamedTuple):
@@ -91,6 +98,13 @@ def replay_draws(draws, rng) -> None:
         getattr(rng, method)(*args, **kwargs)
 
 
+def draw_stream(seed: int, stream: str):
+    """A fresh stream of :data:`DRAW_STREAMS`: ``make_rng(seed, stream)``, or ``RandomState(seed)`` for ``'numpy'``."""
+    if stream == "numpy":
+        return legacy_random_state(seed)
+    return make_rng(seed, stream)
+
+
 def draw_ms(image: np.ndarray, name: str, severity: int, seed: int, repeats: int = 5,
             mode: str = "reference", clock: Callable[[], float] = time.perf_counter,
             edition: str = DEFAULT_EDITION) -> float:
@@ -101,10 +115,10 @@ def draw_ms(image: np.ndarray, name: str, severity: int, seed: int, repeats: int
     image, name, severity, seed
         As for :func:`record_draws` (the draws are recorded once, on the reference stream).
     repeats : int
-        Timed replays, >= 1, each on a fresh ``make_rng(seed, mode)``; the median is returned.
+        Timed replays, >= 1, each on a fresh ``draw_stream(seed, mode)``; the median is returned.
     mode : str
-        Stream the replays draw from, one of :data:`transforms.RNG_MODES`; the recorded
-        arguments are replayed as they are.
+        Stream the replays draw from, one of :data:`DRAW_STREAMS` (a random mode, or
+        ``'numpy'``); the recorded arguments are replayed as they are.
     clock : callable
         Seconds now: ``time.perf_counter`` (wall time, default) or ``time.process_time``
         (this process's CPU time, steadier on a shared machine).
@@ -123,7 +137,7 @@ def draw_ms(image: np.ndarray, name: str, severity: int, seed: int, repeats: int
         return 0.0
     times = []
     for _ in range(repeats):
-        rng = make_rng(seed, mode)
+        rng = draw_stream(seed, mode)
         start = clock()
         replay_draws(draws, rng)
         times.append(clock() - start)

@@ -1,8 +1,11 @@
 """Random streams for the corruptions: the reference legacy stream, or a faster one.
 
-Mode ``'reference'`` is ``numpy.random.RandomState(seed)`` (MT19937 with NumPy's frozen legacy
-algorithms): the corruptions consume it exactly as the reference code consumes NumPy's global
-stream, so outputs are comparable seed for seed with the reference (and the fidelity tests).
+Mode ``'reference'`` is the stream of ``numpy.random.RandomState(seed)`` (MT19937 with NumPy's
+frozen legacy algorithms): the corruptions consume it exactly as the reference code consumes
+NumPy's global stream, so outputs are comparable seed for seed with the reference (and the
+fidelity tests). It is drawn by :class:`transforms.exact_rng.ExactRandomState`, the same values
+and states from compiled samplers, once :func:`exact_stream_verified` has found it equal to
+NumPy's in this process; otherwise by NumPy's ``RandomState`` itself.
 
 Mode ``'fast'`` keeps every corruption's algorithm and every distribution, but draws from
 NumPy's ``Generator(PCG64(seed))`` through :class:`FastRandomState`. PCG64 was chosen over the
@@ -13,14 +16,25 @@ comparability with the reference does not matter.
 """
 from __future__ import annotations
 
-from typing import Union
+import functools
+import logging
+from typing import TYPE_CHECKING, Union
 
 import numpy as np
 from numpy.random.bit_generator import ISeedSequence
 
 from schemas.imagenet_c import RNG_MODES  # the two random modes, declared with the build's other choices
 
-__all__ = ["RNG_MODES", "FastRandomState", "CorruptionRng", "legacy_random_state", "make_rng", "check_rng"]
+if TYPE_CHECKING:  # imported on first use: transforms.exact_rng compiles with numba (see transforms/__init__)
+    from .exact_rng import ExactRandomState
+
+__all__ = ["RNG_MODES", "FastRandomState", "CorruptionRng", "CHECK_SEEDS", "legacy_random_state",
+           "exact_stream_verified", "make_rng", "check_rng"]
+
+_LOG = logging.getLogger(__name__)
+
+#: Seeds of the first-use comparison of the exact stream with NumPy's (:func:`exact_stream_verified`).
+CHECK_SEEDS = (0, 1, 2 ** 32 - 1)
 
 
 class FastRandomState:
@@ -70,7 +84,7 @@ class FastRandomState:
 
 
 #: What :func:`transforms.corrupt` accepts as ``rng``.
-CorruptionRng = Union[np.random.RandomState, FastRandomState]
+CorruptionRng = Union[np.random.RandomState, "ExactRandomState", FastRandomState]
 
 
 class _UnusedSeedSequence(ISeedSequence):
@@ -118,6 +132,35 @@ def legacy_random_state(seed: int) -> np.random.RandomState:
     return rng
 
 
+@functools.cache
+def exact_stream_verified() -> bool:
+    """Whether :class:`ExactRandomState` draws NumPy's values here: checked once per process.
+
+    The compiled samplers call the C library's ``log``, ``exp`` and ``sqrt`` as NumPy does, so
+    their values can only differ on a machine whose library differs between the two (or where
+    the samplers fail to compile). Each seed of :data:`CHECK_SEEDS` runs
+    :data:`transforms.exact_rng.CHECK_CALLS` (a few thousand draws of every method) on both
+    streams. On any difference, one warning line is logged and :func:`make_rng` hands out NumPy's
+    ``RandomState``: outputs stay the same, only slower.
+
+    Returns
+    -------
+    bool
+    """
+    from .exact_rng import ExactRandomState, same_draws
+
+    try:
+        verified = all(same_draws(ExactRandomState(seed), legacy_random_state(seed)) for seed in CHECK_SEEDS)
+    except Exception as error:  # noqa: BLE001 - any failure of the compiled stream means NumPy's
+        _LOG.warning("exact random stream unavailable (%s: %s); drawing from numpy.random.RandomState",
+                     type(error).__name__, error)
+        return False
+    if not verified:
+        _LOG.warning("exact random stream differs from numpy.random.RandomState on this machine; "
+                     "drawing from numpy.random.RandomState (same outputs, slower)")
+    return verified
+
+
 def make_rng(seed: int, mode: str = "reference") -> CorruptionRng:
     """A fresh random stream for one output.
 
@@ -126,12 +169,14 @@ def make_rng(seed: int, mode: str = "reference") -> CorruptionRng:
     seed : int
         Seed, in [0, 2**32) for the reference mode (e.g. :func:`transforms.example_seed`).
     mode : str
-        ``'reference'`` (``numpy.random.RandomState(seed)``, reproduces the reference) or
-        ``'fast'`` (:class:`FastRandomState`); see :data:`RNG_MODES`.
+        ``'reference'`` (the stream of ``numpy.random.RandomState(seed)``, reproduces the
+        reference) or ``'fast'`` (:class:`FastRandomState`); see :data:`RNG_MODES`.
 
     Returns
     -------
-    numpy.random.RandomState or FastRandomState
+    ExactRandomState, numpy.random.RandomState or FastRandomState
+        For ``'reference'``, an :class:`ExactRandomState` when :func:`exact_stream_verified`,
+        else ``RandomState(seed)``: the same values either way.
 
     Examples
     --------
@@ -142,14 +187,21 @@ def make_rng(seed: int, mode: str = "reference") -> CorruptionRng:
     'FastRandomState'
     """
     if mode == "reference":
-        return legacy_random_state(seed)
+        if not exact_stream_verified():
+            return legacy_random_state(seed)
+        from .exact_rng import ExactRandomState
+        return ExactRandomState(seed)
     if mode == "fast":
         return FastRandomState(seed)
     raise ValueError(f"rng mode must be one of {', '.join(RNG_MODES)}; got {mode!r}")
 
 
 def check_rng(rng) -> None:
-    """Raise ``ValueError`` unless ``rng`` is a ``RandomState`` or a :class:`FastRandomState`."""
-    if not isinstance(rng, (np.random.RandomState, FastRandomState)):
-        raise ValueError("rng must be a numpy.random.RandomState or a transforms.FastRandomState "
+    """Raise ``ValueError`` unless ``rng`` is a ``RandomState``, an :class:`ExactRandomState` or a
+    :class:`FastRandomState`."""
+    from .exact_rng import ExactRandomState
+
+    if not isinstance(rng, (np.random.RandomState, ExactRandomState, FastRandomState)):
+        raise ValueError("rng must be a numpy.random.RandomState, a transforms.ExactRandomState or a "
+                         "transforms.FastRandomState "
                          f"(see transforms.make_rng); got {type(rng)!r}")

@@ -45,8 +45,10 @@ def example_rng(release_seed: int, image_key: str, name: str, severity: int,
                 mode: str = "reference") -> CorruptionRng:
     """A fresh stream for one output: ``make_rng(example_seed(...), mode)``.
 
-    ``mode='reference'`` (the default) gives ``numpy.random.RandomState(example_seed(...))``,
-    the legacy stream the reference consumes; ``mode='fast'`` gives a
+    ``mode='reference'`` (the default) gives the stream of
+    ``numpy.random.RandomState(example_seed(...))``, the legacy stream the reference consumes
+    (drawn by :class:`transforms.exact_rng.ExactRandomState`, see :func:`transforms.make_rng`);
+    ``mode='fast'`` gives a
     :class:`transforms.rng.FastRandomState` on the same seed (see :data:`transforms.RNG_MODES`).
 
     Examples
@@ -54,7 +56,7 @@ def example_rng(release_seed: int, image_key: str, name: str, severity: int,
     >>> import transforms
     >>> key = 'n01440764/ILSVRC2012_val_00000293.JPEG'
     >>> type(transforms.example_rng(0, key, 'fog', 3)).__name__
-    'RandomState'
+    'ExactRandomState'
     >>> type(transforms.example_rng(0, key, 'fog', 3, mode='fast')).__name__
     'FastRandomState'
     >>> first, again = (transforms.example_rng(0, key, 'fog', 3).randint(1000) for _ in range(2))

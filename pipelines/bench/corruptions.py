@@ -141,9 +141,9 @@ def check_clock(clock: str) -> str:
 def _time_corruption(name: str, images: dict, repeats: int, mode: str, clock: str) -> dict:
     """Corrupt, draw and encode timings of one corruption in one random mode, per severity,
     averaged over ``images``."""
-    corrupt_ms, draws_ms, encode_ms = [], [], []
+    corrupt_ms, draws_ms, numpy_draws_ms, encode_ms = [], [], [], []
     for severity in SEVERITIES:
-        per_image_corrupt, per_image_draws, per_image_encode = [], [], []
+        per_image_corrupt, per_image_draws, per_image_numpy_draws, per_image_encode = [], [], [], []
         for key, image in images.items():
             one = partial(_corrupt_one, image, key, name, severity, mode)
             output = one()  # warm-up: numba compilation, texture caches
@@ -151,12 +151,15 @@ def _time_corruption(name: str, images: dict, repeats: int, mode: str, clock: st
             per_image_corrupt.append(median_ms(one, repeats, clock))
             seed = example_seed(BENCH_RELEASE_SEED, key, name, severity)
             per_image_draws.append(draw_ms(image, name, severity, seed, repeats, mode, CLOCKS[clock]))
+            per_image_numpy_draws.append(draw_ms(image, name, severity, seed, repeats, "numpy", CLOCKS[clock]))
             per_image_encode.append(median_ms(partial(encode_jpeg, output), repeats, clock))
         corrupt_ms.append(statistics.fmean(per_image_corrupt))
         draws_ms.append(statistics.fmean(per_image_draws))
+        numpy_draws_ms.append(statistics.fmean(per_image_numpy_draws))
         encode_ms.append(statistics.fmean(per_image_encode))
     return {"ms": statistics.fmean(corrupt_ms), "ms_by_severity": corrupt_ms,
             "draw_ms": statistics.fmean(draws_ms), "draw_ms_by_severity": draws_ms,
+            "draw_numpy_ms": statistics.fmean(numpy_draws_ms), "draw_numpy_ms_by_severity": numpy_draws_ms,
             "encode_ms_by_severity": encode_ms, "benchmark": name in BENCHMARK_CORRUPTIONS}
 
 
@@ -166,10 +169,13 @@ def _totals(timings: dict, decode: float) -> dict:
     encode = statistics.fmean(ms for t in (benchmark or timings.values()) for ms in t["encode_ms_by_severity"])
     total = decode + sum(c + e for t in benchmark for c, e in zip(t["ms_by_severity"], t["encode_ms_by_severity"]))
     draws = sum(ms for t in benchmark for ms in t["draw_ms_by_severity"])
+    numpy_draws = sum(ms for t in benchmark for ms in t["draw_numpy_ms_by_severity"])
     floor_io = decode + len(BENCHMARK_CORRUPTIONS) * len(SEVERITIES) * encode
     return {"encode_ms": encode, "total_75_ms": total, "benchmark_conditions": len(benchmark) * len(SEVERITIES),
             "floor_io_75_ms": floor_io, "draw_75_ms": draws, "floor_exact_75_ms": floor_io + draws,
+            "draw_numpy_75_ms": numpy_draws, "floor_numpy_75_ms": floor_io + numpy_draws,
             "ratios": {"total_over_floor_io": total / floor_io, "total_over_floor_exact": total / (floor_io + draws),
+                       "total_over_floor_numpy": total / (floor_io + numpy_draws),
                        "reference_estimate_over_total": REFERENCE_ESTIMATE_MS / total}}
 
 
@@ -199,7 +205,8 @@ def run_bench(corruptions: Optional[Sequence[str]] = None, images: int = len(BEN
 
         - ``corruptions``: name -> ``{"ms": mean over severities, "ms_by_severity": [5],
           "draw_ms": mean over severities of the random draws alone (within ``ms``; see
-          :func:`transforms.draws.draw_ms`), "draw_ms_by_severity": [5],
+          :func:`transforms.draws.draw_ms`), "draw_ms_by_severity": [5], "draw_numpy_ms",
+          "draw_numpy_ms_by_severity": [5] (the same calls replayed on NumPy's ``RandomState``),
           "encode_ms_by_severity": [5] (JPEG q85 of that output), "benchmark": bool}``;
         - ``decode_ms``: decode a source JPEG + Resize(256) + CenterCrop(224);
         - ``encode_ms``: mean JPEG q85 encode of the benchmark outputs timed (of all outputs
@@ -207,13 +214,17 @@ def run_bench(corruptions: Optional[Sequence[str]] = None, images: int = len(BEN
         - ``total_75_ms``: one source image through the benchmark conditions timed
           (``benchmark_conditions``, 75 without a selection): decode + corrupt + encode each;
         - ``floor_io_75_ms``: decode + 75 encodes, the cost of a release with free corruptions;
-        - ``draw_75_ms``: the random draws of the benchmark conditions timed;
+        - ``draw_75_ms``: the random draws of the benchmark conditions timed, on the mode's stream
+          (the reference mode's: :class:`transforms.exact_rng.ExactRandomState`);
         - ``floor_exact_75_ms``: ``floor_io_75_ms + draw_75_ms``, the floor of a release that
           keeps the random stream of its mode and makes everything else free;
-        - ``ratios``: ``total_over_floor_io``, ``total_over_floor_exact`` and
-          ``reference_estimate_over_total`` (:data:`REFERENCE_ESTIMATE_MS` / ``total_75_ms``);
+        - ``draw_numpy_75_ms``, ``floor_numpy_75_ms``: the same draws replayed on NumPy's own
+          ``RandomState``, and the I/O floor plus them: the floor as NumPy's samplers set it;
+        - ``ratios``: ``total_over_floor_io``, ``total_over_floor_exact``,
+          ``total_over_floor_numpy`` and ``reference_estimate_over_total``
+          (:data:`REFERENCE_ESTIMATE_MS` / ``total_75_ms``);
         - ``modes``: mode -> the figures above from ``encode_ms`` to ``ratios`` for that mode, and
-          its ``corruptions`` as name -> ``{"ms", "draw_ms"}``;
+          its ``corruptions`` as name -> ``{"ms", "draw_ms", "draw_numpy_ms"}``;
         - ``reference_estimate``: ``{"ms": REFERENCE_ESTIMATE_MS, "source": ...}``, quoted;
         - ``rng``, ``clock``, ``images``, ``repeats``, ``machine`` (with the 1-minute load average at
           the start and at the end of the run).
@@ -236,7 +247,8 @@ def run_bench(corruptions: Optional[Sequence[str]] = None, images: int = len(BEN
     decode = statistics.fmean(decode_ms)
     timings = {mode: {name: _time_corruption(name, inputs, repeats, mode, clock) for name in names} for mode in modes}
     summaries = {mode: {**_totals(timings[mode], decode), "corruptions": {
-        name: {"ms": t["ms"], "draw_ms": t["draw_ms"]} for name, t in timings[mode].items()}} for mode in modes}
+        name: {"ms": t["ms"], "draw_ms": t["draw_ms"], "draw_numpy_ms": t["draw_numpy_ms"]}
+        for name, t in timings[mode].items()}} for mode in modes}
     return {
         "corruptions": timings[modes[0]],
         "decode_ms": decode,
@@ -255,19 +267,21 @@ def run_bench(corruptions: Optional[Sequence[str]] = None, images: int = len(BEN
 def _format_modes(result: dict, width: int) -> list[str]:
     """Lines comparing the random modes of :func:`run_bench`: per corruption, then totals and ratios."""
     modes = result["modes"]
-    header = f"{'corruption':<{width}}" + "".join(f"{mode + ' ms':>14}{'draws':>9}" for mode in modes)
+    header = f"{'corruption':<{width}}" + "".join(f"{mode + ' ms':>14}{'draws':>9}{'NumPy':>9}" for mode in modes)
     lines = ["by random mode (ms per image, mean over severities)", header, "-" * len(header)]
     for name in result["corruptions"]:
         lines.append(f"{name:<{width}}" + "".join(
-            f"{m['corruptions'][name]['ms']:14.2f}{m['corruptions'][name]['draw_ms']:9.2f}" for m in modes.values()))
-    columns = ("total", "draws", "I/O floor", "exact floor", "total/I/O", "total/exact", "quoted/total")
+            f"{m['corruptions'][name]['ms']:14.2f}{m['corruptions'][name]['draw_ms']:9.2f}"
+            f"{m['corruptions'][name]['draw_numpy_ms']:9.2f}" for m in modes.values()))
+    columns = ("total", "draws", "NumPy draws", "I/O floor", "exact floor", "total/I/O", "total/exact",
+               "total/NumPy", "quoted/total")
     header = f"{'mode':<{width}}" + "".join(f"{c:>13}" for c in columns)
     lines += ["", header, "-" * len(header)]
     for mode, m in modes.items():
         ratios = m["ratios"]
-        cells = (m["total_75_ms"], m["draw_75_ms"], m["floor_io_75_ms"], m["floor_exact_75_ms"],
-                 ratios["total_over_floor_io"], ratios["total_over_floor_exact"],
-                 ratios["reference_estimate_over_total"])
+        cells = (m["total_75_ms"], m["draw_75_ms"], m["draw_numpy_75_ms"], m["floor_io_75_ms"],
+                 m["floor_exact_75_ms"], ratios["total_over_floor_io"], ratios["total_over_floor_exact"],
+                 ratios["total_over_floor_numpy"], ratios["reference_estimate_over_total"])
         lines.append(f"{mode:<{width}}" + "".join(f"{c:13.2f}" for c in cells))
     quoted = result["reference_estimate"]
     lines.append(f"quoted: the reference code's {quoted['ms'] / 1000:g} s per image, {quoted['source']}")
@@ -278,7 +292,7 @@ def format_table(result: dict) -> str:
     """The figures of :func:`run_bench` as an aligned text table (milliseconds per image)."""
     width = max(len("corruption"), *(len(name) + 2 for name in result["corruptions"]))  # room for " *"
     severities = "".join(f"{f's{s}':>9}" for s in SEVERITIES)
-    header = f"{'corruption':<{width}}{severities}{'mean':>9}{'draws':>9}{'encode':>9}"
+    header = f"{'corruption':<{width}}{severities}{'mean':>9}{'draws':>9}{'NumPy':>9}{'encode':>9}"
     lines = [f"ms per image ({result['clock']} clock), median of {result['repeats']} over "
              f"{len(result['images'])} image(s), rng mode {result['rng']}: " + ", ".join(result["images"]),
              header, "-" * len(header)]
@@ -286,8 +300,10 @@ def format_table(result: dict) -> str:
         marker = "" if timing["benchmark"] else " *"
         cells = "".join(f"{ms:9.2f}" for ms in timing["ms_by_severity"])
         encode = statistics.fmean(timing["encode_ms_by_severity"])
-        lines.append(f"{name + marker:<{width}}{cells}{timing['ms']:9.2f}{timing['draw_ms']:9.2f}{encode:9.2f}")
-    lines += ["-" * len(header), "* extra corruption, not in the 75 benchmark conditions", ""]
+        lines.append(f"{name + marker:<{width}}{cells}{timing['ms']:9.2f}{timing['draw_ms']:9.2f}"
+                     f"{timing['draw_numpy_ms']:9.2f}{encode:9.2f}")
+    lines += ["-" * len(header), "* extra corruption, not in the 75 benchmark conditions; "
+              "draws: on the mode's stream, NumPy: the same calls on NumPy's RandomState", ""]
     summary = [
         ("decode + preprocess", result["decode_ms"]),
         ("JPEG q85 encode (mean)", result["encode_ms"]),
@@ -295,10 +311,13 @@ def format_table(result: dict) -> str:
         ("I/O floor (decode + 75 encodes)", result["floor_io_75_ms"]),
         (f"random draws, {result['benchmark_conditions']} benchmark conditions", result["draw_75_ms"]),
         ("exact floor (I/O floor + draws)", result["floor_exact_75_ms"]),
+        ("the draws on NumPy's RandomState", result["draw_numpy_75_ms"]),
+        ("NumPy floor (I/O floor + NumPy's draws)", result["floor_numpy_75_ms"]),
     ]
     label_width = max(len(label) for label, _ in summary)
     lines += [f"{label:<{label_width}}  {ms:10.2f} ms" for label, ms in summary]
     lines.append(f"{'total / exact floor':<{label_width}}  {result['ratios']['total_over_floor_exact']:10.2f} x")
+    lines.append(f"{'total / NumPy floor':<{label_width}}  {result['ratios']['total_over_floor_numpy']:10.2f} x")
     lines += ["", *_format_modes(result, width)]
     machine = result["machine"]
     libraries = ", ".join(f"{k} {v}" for k, v in machine["libraries"].items() if v)

@@ -41,15 +41,19 @@ def test_bench_json_reports_draws_floors_ratios_and_both_modes(capsys):
     draws = sum(noise["draw_ms_by_severity"])
     assert result["draw_75_ms"] == pytest.approx(draws)
     assert result["floor_exact_75_ms"] == pytest.approx(result["floor_io_75_ms"] + draws)
+    numpy_draws = sum(noise["draw_numpy_ms_by_severity"])
+    assert numpy_draws > 0 and result["draw_numpy_75_ms"] == pytest.approx(numpy_draws)
+    assert result["floor_numpy_75_ms"] == pytest.approx(result["floor_io_75_ms"] + numpy_draws)
     total = result["total_75_ms"]
     assert result["ratios"] == pytest.approx({
         "total_over_floor_io": total / result["floor_io_75_ms"],
         "total_over_floor_exact": total / result["floor_exact_75_ms"],
+        "total_over_floor_numpy": total / result["floor_numpy_75_ms"],
         "reference_estimate_over_total": 9500.0 / total})
     assert result["reference_estimate"]["ms"] == 9500.0 and "quoted" in result["reference_estimate"]["source"]
     reference, fast = result["modes"]["reference"], result["modes"]["fast"]
     assert reference["total_75_ms"] == total and reference["corruptions"]["gaussian_noise"]["ms"] == noise["ms"]
-    for key in ("total_75_ms", "floor_io_75_ms", "draw_75_ms", "floor_exact_75_ms"):
+    for key in ("total_75_ms", "floor_io_75_ms", "draw_75_ms", "floor_exact_75_ms", "draw_numpy_75_ms"):
         assert fast[key] > 0, key
     assert fast["corruptions"]["gaussian_noise"]["draw_ms"] > 0 == fast["corruptions"]["contrast"]["draw_ms"]
     assert fast["ratios"]["reference_estimate_over_total"] == pytest.approx(9500.0 / fast["total_75_ms"])

@@ -13,6 +13,7 @@ from scipy import ndimage
 import transforms
 from schemas.imagenet_c import CORRUPTIONS, IMAGE_SIZE
 from transforms import blur, draws, filters, geometry
+from transforms.exact_rng import ExactRandomState
 from transforms.rng import FastRandomState, check_rng, make_rng
 
 SHAPE = (IMAGE_SIZE, IMAGE_SIZE, 3)
@@ -145,7 +146,7 @@ def test_defocus_filters_the_channels_as_separate_calls_would(image, severity):
 def test_make_rng_modes():
     assert transforms.RNG_MODES == ("reference", "fast")
     reference = make_rng(5, "reference")
-    assert type(reference) is np.random.RandomState
+    assert type(reference) is ExactRandomState  # NumPy's stream, compiled (tests/transforms/test_exact_rng.py)
     assert reference.random_sample() == np.random.RandomState(5).random_sample()
     fast = make_rng(5, "fast")
     assert isinstance(fast, FastRandomState)
@@ -252,6 +253,10 @@ def test_draw_ms(image):
     assert draws.draw_ms(image, "contrast", 1, 0) == 0.0
     assert draws.draw_ms(image, "gaussian_noise", 1, 0, repeats=2) > 0
     assert draws.draw_ms(image, "impulse_noise", 1, 0, repeats=1, mode="fast") > 0
+    assert draws.draw_ms(image, "shot_noise", 1, 0, repeats=1, mode="numpy") > 0
+    assert draws.DRAW_STREAMS == ("reference", "fast", "numpy")
+    assert type(draws.draw_stream(3, "numpy")) is np.random.RandomState
+    assert type(draws.draw_stream(3, "reference")) is ExactRandomState
     with pytest.raises(ValueError, match="repeats"):
         draws.draw_ms(image, "gaussian_noise", 1, 0, repeats=0)
 
