@@ -64,7 +64,7 @@ def measure_candidates(image_key: str, crop: np.ndarray, config: VcrConfig):
     """Yield a candidate description (dict) or a :class:`Failure` for every draw of one clean image."""
     try:
         vif = VifReference(crop)  # the image's pyramid and statistics, once for all its draws
-    except ValueError as err:  # too small for the pyramid
+    except BadInput as err:  # too small for the pyramid; any other error is a bug
         yield Failure(image_key, "", "measure", str(err))
         return
     for corruption in config.corruptions:

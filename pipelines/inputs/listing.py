@@ -438,15 +438,20 @@ def read_entry(entry: SourceEntry) -> bytes:
 
     Raises
     ------
-    OSError, ValueError
+    OSError
         If the bytes cannot be read (the message says why).
+    BadInput
+        If a TFDS example is malformed or holds no image.
     """
     loc = entry.locator
     data = storage.read_bytes(loc.path, loc.offset, loc.length)
     if loc.container == "tfrecord":
-        images = decode_example(data).get("image")
+        try:
+            images = decode_example(data).get("image")
+        except TFRecordError as err:
+            raise BadInput(str(err)) from err
         if not images:
-            raise ValueError("TFDS example has no 'image' feature")
+            raise BadInput("TFDS example has no 'image' feature")
         data = images[0]
     return data
 
