@@ -13,7 +13,8 @@ from schemas.records import Failure, SourceEntry, SourceImage
 from transforms import BadInput
 
 from pipelines.beam.progress import ProgressCounter
-from pipelines.inputs.listing import os_reason, read_entry, read_entry_list
+from pipelines.formats.lists import read_entry_list
+from pipelines.inputs.listing import os_reason, read_entry
 
 __all__ = ["ReadImageNet"]
 

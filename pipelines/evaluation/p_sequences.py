@@ -11,7 +11,6 @@ edition's evaluator does. Every read goes through :mod:`pipelines.formats.storag
 """
 from __future__ import annotations
 
-import json
 from typing import NamedTuple
 
 import numpy as np
@@ -23,6 +22,7 @@ from schemas.release import P_TREE, manifest_path
 
 from pipelines.evaluation.release_inputs import npy_header, read_npy_rows
 from pipelines.formats import storage
+from pipelines.formats.manifests import read_manifest_part
 from pipelines.formats.release_document import read_release
 from pipelines.formats.video import read_video
 
@@ -76,12 +76,11 @@ def npy_sequences(release_dir: str, name: str, path: str):
     ValueError
         When the manifest and the array disagree in length.
     """
-    text = storage.read_bytes(storage.join(release_dir, manifest_path(name))).decode("utf-8")
-    rows = sorted((json.loads(line) for line in text.splitlines() if line.strip()), key=lambda row: row["image_key"])
+    rows = sorted(read_manifest_part(release_dir, manifest_path(name)), key=lambda row: row.fields["image_key"])
     count = npy_header(path)[1][0]
     if count != len(rows):
         raise ValueError(f"{path}: {count} sequences but {len(rows)} manifest rows")
-    return [(row["image_key"], row["label"], (path, index)) for index, row in enumerate(rows)]
+    return [(row.fields["image_key"], row.label, (path, index)) for index, row in enumerate(rows)]
 
 
 def sequence_frames(locator) -> np.ndarray:

@@ -22,7 +22,6 @@ ImageNet-A / -O: ``imagenet-a/<wnid>/<file>`` (package-a), ``imagenet-o/<wnid>/<
 from __future__ import annotations
 
 import io
-import json
 import os
 from typing import NamedTuple, Optional
 
@@ -38,7 +37,7 @@ from schemas.release import CLEAN, MANIFEST_DIR, RELEASE_JSON, TFDS_DIR, Release
 from schemas.wnids import imagenet_wnids, wnid_to_label
 
 from pipelines.formats import storage
-from pipelines.formats.parts import iter_lines
+from pipelines.formats.manifests import read_manifest_part
 from pipelines.formats.release_document import read_release
 from pipelines.formats.tfrecord import decode_example, iter_records
 
@@ -284,8 +283,8 @@ def manifest_files(config: CConfig, release_dir: str, c: CRelease, labels: dict)
 
 
 def _manifest_rows(config: CConfig, release_dir: str, part: str, folder: str, labels: dict):
-    for number, line in enumerate(iter_lines(storage.join(release_dir, part)), 1):
-        path = json.loads(line)["path"]
+    for number, record in enumerate(read_manifest_part(release_dir, part), 1):
+        path = record.path
         key = path[len(folder) + 1:]
         wnid, _, name = key.partition("/")
         if not path.startswith(folder + "/") or not name or "/" in name:
