@@ -422,7 +422,7 @@ def _clean_config_items(path: str) -> Optional[tuple]:
     configs = c_configs(path, c)
     if not configs:
         return None
-    if c.edition.name != DEFAULT_EDITION:
+    if not c.edition.scoring.in_distribution:
         raise ValueError(f"{path}: a {c.edition.name} release; ImageNet-O is scored against 224 ImageNet images")
     clean = [config for config in configs if config.name == CLEAN]
     if not clean:
