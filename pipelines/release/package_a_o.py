@@ -32,8 +32,8 @@ from schemas.edition import DEFAULT_EDITION
 from schemas.publication import PUBLISHED_NAMES
 from schemas.records import ManifestRecord, SourceRecord
 from schemas.release import (LEGACY_EDITIONS, CHECKSUMS, MANIFEST_DIR, PACKAGES_DIR, RELEASE_FORMAT, RELEASE_JSON, SOURCES,
-                             Release, ReleaseCounts, ReleaseInput, ReleaseManifest, checksum_line, is_safe_name,
-                             json_line)
+                             PackageFile, Release, ReleaseCounts, ReleaseInput, ReleaseManifest, checksum_line,
+                             is_safe_name, json_line)
 from schemas.wnids import wnid_to_label
 from transforms.ten_crop import CENTRE_CROP
 
@@ -209,14 +209,13 @@ def package_set(task: str, filtered_dir: str, accepted_path: str, output_dir: st
     _write(os.path.join(packages, CHECKSUMS), checksum_line(tar_sha256, os.path.basename(tar)).encode("utf-8"))
     release = Release(
         edition=DEFAULT_EDITION, benchmark=LEGACY_EDITIONS[tree][1], tree=tree, format=RELEASE_FORMAT,
-        package={"file": f"{PACKAGES_DIR}/{tree}.tar", "bytes": os.path.getsize(tar), "sha256": tar_sha256,
-                 "md5": md5.hexdigest()},
+        package=PackageFile(file=f"{PACKAGES_DIR}/{tree}.tar", bytes=os.path.getsize(tar), sha256=tar_sha256,
+                            md5=md5.hexdigest()),
         config={"filter": run["config"], "models": run["models"], "decisions_sha256": run["decisions_sha256"],
                 "reviews_sha256": accepted_sha256, "file_names": NAME_FIELDS[task]},
         input=ReleaseInput(kind="filtered", sha256=hashlib.sha256(sources_bytes).hexdigest(), images=len(sources)),
-        counts=ReleaseCounts(images=len(rows), outputs=len(rows), failures=0,
-                             extra={"per_class": dict(sorted(per_class.items())), "reviewed": len(reviews),
-                                    "accepted": len(accepted)}),
+        counts=ReleaseCounts(images=len(rows), outputs=len(rows), failures=0, per_class=dict(sorted(per_class.items())),
+                             reviewed=len(reviews), accepted=len(accepted)),
         manifest=ReleaseManifest(parts=(manifest,), records=len(rows), sha256=hashlib.sha256(manifest_bytes).hexdigest()),
         library_versions=library_versions(),
     )
