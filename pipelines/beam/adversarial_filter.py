@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import hashlib
 import io
-import json
 import os
 from typing import Iterable, Mapping, Optional, Sequence
 
@@ -36,7 +35,7 @@ from transforms.image_hash import difference_hash
 from transforms.ten_crop import centre_crop, normalise, ten_crops, upright_rgb
 
 from pipelines.formats import storage
-from pipelines.formats.lists import read_decisions
+from pipelines.formats.lists import read_decisions, read_metadata
 from pipelines.beam.inference import METRICS_NAMESPACE, NONFINITE_COUNTER, NONFINITE_KEYS, nonfinite_found
 from pipelines.evaluation.filtration import judge_candidate, rank_confusion
 from pipelines.evaluation.models import ModelError, check_filter_model, nonfinite_message
@@ -48,7 +47,7 @@ from pipelines.beam.sources import ReadImageNet
 from pipelines.inputs.listing import SourceIndex, inspect_image, source_note, walk_folder, write_entry_lists
 
 __all__ = ["COMMANDS", "CROPS_DIR", "ORIGINALS_DIR", "resolve_classes", "classify_candidate", "index_candidates",
-           "FilterCandidates", "read_metadata", "EXEMPLARS_PER_CLASS", "copy_exemplars", "filter_candidates"]
+           "FilterCandidates", "EXEMPLARS_PER_CLASS", "copy_exemplars", "filter_candidates"]
 
 COMMANDS = {"imagenet_a": "filter-a", "imagenet_o": "filter-o"}
 CROPS_DIR = f"{REVIEW_DIR}/crops"
@@ -277,22 +276,6 @@ class FilterCandidates(beam.PTransform):
 
 
 # --- the driver -----------------------------------------------------------------------------------
-
-def read_metadata(path: Optional[str]) -> dict:
-    """``{key: {source, url, licence, query, ...}}`` from a JSON-lines file with a ``key`` per row."""
-    if path is None:
-        return {}
-    found = {}
-    with open(path, encoding="utf-8") as stream:
-        for number, line in enumerate(stream, start=1):
-            if line.strip():
-                try:
-                    row = json.loads(line)
-                    found[row.pop("key")] = row
-                except (ValueError, KeyError, AttributeError) as err:
-                    raise ValueError(f"{path}:{number}: expected a JSON object with a 'key': {err}") from err
-    return found
-
 
 def _funnel(rows: Iterable[DecisionRecord]) -> dict:
     """Counts per class (weak label for A, source synset for O) at each stage."""

@@ -26,7 +26,7 @@ from typing import Optional
 
 import numpy as np
 
-from schemas.adversarial import BIBTEX, DECISIONS, FILTER_JSON, KEPT, REVIEW_CODES, TASKS, DecisionRecord
+from schemas.adversarial import BIBTEX, DECISIONS, FILTER_JSON, KEPT, TASKS, DecisionRecord
 from schemas.class_names import class_name
 from schemas.edition import DEFAULT_EDITION
 from schemas.publication import PUBLISHED_NAMES
@@ -37,14 +37,14 @@ from schemas.release import (LEGACY_EDITIONS, CHECKSUMS, MANIFEST_DIR, PACKAGES_
 from schemas.wnids import wnid_to_label
 from transforms.ten_crop import CENTRE_CROP
 
-from pipelines.formats.lists import read_decisions
+from pipelines.formats.lists import read_decisions, read_reviews
 from pipelines.formats.release_document import read_release, write_release
 from pipelines.release.package import write_tar
 from pipelines.release.publish import write_publication
 from pipelines.release.versions import library_versions
 from pipelines.release.verify import file_sha256, relative_files
 
-__all__ = ["NAME_FIELDS", "read_reviews", "file_name", "readme_text", "package_set"]
+__all__ = ["NAME_FIELDS", "file_name", "readme_text", "package_set"]
 
 NAME_FIELDS = {
     "imagenet_a": {"p": "probability of the weak label (primary model, centre crop, softmax over the class set), %.6f",
@@ -53,36 +53,6 @@ NAME_FIELDS = {
                    "q": "primary model's centre-crop probability of its prediction, float32 repr"},
     "imagenet_o": {"source": "the candidate's source synset and original file name"},
 }
-
-
-def read_reviews(path: str) -> dict:
-    """``{key: review record}`` from ``reviews.jsonl`` lines or plain accepted keys; a later line
-    for a key replaces an earlier one (second opinions are appended).
-
-    Raises
-    ------
-    ValueError
-        On a malformed line or an unknown decision code.
-    """
-    reviews = {}
-    with open(path, encoding="utf-8") as stream:
-        for number, line in enumerate(stream, start=1):
-            line = line.strip()
-            if not line or line.startswith("#"):
-                continue
-            if line.startswith("{"):
-                try:
-                    record = json.loads(line)
-                    key = record["key"]
-                except (ValueError, KeyError) as err:
-                    raise ValueError(f"{path}:{number}: expected a review record with a 'key': {err}") from err
-                if record.get("decision") not in REVIEW_CODES:
-                    raise ValueError(f"{path}:{number}: decision {record.get('decision')!r} is not one of "
-                                     f"{', '.join(REVIEW_CODES)}")
-            else:
-                key, record = line, {"key": line, "decision": "accept"}
-            reviews[key] = record
-    return reviews
 
 
 def file_name(task: str, row: DecisionRecord) -> tuple[str, str, dict]:
