@@ -16,7 +16,7 @@ from typing import NamedTuple
 import numpy as np
 
 from schemas.edition import Edition
-from schemas.editions import EDITIONS, get_edition
+from schemas.editions import EDITIONS, get_edition, release_identity
 from schemas.imagenet_p_editions import NPY
 from schemas.release import P_TREE, manifest_path
 
@@ -38,14 +38,14 @@ class PSet(NamedTuple):
 
 
 def p_tree(release_dir: str) -> tuple[str, str]:
-    """``(tree folder, edition)`` of a release's ImageNet-P data: the tree ``release.json`` names, else
-    the first P tree folder present (``ImageNet-P``, ``ImageNet-P-299``, ..., ``CIFAR-10-P``), else
-    ``('ImageNet-P', 'imagenet')``."""
+    """``(tree folder, edition)`` of a release's ImageNet-P data: the tree ``release.json`` names and
+    its edition (:func:`schemas.editions.release_identity`), else the first P tree folder present
+    (``ImageNet-P``, ``ImageNet-P-299``, ..., ``CIFAR-10-P``), else ``('ImageNet-P', 'imagenet')``."""
     trees = {tree: name for name, e in EDITIONS.items() if e.p for tree in e.p.trees}
     try:
         release = read_release(release_dir)
         if release.tree in trees:
-            return release.tree, release.setting("edition", trees[release.tree])
+            return release.tree, release_identity(release).edition
     except (OSError, ValueError):
         pass
     for tree, name in trees.items():  # an official download without release.json: the folder it holds
