@@ -23,7 +23,7 @@ from typing import Mapping, Optional
 
 __all__ = ["A_TREE", "O_TREE", "DECISIONS", "FILTER_JSON", "LOGITS_DIR", "REVIEW_DIR", "REVIEW_PAGE", "KEPT",
            "REJECTED", "CAPPED", "DECISION_CODES", "REVIEW_CODES", "CLASS_SETS", "NEAR_DUPLICATE_BITS", "BIBTEX",
-           "Task", "TASKS", "FilterConfig"]
+           "Task", "TASKS", "FilterConfig", "DecisionRecord"]
 
 A_TREE = "imagenet-a"
 O_TREE = "imagenet-o"
@@ -147,3 +147,63 @@ class FilterConfig:
                    else "at most `cap` per primary model's centre-crop prediction, in descending order of "
                         "the score (min over crops and models of the max softmax probability), ties by SHA-256",
         }}
+
+
+@dataclass(frozen=True)
+class DecisionRecord:
+    """One line of a filter run's ``decisions.jsonl``: a candidate and what the filter decided.
+
+    Attributes
+    ----------
+    key : str
+        The candidate's key, ``<source synset>/<file>``.
+    decision : str
+        One of :data:`DECISION_CODES`.
+    wnid : str
+        Its weak label (A) or source synset (O).
+    source : str
+        Its file relative to the candidate folder.
+    sha256 : str
+        SHA-256 of its bytes when it was filtered.
+    reason : str
+        Why (the rule that rejected it, or why it survived).
+    confusion : sequence of str, optional
+        Its confusion (A: weak label, predicted class; O: predicted class); None when rejected early.
+    rank : int, optional
+        Its rank within its confusion.
+    fields : Mapping
+        The rest as the filter recorded it (``models``, ``rules``, ``metadata``, ``bytes``, ``score``, ...).
+    """
+
+    key: str
+    decision: str
+    wnid: str
+    source: str
+    sha256: str
+    reason: str
+    confusion: Optional[tuple] = None
+    rank: Optional[int] = None
+    fields: Mapping = field(default_factory=dict)
+
+    COMMON = ("key", "decision", "wnid", "source", "sha256", "reason", "confusion", "rank")
+    """The JSON names of the declared fields (the rest are :attr:`fields`)."""
+
+    @classmethod
+    def from_json(cls, row: Mapping) -> "DecisionRecord":
+        """The record of a parsed ``decisions.jsonl`` line.
+
+        Raises
+        ------
+        KeyError
+            When the line lacks one of ``key``, ``decision``, ``wnid``, ``source``, ``sha256``, ``reason``.
+        """
+        confusion = row.get("confusion")
+        return cls(key=row["key"], decision=row["decision"], wnid=row["wnid"], source=row["source"],
+                   sha256=row["sha256"], reason=row["reason"], confusion=None if confusion is None else tuple(confusion),
+                   rank=row.get("rank"), fields={k: v for k, v in row.items() if k not in cls.COMMON})
+
+    def to_json(self) -> dict:
+        """The line's JSON object."""
+        return {**self.fields, "key": self.key, "decision": self.decision, "wnid": self.wnid, "source": self.source,
+                "sha256": self.sha256, "reason": self.reason,
+                "confusion": None if self.confusion is None else list(self.confusion), "rank": self.rank}

@@ -17,13 +17,14 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Mapping, Optional
 
+from schemas.baselines import ErrorBaseline
 from schemas.imagenet_c import Corruption
 from schemas.imagenet_p_editions import PEdition
 from schemas.inputs import Input
 from schemas.release import CLEAN
 
 __all__ = ["DEFAULT_EDITION", "SOURCE_FAMILIES", "JPEG", "NPY", "ENCODINGS", "CLEAN_TEMPLATE", "Preprocessing",
-           "TfdsNames", "Layout", "CEdition", "Card", "Edition"]
+           "TfdsNames", "Layout", "CEdition", "Card", "ModelInput", "Scoring", "Edition"]
 
 DEFAULT_EDITION = "imagenet"
 """The edition every API and command uses when none is named: ImageNet-C/P at 224."""
@@ -251,6 +252,51 @@ class Card:
 
 
 @dataclass(frozen=True)
+class ModelInput:
+    """What evaluation feeds a model of the edition: float32 (3, size, size), ``(x / 255 - mean) / std``.
+
+    Attributes
+    ----------
+    size : int
+        Side of the model input in pixels.
+    mean, std : tuple of float
+        Per RGB channel.
+    crop_any_size : bool
+        True: an image of any size becomes the input by torchvision's ``Resize(256)`` +
+        ``CenterCrop(224)`` (:func:`pipelines.evaluation.model_input.model_input`, the reference
+        evaluators' recipe); False: the edition's images are ``size`` x ``size`` already, and a
+        video frame is centre-cropped to that.
+    """
+
+    size: int
+    mean: tuple
+    std: tuple
+    crop_any_size: bool = False
+
+
+@dataclass(frozen=True)
+class Scoring:
+    """How evaluation scores the edition's ImageNet-C and ImageNet-P releases.
+
+    Attributes
+    ----------
+    paper_metrics : bool
+        True: the papers' sections of ``metrics.json`` (``imagenet_c``: CE, mCE and Relative mCE;
+        ``imagenet_p``: mFR and mT5D) and their report; False: the edition's own ``imagenet_c``
+        section (errors per corruption, CE where a baseline is given) and report.
+    baseline : ErrorBaseline, optional
+        The errors CE divides by when ``evaluate`` is given no ``--baseline``.
+    in_distribution : bool
+        Whether a release's clean config can give ImageNet-O's in-distribution images (ImageNet-O is
+        scored against ImageNet validation images as the 224 recipe makes them).
+    """
+
+    paper_metrics: bool = False
+    baseline: Optional[ErrorBaseline] = None
+    in_distribution: bool = False
+
+
+@dataclass(frozen=True)
 class Edition:
     """One edition of the benchmarks: image side, preprocessing and per-benchmark facts.
 
@@ -273,8 +319,10 @@ class Edition:
     p : PEdition, optional
         The ImageNet-P facts (:class:`schemas.imagenet_p_editions.PEdition`, defined in the edition's
         module); None where the edition has no P.
-    model_input : Mapping
-        What evaluation feeds a model: ``size`` (pixels) and ``mean`` / ``std`` per RGB channel.
+    model_input : ModelInput
+        What evaluation feeds a model.
+    scoring : Scoring
+        How evaluation scores its releases (by default: the edition's own sections).
     """
 
     name: str
@@ -285,10 +333,10 @@ class Edition:
     card: Optional[Card] = None
     c: Optional[CEdition] = None
     p: Optional[PEdition] = None
-    model_input: Mapping = field(default_factory=lambda: MappingProxyType({}))
+    model_input: Optional[ModelInput] = None
+    scoring: Scoring = Scoring()
 
     def __post_init__(self):
-        object.__setattr__(self, "model_input", MappingProxyType(dict(self.model_input)))
         if not isinstance(self.card, Card):
             raise ValueError(f"edition {self.name!r} declares no card (schemas.edition.Card: title suffix, "
                              "citation, inputs)")

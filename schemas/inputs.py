@@ -6,9 +6,11 @@ Each edition lists, per source family it reads (:attr:`schemas.edition.Edition.s
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Optional
 
 __all__ = ["Input", "IMAGENET_CITATION", "CIFAR_CITATION", "TINY_IMAGENET_CITATION", "IMAGENET_TERMS",
-           "IMAGENET_VAL", "TINY_IMAGENET_VAL", "CIFAR10_TEST", "CIFAR100_TEST"]
+           "IMAGENET_TERMS_URL", "IMAGENET_TERMS_NAME", "CIFAR_URL", "IMAGENET_VAL", "TINY_IMAGENET_VAL", "CIFAR10_TEST",
+           "CIFAR100_TEST"]
 
 
 @dataclass(frozen=True)
@@ -22,15 +24,34 @@ class Input:
     citation : str
         Its BibTeX entry.
     license : str
-        Hugging Face ``license`` id (``'other'``: the card links ImageNet's terms of access).
+        Hugging Face ``license`` id (``'other'``: the card names and links the terms,
+        :attr:`license_name` and :attr:`license_url`).
     terms : str
         The card's paragraph on the terms its derived images carry.
+    license_url : str
+        Where its licence or terms are: Croissant's ``license``, and the card's ``license_link``.
+    license_name : str, optional
+        The card's ``license_name``; required with the licence ``'other'`` (Hugging Face asks for one).
+
+    Raises
+    ------
+    ValueError
+        When the licence has no URL, or is ``'other'`` without a name: neither the card nor
+        Croissant could say what it is.
     """
 
     name: str
     citation: str
     license: str
     terms: str
+    license_url: str
+    license_name: Optional[str] = None
+
+    def __post_init__(self):
+        if not self.license_url:
+            raise ValueError(f"input {self.name!r}: licence {self.license!r} without a license_url")
+        if self.license == "other" and not self.license_name:
+            raise ValueError(f"input {self.name!r}: licence 'other' without a license_name for the card")
 
 
 IMAGENET_CITATION = """@article{russakovsky2015imagenet,
@@ -60,10 +81,18 @@ IMAGENET_TERMS = ("The images are derived from the ImageNet (ILSVRC 2012) valida
                   "redistribution beyond that; whoever uses or shares these derived images must hold and follow "
                   "those terms (https://image-net.org/download.php).")
 
-IMAGENET_VAL = Input("ImageNet (ILSVRC 2012) validation set", IMAGENET_CITATION, "other", IMAGENET_TERMS)
+IMAGENET_TERMS_URL = "https://image-net.org/download.php"
+IMAGENET_TERMS_NAME = "imagenet-terms-of-access"
+CIFAR_URL = "https://www.cs.toronto.edu/~kriz/cifar.html"
+
+IMAGENET_VAL = Input("ImageNet (ILSVRC 2012) validation set", IMAGENET_CITATION, "other", IMAGENET_TERMS,
+                     IMAGENET_TERMS_URL, IMAGENET_TERMS_NAME)
 TINY_IMAGENET_VAL = Input("Tiny ImageNet validation set", TINY_IMAGENET_CITATION, "other",
-                          "Tiny ImageNet is a subset of ImageNet, under ImageNet's terms: " + IMAGENET_TERMS)
+                          "Tiny ImageNet is a subset of ImageNet, under ImageNet's terms: " + IMAGENET_TERMS,
+                          IMAGENET_TERMS_URL, IMAGENET_TERMS_NAME)
 CIFAR10_TEST = Input("CIFAR-10 test set", CIFAR_CITATION, "unknown",
-                     "CIFAR-10 is published by its authors without an explicit licence; cite Krizhevsky (2009).")
+                     "CIFAR-10 is published by its authors without an explicit licence; cite Krizhevsky (2009).",
+                     CIFAR_URL)
 CIFAR100_TEST = Input("CIFAR-100 test set", CIFAR_CITATION, "unknown",
-                      "CIFAR-100 is published by its authors without an explicit licence; cite Krizhevsky (2009).")
+                      "CIFAR-100 is published by its authors without an explicit licence; cite Krizhevsky (2009).",
+                      CIFAR_URL)

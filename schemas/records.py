@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Mapping, Optional, Sequence, Union
 
 __all__ = ["JsonValue", "FeatureValue", "Locator", "SourceEntry", "SourceImage", "OutputRecord", "Failure",
-           "escape_name", "FileInfo", "ManifestRecord"]
+           "escape_name", "SourceRecord", "FileInfo", "ManifestRecord"]
 
 JsonValue = Union[None, bool, int, float, str, Sequence["JsonValue"], Mapping[str, "JsonValue"]]
 """A value JSON can hold (a manifest field)."""
@@ -156,6 +156,17 @@ class Failure:
         return {"key": escape_name(self.key), "source": escape_name(self.source), "stage": self.stage,
                 "reason": escape_name(self.reason)}
 
+    @classmethod
+    def from_json(cls, row: Mapping[str, JsonValue]) -> "Failure":
+        """The record of a parsed ``failures.jsonl`` line (its names as written, escaped).
+
+        Raises
+        ------
+        KeyError
+            When the line lacks one of the four fields.
+        """
+        return cls(key=row["key"], source=row["source"], stage=row["stage"], reason=row["reason"])
+
 
 def escape_name(name: str) -> str:
     """A file name as printable UTF-8 text: bytes that are not UTF-8 (which Python keeps as
@@ -172,6 +183,48 @@ def escape_name(name: str) -> str:
         return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
     except UnicodeEncodeError:  # a surrogate that no file system byte made
         return name.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+@dataclass(frozen=True)
+class SourceRecord:
+    """One line of ``sources.jsonl``: an input image a release was made from.
+
+    Attributes
+    ----------
+    key : str
+        Image key (:attr:`SourceEntry.key`).
+    source : str
+        Where it is inside the input (:attr:`SourceEntry.source`).
+    size : int
+        Size of its encoded bytes (the JSON field ``bytes``).
+    fields : Mapping[str, JsonValue]
+        The rest, as the benchmark records it (``wnid``, ``label``, ``sha256``, ``format``, ``mode``,
+        ``width``, ``height``, ``note``, ...).
+    """
+
+    key: str
+    source: str
+    size: int
+    fields: Mapping[str, JsonValue] = field(default_factory=dict)
+
+    COMMON = ("key", "source", "bytes")
+    """The JSON names of the fields every source record has (the rest are :attr:`fields`)."""
+
+    @classmethod
+    def from_json(cls, row: Mapping[str, JsonValue]) -> "SourceRecord":
+        """The record of a parsed ``sources.jsonl`` line.
+
+        Raises
+        ------
+        KeyError
+            When the line lacks ``key``, ``source`` or ``bytes``.
+        """
+        return cls(key=row["key"], source=row["source"], size=row["bytes"],
+                   fields={k: v for k, v in row.items() if k not in cls.COMMON})
+
+    def to_json(self) -> dict:
+        """The line's JSON object (the common fields win over a field of the same name)."""
+        return {**self.fields, "key": self.key, "source": self.source, "bytes": self.size}
 
 
 @dataclass(frozen=True)

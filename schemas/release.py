@@ -38,7 +38,8 @@ __all__ = ["RELEASE_FORMAT", "RELEASE_JSON", "CHECKSUMS", "SOURCES", "FAILURES",
            "PROGRESS_DIR", "SAMPLE_DIR", "SPILL_DIR", "SCRATCH_DIRS", "C_TREE", "CLEAN", "P_TREE", "C_BENCHMARK",
            "P_BENCHMARK", "VCR_BENCHMARK", "A_BENCHMARK", "O_BENCHMARK", "BENCHMARKS", "LEGACY_EDITIONS",
            "MANIFEST_FIELDS", "dumps", "json_line", "manifest_path", "checksum_line", "parse_checksum_lines",
-           "is_safe_name", "ReleaseInput", "ReleaseCounts", "ReleaseManifest", "ReleaseTfds", "Release"]
+           "is_safe_name", "ReleaseInput", "ReleaseCounts", "ReleaseManifest", "ReleaseTfds", "PEditionFacts",
+           "EncoderSettings", "TfdsFrames", "VideoSettings", "ArrayLayout", "PackageFile", "Release"]
 
 RELEASE_FORMAT = "imagenet-cp-release/1"
 """Value of ``release.json``'s ``format`` field; bumped when the layout changes."""
@@ -202,12 +203,16 @@ class ReleaseInput(_JsonObject):
 
 @dataclass(frozen=True)
 class ReleaseCounts(_JsonObject):
-    """``release.json``'s ``counts``: images, outputs and failures, and outputs per TFDS config."""
+    """``release.json``'s ``counts``: images, outputs and failures, and outputs per TFDS config (a
+    build); the images per class and the reviewed and accepted candidates (an ImageNet-A / -O set)."""
 
     images: Optional[int] = None
     outputs: Optional[int] = None
     failures: Optional[int] = None
     outputs_per_config: Optional[Mapping[str, int]] = None
+    per_class: Optional[Mapping[str, int]] = None
+    reviewed: Optional[int] = None
+    accepted: Optional[int] = None
 
 
 @dataclass(frozen=True)
@@ -236,6 +241,86 @@ class ReleaseTfds(_JsonObject):
         """The entry of a :class:`schemas.tfds.TfdsDataset` written under :data:`TFDS_DIR`."""
         return cls(data_dir=TFDS_DIR, name=dataset.name, version=dataset.version, split=dataset.split,
                    configs=tuple(configs))
+
+
+@dataclass(frozen=True)
+class PEditionFacts(_JsonObject):
+    """``release.json``'s ``p_edition`` (ImageNet-P): the edition's facts
+    (:meth:`schemas.imagenet_p_editions.PEdition.to_json`)."""
+
+    name: Optional[str] = None
+    frame_size: Optional[int] = None
+    input: Optional[str] = None
+    output: Optional[str] = None
+    preprocessing: Optional[str] = None
+    reference: Optional[str] = None
+    trees: Optional[Sequence[str]] = None
+    frames: Optional[Mapping[str, int]] = None
+
+
+@dataclass(frozen=True)
+class EncoderSettings(_JsonObject):
+    """``release.json``'s ``video.encoder``: the H.264 encoder, its settings and the CPU level x264
+    used (:func:`pipelines.formats.video.encoder_settings`)."""
+
+    encoder: Optional[str] = None
+    preset: Optional[str] = None
+    threads: Optional[int] = None
+    x264_params: Optional[str] = None
+    simd: Optional[bool] = None
+    mode: Optional[str] = None
+    ffmpeg_cpuflags: Optional[str] = None
+    metadata: Optional[str] = None
+    cpu_capabilities: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class TfdsFrames(_JsonObject):
+    """``release.json``'s ``video.tfds_frames``: what the TFDS video feature holds (``source``:
+    ``decoded`` or ``lossless``, its ``meaning``) and how its PNG frames are written."""
+
+    source: Optional[str] = None
+    meaning: Optional[str] = None
+    format: Optional[str] = None
+    compress_level: Optional[int] = None
+
+
+@dataclass(frozen=True)
+class VideoSettings(_JsonObject):
+    """``release.json``'s ``video`` (ImageNet-P MP4 editions): container, codec, pixel format, frame
+    rate, encoder threads, rate control per perturbation, the encoder and the TFDS frames."""
+
+    container: Optional[str] = None
+    codec: Optional[str] = None
+    pixel_format: Optional[str] = None
+    frame_rate: Optional[int] = None
+    threads: Optional[int] = None
+    rate_control: Optional[Mapping[str, str]] = None
+    encoder: Optional[EncoderSettings] = None
+    tfds_frames: Optional[TfdsFrames] = None
+
+    _NESTED: ClassVar[Mapping[str, type]] = MappingProxyType({"encoder": EncoderSettings, "tfds_frames": TfdsFrames})
+
+
+@dataclass(frozen=True)
+class ArrayLayout(_JsonObject):
+    """``release.json``'s ``arrays`` (ImageNet-P ``.npy`` editions): where the arrays are, their dtype
+    and shape, and what the TFDS frames hold (text for a person)."""
+
+    path: Optional[str] = None
+    dtype: Optional[str] = None
+    shape: Optional[str] = None
+    tfds_frames: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class PackageFile(_JsonObject):
+    """``release.json``'s ``package`` (ImageNet-A / -O): the set's tar, its size and digests."""
+
+    file: Optional[str] = None
+    bytes: Optional[int] = None
+    sha256: Optional[str] = None
+    md5: Optional[str] = None
 
 
 @dataclass(frozen=True)
@@ -269,9 +354,9 @@ class Release(_JsonObject):
     class_names : tuple of str
         The class names in label order, in a release without TFDS records (whose
         ``label.labels.txt`` holds them otherwise).
-    p_edition, video, arrays : mapping
+    p_edition, video, arrays : PEditionFacts, VideoSettings, ArrayLayout
         P: the edition's facts, the encoder settings (MP4) or the array layout (``.npy``).
-    package : mapping
+    package : PackageFile
         A and O: the category tar.
     tfds, input, counts, manifest : ReleaseTfds, ReleaseInput, ReleaseCounts, ReleaseManifest
     library_versions : mapping or list
@@ -288,10 +373,10 @@ class Release(_JsonObject):
     image_size: Optional[int] = None
     labels: Optional[str] = None
     class_names: Optional[Sequence[str]] = None
-    p_edition: Optional[Mapping[str, Any]] = None
-    video: Optional[Mapping[str, Any]] = None
-    arrays: Optional[Mapping[str, Any]] = None
-    package: Optional[Mapping[str, Any]] = None
+    p_edition: Optional[PEditionFacts] = None
+    video: Optional[VideoSettings] = None
+    arrays: Optional[ArrayLayout] = None
+    package: Optional[PackageFile] = None
     tfds: Optional[ReleaseTfds] = None
     input: Optional[ReleaseInput] = None
     counts: Optional[ReleaseCounts] = None
@@ -299,7 +384,8 @@ class Release(_JsonObject):
     library_versions: Optional[Union[Mapping[str, str], Sequence[Mapping[str, str]]]] = None
 
     _NESTED: ClassVar[Mapping[str, type]] = MappingProxyType({
-        "tfds": ReleaseTfds, "input": ReleaseInput, "counts": ReleaseCounts, "manifest": ReleaseManifest})
+        "tfds": ReleaseTfds, "input": ReleaseInput, "counts": ReleaseCounts, "manifest": ReleaseManifest,
+        "p_edition": PEditionFacts, "video": VideoSettings, "arrays": ArrayLayout, "package": PackageFile})
 
     @classmethod
     def from_text(cls, text: Union[str, bytes]) -> "Release":

@@ -12,12 +12,13 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Iterable, Mapping, Optional
 
+from schemas.records import ManifestRecord
 from schemas.selection import select_names
 
 __all__ = ["GRID_POINTS", "PARAMETER_MODES", "OPERATORS", "DV_RESOLUTION", "VIF_VARIANT", "Parameter", "VcrCorruption",
            "VCR_CORRUPTIONS", "select_vcr_corruptions", "BINS", "SMOOTHING", "SPLINE_DEGREE", "CURVE_POINTS",
            "EMPTY_BIN_MODES", "KNOT_MODES", "LABEL_SPACES", "DV_RESOLUTIONS", "FORMULAS", "VCR_TREE", "CLEAN",
-           "vcr_key", "clean_key", "png_path"]
+           "vcr_key", "clean_key", "png_path", "VcrExample"]
 
 GRID_POINTS = 1000
 """Points of every parameter grid (VCR's ``TRANSFORMATION_LEVEL``)."""
@@ -151,3 +152,38 @@ def png_path(key: str) -> str:
     """Release path of an output key: ``vcr/<key without its extension>.png``."""
     stem = key.rsplit(".", 1)[0] if "." in key.rsplit("/", 1)[-1] else key
     return f"{VCR_TREE}/{stem}.png"
+
+
+@dataclass(frozen=True)
+class VcrExample:
+    """One VCR manifest row as evaluation reads it: a corrupted example or a clean crop.
+
+    Attributes
+    ----------
+    key : str
+        Output key (:func:`vcr_key`, or :func:`clean_key` for a clean crop).
+    path : str
+        The PNG relative to the release directory (:func:`png_path`).
+    image_key : str
+        Key of the source image it was made from.
+    corruption : str
+        The corruption's name, or :data:`CLEAN`.
+    label : int
+        The class index.
+    delta_v : float
+        Its measured ``1 - VIF`` (0 for a clean crop).
+    """
+
+    key: str
+    path: str
+    image_key: str
+    corruption: str
+    label: int
+    delta_v: float
+
+    @classmethod
+    def from_record(cls, record: ManifestRecord) -> "VcrExample":
+        """The example of a manifest record of a VCR release."""
+        fields = record.fields
+        return cls(key=record.key, path=record.path, image_key=fields["image_key"], corruption=fields["corruption"],
+                   label=fields["label"], delta_v=fields["delta_v"])

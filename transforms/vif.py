@@ -21,6 +21,8 @@ import math
 import cv2
 import numpy as np
 
+from transforms.preprocess import BadInput
+
 __all__ = ["PYRAMID_HEIGHT", "PYRAMID_ORDER", "PYRAMID_EDGES", "BANDS", "BLOCK", "NOISE_VARIANCE", "TOLERANCE",
            "POOL_OFFSET", "MIN_SIDE", "grey", "VifReference", "vif_grey", "vif", "delta_v"]
 
@@ -57,8 +59,10 @@ def _check_rgb(image, name: str) -> np.ndarray:
 
 
 def _check_size(shape) -> None:
+    """Raise :class:`~transforms.preprocess.BadInput` for an image too small for the pyramid (bad
+    data: a build lists it among the failures)."""
     if min(shape[:2]) < MIN_SIDE:
-        raise ValueError(f"VIF needs images of at least {MIN_SIDE}x{MIN_SIDE} pixels (the 4-scale steerable "
+        raise BadInput(f"VIF needs images of at least {MIN_SIDE}x{MIN_SIDE} pixels (the 4-scale steerable "
                          f"pyramid cannot be built below that); got {shape[0]}x{shape[1]}")
 
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import hashlib
 import io
-import json
 import os
 from typing import Iterable, Mapping, Optional, Sequence
 
@@ -26,7 +25,7 @@ from apache_beam.metrics import Metrics
 from PIL import Image
 
 from schemas.adversarial import (CLASS_SETS, DECISIONS, FILTER_JSON, KEPT, LOGITS_DIR, REJECTED, REVIEW_DIR,
-                                 TASKS, FilterConfig)
+                                 TASKS, DecisionRecord, FilterConfig)
 from schemas.class_subsets import subset_wnids
 from schemas.imagenet_val import IMAGE_EXTENSIONS
 from schemas.records import Failure, Locator, SourceEntry, SourceImage
@@ -36,6 +35,7 @@ from transforms.image_hash import difference_hash
 from transforms.ten_crop import centre_crop, normalise, ten_crops, upright_rgb
 
 from pipelines.formats import storage
+from pipelines.formats.lists import read_decisions, read_metadata
 from pipelines.beam.inference import METRICS_NAMESPACE, NONFINITE_COUNTER, NONFINITE_KEYS, nonfinite_found
 from pipelines.evaluation.filtration import judge_candidate, rank_confusion
 from pipelines.evaluation.models import ModelError, check_filter_model, nonfinite_message
@@ -47,7 +47,7 @@ from pipelines.beam.sources import ReadImageNet
 from pipelines.inputs.listing import SourceIndex, inspect_image, source_note, walk_folder, write_entry_lists
 
 __all__ = ["COMMANDS", "CROPS_DIR", "ORIGINALS_DIR", "resolve_classes", "classify_candidate", "index_candidates",
-           "FilterCandidates", "read_metadata", "EXEMPLARS_PER_CLASS", "copy_exemplars", "filter_candidates"]
+           "FilterCandidates", "EXEMPLARS_PER_CLASS", "copy_exemplars", "filter_candidates"]
 
 COMMANDS = {"imagenet_a": "filter-a", "imagenet_o": "filter-o"}
 CROPS_DIR = f"{REVIEW_DIR}/crops"
@@ -277,36 +277,20 @@ class FilterCandidates(beam.PTransform):
 
 # --- the driver -----------------------------------------------------------------------------------
 
-def read_metadata(path: Optional[str]) -> dict:
-    """``{key: {source, url, licence, query, ...}}`` from a JSON-lines file with a ``key`` per row."""
-    if path is None:
-        return {}
-    found = {}
-    with open(path, encoding="utf-8") as stream:
-        for number, line in enumerate(stream, start=1):
-            if line.strip():
-                try:
-                    row = json.loads(line)
-                    found[row.pop("key")] = row
-                except (ValueError, KeyError, AttributeError) as err:
-                    raise ValueError(f"{path}:{number}: expected a JSON object with a 'key': {err}") from err
-    return found
-
-
-def _funnel(rows: Iterable[dict]) -> dict:
+def _funnel(rows: Iterable[DecisionRecord]) -> dict:
     """Counts per class (weak label for A, source synset for O) at each stage."""
     counts: dict = {}
     for row in rows:
-        c = counts.setdefault(row["wnid"], {"candidates": 0, "rejected": 0, "shortlisted": 0, "capped": 0})
+        c = counts.setdefault(row.wnid, {"candidates": 0, "rejected": 0, "shortlisted": 0, "capped": 0})
         c["candidates"] += 1
-        c[{"kept": "shortlisted"}.get(row["decision"], row["decision"])] += 1
+        c[{"kept": "shortlisted"}.get(row.decision, row.decision)] += 1
     return dict(sorted(counts.items()))
 
 
 EXEMPLARS_PER_CLASS = 5
 
 
-def copy_exemplars(output_dir: str, exemplars_dir: str, decisions: Sequence[Mapping], task: str) -> dict:
+def copy_exemplars(output_dir: str, exemplars_dir: str, decisions: Sequence[DecisionRecord], task: str) -> dict:
     """Copy up to :data:`EXEMPLARS_PER_CLASS` images (sorted by name) of each class the shortlist
     shows (A: the weak label; O: the predicted class) to ``review/exemplars/<wnid>/``.
 
@@ -318,7 +302,7 @@ def copy_exemplars(output_dir: str, exemplars_dir: str, decisions: Sequence[Mapp
     if not os.path.isdir(exemplars_dir):
         raise ValueError(f"--exemplars {exemplars_dir!r} is not a folder of <wnid>/<image>")
     column = 0 if TASKS[task].weak_labels else -1
-    wanted = sorted({r["confusion"][column] for r in decisions if r["decision"] == KEPT})
+    wanted = sorted({r.confusion[column] for r in decisions if r.decision == KEPT})
     found = {}
     for wnid in wanted:
         folder = os.path.join(exemplars_dir, wnid)
@@ -430,18 +414,18 @@ def filter_candidates(task: str, candidates: str, model_paths: Sequence[str], ou
     for scratch in SCRATCH_DIRS:
         storage.delete_tree(storage.join(output_dir, scratch))
 
-    decisions = [json.loads(line) for line in storage.read_bytes(storage.join(output_dir, DECISIONS)).decode().splitlines()]
+    decisions = read_decisions(storage.join(output_dir, DECISIONS))
     failures = storage.read_bytes(storage.join(output_dir, FAILURES)).decode().count("\n")
     document = {
         "task": task, "candidates": os.path.abspath(candidates), "config": config.to_json(),
         "models": [{k: m[k] for k in sorted(m)} for m in models],
         "counts": {"candidates_listed": len(index.entries), "failures": failures, "decisions": len(decisions),
-                   **{d: sum(r["decision"] == d for r in decisions) for d in ("kept", "rejected", "capped")}},
+                   **{d: sum(r.decision == d for r in decisions) for d in ("kept", "rejected", "capped")}},
         "funnel": _funnel(decisions),
         "decisions_sha256": hashlib.sha256(storage.read_bytes(storage.join(output_dir, DECISIONS))).hexdigest(),
         "library_versions": {**library_versions(), "onnxruntime": _onnxruntime_version()},
     }
     exemplars = copy_exemplars(output_dir, exemplars_dir, decisions, task) if exemplars_dir else {}
-    write_review_sheet(output_dir, task, decisions, document, exemplars)
+    write_review_sheet(output_dir, task, [r.to_json() for r in decisions], document, exemplars)
     storage.write_atomic(output_dir, FILTER_JSON, dumps(document).encode("utf-8"))
     return document

@@ -9,7 +9,6 @@ from __future__ import annotations
 import collections
 import contextlib
 import hashlib
-import json
 import math
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Mapping, Optional, Sequence
@@ -27,7 +26,8 @@ from pipelines.formats import storage
 from pipelines.formats.class_folders import label_names
 from pipelines.release.output_folder import (FolderLock, OutputFolderError, check_not_inside, entry_size, inspect_folder,
                             listing_sha256, remove_release, wait_for_orphan_workers, write_build_record)
-from pipelines.formats.parts import CommittedOutputs, completed_images, iter_lines, read_ledger
+from pipelines.formats.lists import read_failures, read_sources
+from pipelines.formats.parts import CommittedOutputs, completed_images, read_ledger
 from pipelines.beam.progress import COUNTERS, NAMESPACE, ProgressLine, runner_counters
 from pipelines.beam.write_release import WriteRelease, committed_files, committed_names, seal_release
 from pipelines.release.publish import write_publication
@@ -141,11 +141,8 @@ def _release_input_matches(output_dir: str, index, record: Release) -> bool:
     place and size) or rejected as a whole, nothing else."""
     if (record.input.kind if record.input else None) != index.kind:
         return False
-    built = {}
-    for line in iter_lines(storage.join(output_dir, SOURCES)):
-        row = json.loads(line)
-        built[row["key"]] = (row["source"], row["bytes"])
-    rejected = {json.loads(line)["key"] for line in iter_lines(storage.join(output_dir, FAILURES))}
+    built = {row.key: (row.source, row.size) for row in read_sources(storage.join(output_dir, SOURCES))}
+    rejected = {row.key for row in read_failures(storage.join(output_dir, FAILURES))}
     for entry in index.entries:
         if entry.key in built:
             source, size = built.pop(entry.key)

@@ -40,8 +40,6 @@ from typing import Iterable, Optional, Sequence
 import apache_beam as beam
 
 from metrics.imagenet_p import parse_sequence_set, top_k_classes
-from schemas.edition import DEFAULT_EDITION
-from schemas.editions import get_edition
 from schemas.release import C_TREE, P_TREE, TFDS_DIR
 
 from pipelines.beam.evaluate_a_o import evaluate_adversarial
@@ -210,7 +208,7 @@ class PredictImageNetP(beam.PTransform):
         self.nonfinite = None
 
     def expand(self, pipeline):
-        edition = self._sets[0].edition if self._sets else get_edition(DEFAULT_EDITION)
+        edition = self._sets[0].edition  # applied only to a release with sets (evaluate_release)
         predict = PredictTop5(self._handler, frame_model_input(edition))
         listed = [((p_set.name, p_set.path), self._committed.get(P_TABLE + p_set.name, [])) for p_set in self._sets]
         top5 = (pipeline
@@ -269,7 +267,7 @@ def check_evaluation_model(model_path, framework, release_dir, c, configs, sets)
 
 
 def _nothing_to_evaluate(release_dir: str, c, source: str) -> str:
-    if c.edition.name == DEFAULT_EDITION:
+    if c.layout.tree == C_TREE:
         return f"{release_dir} holds no {C_TREE}/ tree, {TFDS_DIR}/ ImageNet-C records or {P_TREE}/ tree"
     where = f"{c.layout.tree}/" if source == "tree" else f"{TFDS_DIR}/{c.layout.tfds.dataset}/"
     return f"{release_dir}: {where} holds no corruption of the {c.edition.name} edition"
@@ -325,8 +323,6 @@ def evaluate_release(release_dir: str, model: Model, out_dir: str | None = None,
     pipelines.beam.shutdown.BuildInterrupted, pipelines.beam.shutdown.BuildStopped
         From a local run stopped by a signal or a dead worker (resumable).
     """
-    from schemas.baselines import ALEXNET_IMAGENET_C
-
     entered = time.time()
     model_path, framework, batch_size, configs_wanted = model.path, model.framework, model.batch_size, configs
     workers, beam_args, part_records, part_seconds = run.workers, run.beam_args, run.part_records, run.part_seconds
@@ -348,8 +344,8 @@ def evaluate_release(release_dir: str, model: Model, out_dir: str | None = None,
         parse_sequence_set(p_set.name)
     if not configs and not sets:
         raise ValueError(_nothing_to_evaluate(release_dir, c, "tree" if source == "tree" else "tfds"))
-    if c.edition.name == DEFAULT_EDITION and baselines.baseline is None:
-        baselines = replace(baselines, baseline=ALEXNET_IMAGENET_C)
+    if baselines.baseline is None:
+        baselines = replace(baselines, baseline=c.edition.scoring.baseline)
     check_evaluation_model(model_path, framework, release_dir, c, configs, sets)
     out = str(out_dir or default_output(release_dir, model_path))
     identity = evaluation_identity(release_dir, model_path, framework or infer_framework(model_path), source=source,

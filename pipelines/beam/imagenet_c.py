@@ -30,8 +30,8 @@ from apache_beam.metrics import Metrics
 
 from schemas.conditions import Condition
 from schemas.configs import ImageNetCConfig
-from schemas.edition import JPEG, NPY
-from schemas.records import Failure, OutputRecord, SourceImage
+from schemas.edition import JPEG, NPY, Layout
+from schemas.records import Failure, OutputRecord, SourceEntry, SourceImage
 from schemas.release import C_BENCHMARK, CLEAN, DEFAULT_FORMATS, Release, ReleaseTfds
 from schemas.tfds import TfdsDataset
 from schemas.tfds_c import c_dataset
@@ -46,8 +46,8 @@ from pipelines.beam.write_release import OutputsFn
 from pipelines.inputs.families import open_input
 from pipelines.inputs.listing import inspect_image, source_note
 
-__all__ = ["BENCHMARK", "ImageNetCConfig", "condition_array", "corrupted_outputs", "array_sha256", "source_record",
-           "CorruptImages", "imagenet_c_dataset", "imagenet_c_document", "plan", "build_imagenet_c"]
+__all__ = ["BENCHMARK", "ImageNetCConfig", "condition_array", "corrupted_outputs", "c_example", "array_sha256",
+           "source_record", "CorruptImages", "imagenet_c_dataset", "imagenet_c_document", "plan", "build_imagenet_c"]
 
 BENCHMARK = C_BENCHMARK
 """``release.json``'s ``benchmark`` of an ImageNet-C release (its ``edition`` is the catalogue name)."""
@@ -107,11 +107,20 @@ def corrupted_outputs(image: SourceImage, crop: np.ndarray, config: ImageNetCCon
             continue
         yield OutputRecord(
             key=key, group=CLEAN if condition.is_clean else layout.tfds.config(name, severity), path=path,
-            data=data, example={"image": encoded, "label": entry.label, "file_name": entry.file_name},
+            data=data, example=c_example(encoded, entry, layout),
             metadata={"image_key": entry.key, "wnid": entry.wnid, "label": entry.label,
                       **condition.manifest_fields(), "seed": seed,
                       "array_sha256": array_sha256(array)},
             stacked=edition.c.encoding != JPEG)
+
+
+def c_example(encoded: bytes, entry: SourceEntry, layout: Layout) -> dict:
+    """The values of an output's TFDS example: those its dataset declares (``file_name`` only where
+    the layout's TFDS names carry it: not CIFAR's)."""
+    example = {"image": encoded, "label": entry.label}
+    if layout.tfds.file_name_feature:
+        example["file_name"] = entry.file_name
+    return example
 
 
 def array_sha256(array: np.ndarray) -> str:

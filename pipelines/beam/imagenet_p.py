@@ -37,7 +37,8 @@ import numpy as np
 from schemas.configs import ImageNetPConfig
 from schemas.imagenet_p import GRAIN_RATE_CONTROL, PERTURBATIONS, TFDS_FRAMES
 from schemas.imagenet_p_editions import NPY
-from schemas.release import DEFAULT_FORMATS, P_BENCHMARK, Release, ReleaseTfds
+from schemas.release import (DEFAULT_FORMATS, P_BENCHMARK, ArrayLayout, EncoderSettings, PEditionFacts, Release,
+                             ReleaseTfds, TfdsFrames, VideoSettings)
 from schemas.records import Failure, OutputRecord, SourceEntry, SourceImage
 from schemas.tfds_p import imagenet_p_config, p_dataset
 from transforms import BadInput, example_rng, example_seed, perturb_sequence
@@ -268,19 +269,19 @@ def imagenet_p_document(config: ImageNetPConfig, class_names: Optional[Sequence[
     dataset = p_dataset(config.edition, config.family, class_names)
     tree = config.tree
     document = Release(edition=config.edition.name, benchmark=BENCHMARK, tree=tree, config=config.to_json(),
-                       p_edition=config.table.to_json(), source_family=config.source_family,
+                       p_edition=PEditionFacts.from_json(config.table.to_json()), source_family=config.source_family,
                        tfds=ReleaseTfds.of(dataset, config.groups))
     if config.table.output == NPY:
-        return replace(document, arrays={"path": f"{tree}/<perturbation>[_<d>].npy", "dtype": "uint8",
-                                         "shape": "(N, T, H, W, 3), rows in input order (manifest order)",
-                                         "tfds_frames": "the rows of the .npy (lossless)"})
-    return replace(document, video={
-        "container": "mp4", "codec": "libx264", "pixel_format": PIXEL_FORMAT,
-        "frame_rate": FRAME_RATE, "threads": ENCODER_THREADS,
-        "rate_control": {name: " ".join(PERTURBATIONS[name].rate_control) for name in config.perturbations},
-        "encoder": encoder_settings(config.simd, config.preset, ENCODER_THREADS),
-        "tfds_frames": {"source": config.tfds_frames, "meaning": TFDS_FRAMES[config.tfds_frames],
-                        "format": "png", "compress_level": PNG_COMPRESS_LEVEL}})
+        return replace(document, arrays=ArrayLayout(
+            path=f"{tree}/<perturbation>[_<d>].npy", dtype="uint8",
+            shape="(N, T, H, W, 3), rows in input order (manifest order)",
+            tfds_frames="the rows of the .npy (lossless)"))
+    return replace(document, video=VideoSettings(
+        container="mp4", codec="libx264", pixel_format=PIXEL_FORMAT, frame_rate=FRAME_RATE, threads=ENCODER_THREADS,
+        rate_control={name: " ".join(PERTURBATIONS[name].rate_control) for name in config.perturbations},
+        encoder=EncoderSettings.from_json(encoder_settings(config.simd, config.preset, ENCODER_THREADS)),
+        tfds_frames=TfdsFrames(source=config.tfds_frames, meaning=TFDS_FRAMES[config.tfds_frames], format="png",
+                               compress_level=PNG_COMPRESS_LEVEL)))
 
 
 def plan(config: ImageNetPConfig, source: SourceSelection = SourceSelection(),

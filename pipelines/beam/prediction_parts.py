@@ -23,7 +23,6 @@ model file, release or option that changes the predictions) is refused in one li
 """
 from __future__ import annotations
 
-import base64
 import collections
 import contextlib
 import hashlib
@@ -36,7 +35,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Optional, Sequenc
 import apache_beam as beam
 import numpy as np
 
-from schemas.release import RELEASE_JSON, json_line
+from schemas.release import RELEASE_JSON
 
 from pipelines.beam.inference import beam_counters, mark_time, marked_times, run_checked
 from pipelines.beam.progress import ProgressCounter, ProgressLine, format_duration
@@ -45,6 +44,9 @@ from pipelines.beam.shutdown import stopping_cleanly
 from pipelines.beam.write_release import global_windowed
 from pipelines.evaluation.models import ModelError
 from pipelines.formats import storage
+from pipelines.formats.predictions import (FramePrediction, PredictionRecord, frame_line, logits_line,
+                                           parse_frame_line, parse_logits_line, parse_prediction_line,
+                                           prediction_line)
 from pipelines.formats.parts import (PART_RECORDS, PART_SECONDS, PartWriter, iter_file_chunks, ledger_runs, merge_runs,
                                      read_ledger)
 from pipelines.release.output_folder import FolderLock, OutputFolderError, WorkerLock, wait_for_orphan_workers
@@ -203,9 +205,9 @@ def complete_videos(scratch: str, set_name: str, runs) -> set:
     frames: dict = collections.defaultdict(set)
     totals = {}
     for key, line in _committed_records(scratch, P_TABLE + set_name, runs) if runs else ():
-        index, total = json.loads(line)[:2]
-        frames[key].add(index)
-        totals[key] = total
+        frame = parse_frame_line(line)
+        frames[key].add(frame.index)
+        totals[key] = frame.total
     return {key for key, indices in frames.items() if len(indices) == totals[key]}
 
 
@@ -217,21 +219,20 @@ def pending_videos(videos: Iterable[tuple], scratch: str, set_name: str, runs, p
 def c_record(element) -> tuple:
     """``((config, key, label), top5)`` -> ``(table, key, prediction file line)``."""
     (config, key, label), top5 = element
-    return C_TABLE + config, key, json_line({"key": key, "label": label, "top5": top5})
+    return C_TABLE + config, key, prediction_line(PredictionRecord(key, label, top5))
 
 
 def p_record(element) -> tuple:
     """``(((set, key, label), frame, frames), top5)`` -> ``(table, video key, [frame, frames, label, top5])``."""
     ((set_name, key, label), index, total), top5 = element
-    return P_TABLE + set_name, key, json.dumps([index, total, label, top5], separators=(",", ":"))
+    return P_TABLE + set_name, key, frame_line(FramePrediction(index, total, label, top5))
 
 
 def a_record(element) -> tuple:
     """``((part, key, label), logits)`` -> ``(table, key, [label, base64 of the float32 logits])``
     (ImageNet-A / -O: the writers need the logits, kept to the bit)."""
     (part, key, label), logits = element
-    data = base64.b64encode(np.asarray(logits, dtype="<f4").tobytes()).decode("ascii")
-    return A_TABLE + part, key, json.dumps([label, data], separators=(",", ":"))
+    return A_TABLE + part, key, logits_line(label, logits)
 
 
 def read_logits(scratch: str, names: Iterable[tuple]) -> list:
@@ -243,8 +244,8 @@ def read_logits(scratch: str, names: Iterable[tuple]) -> list:
     results = []
     for table in sorted(tables):
         for key, line in _first_per_key(_committed_records(scratch, table, sorted(tables[table]))):
-            label, data = json.loads(line)
-            results.append(((table[len(A_TABLE):], key, label), np.frombuffer(base64.b64decode(data), "<f4")))
+            label, logits = parse_logits_line(line)
+            results.append(((table[len(A_TABLE):], key, label), logits))
     return results
 
 
@@ -311,9 +312,9 @@ def write_config_file(scratch: str, out_dir: str, relative: str, table: str, run
 
     def lines():
         for _, line in _first_per_key(_committed_records(scratch, table, runs)):
-            row = json.loads(line)
+            row = parse_prediction_line(line)
             counts[0] += 1
-            counts[1] += row["top5"][0] != row["label"]
+            counts[1] += row.top5[0] != row.label
             yield line.encode("utf-8")
 
     storage.write_atomic(out_dir, relative, lines())
@@ -334,7 +335,7 @@ def _videos(records: Iterable[tuple]) -> Iterator[tuple]:
             yield assembled(key, frames)
             frames = {}
         key = video
-        index, total, label, top5 = json.loads(line)
+        index, total, label, top5 = parse_frame_line(line)
         frames.setdefault(index, (total, label, top5))  # a frame held twice: the first in line order
     if frames:
         yield assembled(key, frames)
@@ -348,7 +349,7 @@ def write_set_file(scratch: str, out_dir: str, relative: str, table: str, runs) 
     def lines():
         for key, label, top5 in _videos(_committed_records(scratch, table, runs)):
             rows.append(top5)
-            yield json_line({"key": key, "label": label, "top5": top5}).encode("utf-8")
+            yield prediction_line(PredictionRecord(key, label, top5)).encode("utf-8")
 
     storage.write_atomic(out_dir, relative, lines())
     lengths = {len(top5) for top5 in rows}

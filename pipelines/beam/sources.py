@@ -10,15 +10,18 @@ from typing import Optional, Sequence
 import apache_beam as beam
 
 from schemas.records import Failure, SourceEntry, SourceImage
+from transforms import BadInput
 
 from pipelines.beam.progress import ProgressCounter
-from pipelines.inputs.listing import os_reason, read_entry, read_entry_list
+from pipelines.formats.lists import read_entry_list
+from pipelines.inputs.listing import os_reason, read_entry
 
 __all__ = ["ReadImageNet"]
 
 
 class _ReadImagesFn(beam.DoFn):
-    """SourceEntry -> SourceImage (its bytes); unreadable entries go to the ``failures`` output."""
+    """SourceEntry -> SourceImage (its bytes); entries that cannot be read (``OSError``) or hold no
+    image (``BadInput``) go to the ``failures`` output."""
 
     def __init__(self, progress_dir: Optional[str]):
         self._progress_dir = progress_dir
@@ -29,7 +32,7 @@ class _ReadImagesFn(beam.DoFn):
     def process(self, entry: SourceEntry):
         try:
             data = read_entry(entry)
-        except (OSError, ValueError) as err:
+        except (OSError, BadInput) as err:  # bad data; any other error is a bug and stops the build
             self._progress.add(failures=1)
             reason = os_reason(err) if isinstance(err, OSError) and err.errno is not None else str(err)
             yield beam.pvalue.TaggedOutput("failures", Failure(entry.key, entry.source, "read", f"cannot read: {reason}"))

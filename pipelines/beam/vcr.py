@@ -21,7 +21,7 @@ from __future__ import annotations
 import hashlib
 import math
 from dataclasses import dataclass
-from typing import Optional
+from typing import Iterable, Optional
 
 import apache_beam as beam
 import numpy as np
@@ -31,7 +31,7 @@ from schemas.edition import DEFAULT_EDITION
 from schemas.editions import get_edition
 from schemas.records import Failure, OutputRecord, SourceImage
 from schemas.release import VCR_BENCHMARK, Release, ReleaseTfds
-from schemas.vcr import CLEAN, VCR_TREE, clean_key, png_path, vcr_key
+from schemas.vcr import CLEAN, VCR_TREE, VcrExample, clean_key, png_path, vcr_key
 from transforms import BadInput, encode_png
 from transforms.rng import legacy_random_state
 from transforms.vcr import vcr_corrupt, vcr_image, vcr_seed
@@ -40,12 +40,13 @@ from transforms.vif import VifReference
 from pipelines.beam.build import DEFAULT_EXAMPLES_PER_SHARD, BuildPlan, BuildResult, SourceSelection, run_build
 from pipelines.beam.runner import RunOptions
 from pipelines.beam.write_release import OutputsFn
+from pipelines.evaluation.vcr_scores import read_vcr_manifest
 from pipelines.release.versions import library_versions
 from pipelines.inputs.families import open_input
 from pipelines.inputs.listing import inspect_image
 
 __all__ = ["BENCHMARK", "VcrConfig", "delta_v_bin", "selection_rank", "measure_candidates", "BuildVcrExamples",
-           "vcr_document", "bin_counts", "plan", "build_vcr", "read_manifest", "short_bins"]
+           "vcr_document", "bin_counts", "plan", "build_vcr", "short_bins"]
 
 BENCHMARK = VCR_BENCHMARK
 
@@ -64,7 +65,7 @@ def measure_candidates(image_key: str, crop: np.ndarray, config: VcrConfig):
     """Yield a candidate description (dict) or a :class:`Failure` for every draw of one clean image."""
     try:
         vif = VifReference(crop)  # the image's pyramid and statistics, once for all its draws
-    except ValueError as err:  # too small for the pyramid
+    except BadInput as err:  # too small for the pyramid; any other error is a bug
         yield Failure(image_key, "", "measure", str(err))
         return
     for corruption in config.corruptions:
@@ -214,12 +215,12 @@ def vcr_document(config: VcrConfig) -> Release:
                    tfds=ReleaseTfds.of(config.dataset, config.groups))
 
 
-def bin_counts(manifest_rows, bins: int) -> dict:
-    """``{corruption: [examples in bin 0..bins-1]}`` of manifest rows (clean rows left out)."""
+def bin_counts(examples: Iterable[VcrExample], bins: int) -> dict:
+    """``{corruption: [examples in bin 0..bins-1]}`` of a release's examples (clean crops left out)."""
     counts: dict = {}
-    for row in manifest_rows:
-        if row["corruption"] != CLEAN:
-            counts.setdefault(row["corruption"], [0] * bins)[delta_v_bin(row["delta_v"], bins)] += 1
+    for row in examples:
+        if row.corruption != CLEAN:
+            counts.setdefault(row.corruption, [0] * bins)[delta_v_bin(row.delta_v, bins)] += 1
     return counts
 
 
@@ -241,23 +242,12 @@ def build_vcr(output_dir: str, selection: SourceSelection = SourceSelection(), c
     return run_build(output_dir, plan(config, selection, examples_per_shard), run)
 
 
-def read_manifest(release_dir: str) -> list:
-    """Every manifest row of a local VCR release, sorted by key."""
-    import json
-    from pathlib import Path
-
-    rows = []
-    for part in sorted(Path(release_dir, "manifest").glob("*.jsonl")):
-        rows.extend(json.loads(line) for line in part.read_text(encoding="utf-8").splitlines() if line)
-    return sorted(rows, key=lambda r: r["key"])
-
-
 def short_bins(release_dir: str, config: VcrConfig) -> dict:
     """``{corruption: {bin: examples}}`` of every bin holding fewer examples than ``config.per_bin``
     asked for (empty when ``per_bin`` is 0)."""
     if not config.per_bin:
         return {}
-    counts = bin_counts(read_manifest(release_dir), config.bins)
+    counts = bin_counts(read_vcr_manifest(release_dir), config.bins)
     short = {}
     for corruption in config.corruptions:
         bins = {i: n for i, n in enumerate(counts.get(corruption, [0] * config.bins)) if n < config.per_bin}

@@ -125,7 +125,7 @@ def evaluate_vcr(release_dir: str, model: Model, out_dir: Optional[str] = None,
              if human_path else None)
     rows = read_vcr_manifest(release_dir)
     if human:
-        built = {r["corruption"] for r in rows}
+        built = {r.corruption for r in rows}
         unused = sorted(set(human.curves) - built)
         if unused:
             human.warnings.append(f"curves for {', '.join(unused)} left unused: the release has no such examples")
@@ -133,7 +133,7 @@ def evaluate_vcr(release_dir: str, model: Model, out_dir: Optional[str] = None,
         print(f"warning: human file: {warning}", file=stream)
     if not rows:
         raise ValueError(f"{release_dir}: the manifest lists no example")
-    examples = [(r["corruption"], r["key"], r["label"], storage.join(release_dir, r["path"])) for r in rows]
+    examples = [(r.corruption, r.key, r.label, storage.join(release_dir, r.path)) for r in rows]
     model_name = model_name_of(model_path)
     out = str(out_dir or default_output(release_dir, model_path))
     native = release.setting("dv_resolution") == "native"
@@ -157,10 +157,10 @@ def evaluate_vcr(release_dir: str, model: Model, out_dir: Optional[str] = None,
         return pipeline, counts
 
     run_resumable(out, identity, model_path, beam_args, make, run.force, run.progress_interval, stream)
-    groups = sorted({r["corruption"] for r in rows})
+    groups = sorted({r.corruption for r in rows})
     predictions = read_predictions(out, groups)
     section, curves = analyse(rows, predictions, settings, human)
-    clean = [r for r in rows if r["corruption"] == CLEAN]
+    clean = [r for r in rows if r.corruption == CLEAN]
     deviations = [f"empty_bin={settings['empty_bin']}"] * (settings["empty_bin"] != "zero") + \
                  [f"knots={settings['knots']}"] * (settings["knots"] != "left")
     document = {
@@ -170,7 +170,7 @@ def evaluate_vcr(release_dir: str, model: Model, out_dir: Optional[str] = None,
                      "grid": f"j / {CURVE_POINTS}, j = 0..{CURVE_POINTS - 1}", "bin_rule": "i/n < delta_v < (i+1)/n",
                      "deviations": deviations},
         "formulas": dict(FORMULAS),
-        "clean_accuracy": float(np.mean([predictions[r["key"]] == r["label"] for r in clean])) if clean else None,
+        "clean_accuracy": float(np.mean([predictions[r.key] == r.label for r in clean])) if clean else None,
         "clean_examples": len(clean),
         "human": human.describe() if human else None,
         "human_relative": "computed" if human else REFUSED,

@@ -83,14 +83,15 @@ def timed_evaluate(release: str, model_path: str, workers: int, batch_size: int 
     from pipelines.beam.evaluate import PREDICTION_FOLDERS, evaluate_release
     from pipelines.beam.inference import Model
     from pipelines.beam.runner import RunOptions
+    from pipelines.formats.predictions import read_predictions
 
     with tempfile.TemporaryDirectory(prefix="imagenet-cp-bench-eval-") as out:
         start = time.perf_counter()
         evaluate_release(release, Model(model_path, batch_size=batch_size), out, run=RunOptions(workers=workers))
         seconds = time.perf_counter() - start
         name = BENCH_CONDITION.replace("/", "_")
-        with open(os.path.join(out, "predictions", PREDICTION_FOLDERS[C_TREE], f"{name}.jsonl"), encoding="utf-8") as stream:
-            top1 = [json.loads(line)["top5"][0] for line in stream]
+        path = os.path.join(out, "predictions", PREDICTION_FOLDERS[C_TREE], f"{name}.jsonl")
+        top1 = [row.top5[0] for row in read_predictions(path)]
     return {"workers": workers, "seconds": seconds, "top1": top1}
 
 

@@ -19,7 +19,7 @@ import numpy as np
 from PIL import Image
 
 from schemas.baselines import MODEL_INPUT_MEAN, MODEL_INPUT_STD
-from schemas.edition import DEFAULT_EDITION, Edition
+from schemas.edition import Edition
 from schemas.filter_models import IMAGENET_MEAN, IMAGENET_STD
 from transforms.preprocess import center_crop, to_pil
 from transforms.ten_crop import centre_crop, normalise
@@ -56,15 +56,16 @@ def edition_model_input(image, edition: Edition) -> np.ndarray:
     side = edition.image_size
     if rgb.shape[:2] != (side, side):
         raise ValueError(f"{edition.name} images are {side}x{side}, got {rgb.shape[1]}x{rgb.shape[0]}")
-    mean = np.asarray(edition.model_input["mean"], dtype=np.float32)[:, None, None]
-    std = np.asarray(edition.model_input["std"], dtype=np.float32)[:, None, None]
+    mean = np.asarray(edition.model_input.mean, dtype=np.float32)[:, None, None]
+    std = np.asarray(edition.model_input.std, dtype=np.float32)[:, None, None]
     return (rgb.transpose(2, 0, 1) / np.float32(255) - mean) / std
 
 
 def image_model_input(edition: Edition) -> Callable:
-    """``image -> float32 (3, N, N)`` of an ImageNet-C edition: :func:`model_input` for 224, else
+    """``image -> float32 (3, N, N)`` of an ImageNet-C edition: :func:`model_input` where the edition
+    crops an image of any size (:attr:`schemas.edition.ModelInput.crop_any_size`), else
     :func:`edition_model_input` with the edition's mean and std."""
-    return model_input if edition.name == DEFAULT_EDITION else partial(edition_model_input, edition=edition)
+    return model_input if edition.model_input.crop_any_size else partial(edition_model_input, edition=edition)
 
 
 def _cropped_frame_input(frame, edition: Edition) -> np.ndarray:
@@ -72,9 +73,10 @@ def _cropped_frame_input(frame, edition: Edition) -> np.ndarray:
 
 
 def frame_model_input(edition: Edition) -> Callable:
-    """``frame -> float32 (3, N, N)``: the model input of an ImageNet-P edition's frames (224:
-    :func:`model_input`; the others centre-cropped to N, then :func:`edition_model_input`)."""
-    return model_input if edition.name == DEFAULT_EDITION else partial(_cropped_frame_input, edition=edition)
+    """``frame -> float32 (3, N, N)``: the model input of an ImageNet-P edition's frames
+    (:func:`model_input` where the edition crops an image of any size; otherwise centre-cropped to
+    N, then :func:`edition_model_input`)."""
+    return model_input if edition.model_input.crop_any_size else partial(_cropped_frame_input, edition=edition)
 
 
 def model_input_a(data: bytes) -> np.ndarray:

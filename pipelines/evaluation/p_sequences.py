@@ -11,18 +11,18 @@ edition's evaluator does. Every read goes through :mod:`pipelines.formats.storag
 """
 from __future__ import annotations
 
-import json
 from typing import NamedTuple
 
 import numpy as np
 
 from schemas.edition import Edition
-from schemas.editions import EDITIONS, get_edition
+from schemas.editions import EDITIONS, get_edition, release_identity
 from schemas.imagenet_p_editions import NPY
 from schemas.release import P_TREE, manifest_path
 
 from pipelines.evaluation.release_inputs import npy_header, read_npy_rows
 from pipelines.formats import storage
+from pipelines.formats.manifests import read_manifest_part
 from pipelines.formats.release_document import read_release
 from pipelines.formats.video import read_video
 
@@ -38,14 +38,14 @@ class PSet(NamedTuple):
 
 
 def p_tree(release_dir: str) -> tuple[str, str]:
-    """``(tree folder, edition)`` of a release's ImageNet-P data: the tree ``release.json`` names, else
-    the first P tree folder present (``ImageNet-P``, ``ImageNet-P-299``, ..., ``CIFAR-10-P``), else
-    ``('ImageNet-P', 'imagenet')``."""
+    """``(tree folder, edition)`` of a release's ImageNet-P data: the tree ``release.json`` names and
+    its edition (:func:`schemas.editions.release_identity`), else the first P tree folder present
+    (``ImageNet-P``, ``ImageNet-P-299``, ..., ``CIFAR-10-P``), else ``('ImageNet-P', 'imagenet')``."""
     trees = {tree: name for name, e in EDITIONS.items() if e.p for tree in e.p.trees}
     try:
         release = read_release(release_dir)
         if release.tree in trees:
-            return release.tree, release.setting("edition", trees[release.tree])
+            return release.tree, release_identity(release).edition
     except (OSError, ValueError):
         pass
     for tree, name in trees.items():  # an official download without release.json: the folder it holds
@@ -76,12 +76,11 @@ def npy_sequences(release_dir: str, name: str, path: str):
     ValueError
         When the manifest and the array disagree in length.
     """
-    text = storage.read_bytes(storage.join(release_dir, manifest_path(name))).decode("utf-8")
-    rows = sorted((json.loads(line) for line in text.splitlines() if line.strip()), key=lambda row: row["image_key"])
+    rows = sorted(read_manifest_part(release_dir, manifest_path(name)), key=lambda row: row.fields["image_key"])
     count = npy_header(path)[1][0]
     if count != len(rows):
         raise ValueError(f"{path}: {count} sequences but {len(rows)} manifest rows")
-    return [(row["image_key"], row["label"], (path, index)) for index, row in enumerate(rows)]
+    return [(row.fields["image_key"], row.label, (path, index)) for index, row in enumerate(rows)]
 
 
 def sequence_frames(locator) -> np.ndarray:

@@ -22,7 +22,6 @@ ImageNet-A / -O: ``imagenet-a/<wnid>/<file>`` (package-a), ``imagenet-o/<wnid>/<
 from __future__ import annotations
 
 import io
-import json
 import os
 from typing import NamedTuple, Optional
 
@@ -31,14 +30,14 @@ import numpy as np
 from schemas.adversarial import A_TREE, TASKS
 from schemas.class_subsets import subset_indices
 from schemas.edition import DEFAULT_EDITION, NPY, Edition, Layout
-from schemas.editions import EDITIONS
+from schemas.editions import EDITIONS, release_identity
 from schemas.imagenet_c import CORRUPTIONS, SEVERITIES
 from schemas.imagenet_val import IMAGE_EXTENSIONS
 from schemas.release import CLEAN, MANIFEST_DIR, RELEASE_JSON, TFDS_DIR, Release
 from schemas.wnids import imagenet_wnids, wnid_to_label
 
 from pipelines.formats import storage
-from pipelines.formats.parts import iter_lines
+from pipelines.formats.manifests import read_manifest_part
 from pipelines.formats.release_document import read_release
 from pipelines.formats.tfrecord import decode_example, iter_records
 
@@ -96,20 +95,33 @@ def check_config(name: str) -> None:
 
 
 def c_release(release_dir: str) -> CRelease:
-    """The edition, layout and severities of a release's ImageNet-C data: the layout whose tree
-    ``release.json`` names, else the first whose tree folder is present, else the 224 default."""
+    """The edition, layout and severities of a release's ImageNet-C data: the edition ``release.json``
+    names (:func:`schemas.editions.release_identity`) and its layout of the tree it names, else the
+    first layout whose tree folder is present (an official download), else the 224 default."""
     document = release_document(release_dir)
     severities = tuple(document.setting("severities", SEVERITIES) if document else SEVERITIES)
-    layouts = [(edition, layout) for edition in EDITIONS.values() if edition.c is not None
-               for layout in edition.c.layouts.values()]
-    for edition, layout in layouts:
-        if document is not None and document.tree == layout.tree:
-            return CRelease(edition, layout, severities)
-    for edition, layout in layouts:
-        if document is None and storage.is_folder(storage.join(release_dir, layout.tree)):
-            return CRelease(edition, layout, severities)
+    found = _named_layout(document) if document is not None else _present_layout(release_dir)
+    if found is not None:
+        return CRelease(*found, severities)
     edition = EDITIONS[DEFAULT_EDITION]
     return CRelease(edition, edition.c.layout(), tuple(SEVERITIES))
+
+
+def _named_layout(document: Release) -> Optional[tuple]:
+    """``(edition, layout)`` of the C tree a release names; None for a release of no C tree."""
+    try:
+        edition = EDITIONS.get(release_identity(document).edition)
+    except ValueError:
+        return None
+    layouts = edition.c.layouts.values() if edition is not None and edition.c is not None else ()
+    return next(((edition, layout) for layout in layouts if layout.tree == document.tree), None)
+
+
+def _present_layout(release_dir: str) -> Optional[tuple]:
+    """``(edition, layout)`` of the first C tree folder present in a folder without ``release.json``."""
+    return next(((edition, layout) for edition in EDITIONS.values() if edition.c is not None
+                 for layout in edition.c.layouts.values()
+                 if storage.is_folder(storage.join(release_dir, layout.tree))), None)
 
 
 def _jpeg_tree_configs(root: str) -> list[CConfig]:
@@ -284,8 +296,8 @@ def manifest_files(config: CConfig, release_dir: str, c: CRelease, labels: dict)
 
 
 def _manifest_rows(config: CConfig, release_dir: str, part: str, folder: str, labels: dict):
-    for number, line in enumerate(iter_lines(storage.join(release_dir, part)), 1):
-        path = json.loads(line)["path"]
+    for number, record in enumerate(read_manifest_part(release_dir, part), 1):
+        path = record.path
         key = path[len(folder) + 1:]
         wnid, _, name = key.partition("/")
         if not path.startswith(folder + "/") or not name or "/" in name:
@@ -423,7 +435,7 @@ def _clean_config_items(path: str) -> Optional[tuple]:
     configs = c_configs(path, c)
     if not configs:
         return None
-    if c.edition.name != DEFAULT_EDITION:
+    if not c.edition.scoring.in_distribution:
         raise ValueError(f"{path}: a {c.edition.name} release; ImageNet-O is scored against 224 ImageNet images")
     clean = [config for config in configs if config.name == CLEAN]
     if not clean:

@@ -20,7 +20,7 @@ import numpy as np
 from metrics.imagenet_c import summarize_imagenet_c
 from metrics.imagenet_p import flip_probability_by_offset, parse_sequence_set, summarize_imagenet_p
 from schemas.baselines import ErrorBaseline
-from schemas.edition import DEFAULT_EDITION, Edition, Layout
+from schemas.edition import Edition, Layout
 from schemas.imagenet_c import BENCHMARK_CORRUPTIONS, CORRUPTIONS, SEVERITIES
 from schemas.release import CLEAN, dumps
 
@@ -203,7 +203,7 @@ def write_evaluation(out_dir: str, config_errors, set_predictions, model_name: s
     document = {"model": model_name}
     with tempfile.TemporaryDirectory() as local:
         out = Path(local)
-        if edition.name == DEFAULT_EDITION:
+        if edition.scoring.paper_metrics:
             if config_errors:
                 document["imagenet_c"], complete = imagenet_c_section(config_errors, clean_error, baseline)
                 write_errors(out / ERRORS_FILE, complete, document["imagenet_c"]["clean"]["error"])

@@ -9,7 +9,6 @@ never estimated.
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Optional
 
@@ -18,12 +17,14 @@ import numpy as np
 from metrics.vcr import compare_curves, curve_grid, performance_curve
 from schemas.editions import release_identity
 from schemas.release import VCR_BENCHMARK
-from schemas.vcr import BINS, CLEAN, SMOOTHING, SPLINE_DEGREE, VCR_TREE
+from schemas.vcr import BINS, CLEAN, SMOOTHING, SPLINE_DEGREE, VCR_TREE, VcrExample
 
 from pipelines.evaluation.release_inputs import release_document
 from pipelines.evaluation.scores import PREDICTIONS_DIR
 from pipelines.evaluation.vcr_human import HumanCurves
 from pipelines.formats import storage
+from pipelines.formats.manifests import read_manifests
+from pipelines.formats.predictions import read_predictions as read_prediction_file
 
 __all__ = ["CURVES_FILE", "REPORT_FILE", "PLOTS_DIR", "REFUSED", "PROPERTIES", "is_vcr_release", "read_vcr_manifest",
            "analysis_settings", "read_predictions", "analyse", "plot_curves", "write_report"]
@@ -45,12 +46,9 @@ def is_vcr_release(release_dir: str) -> bool:
         return False
 
 
-def read_vcr_manifest(release_dir: str) -> list:
-    """Every manifest row of a VCR release (any file system), sorted by key."""
-    rows = []
-    for part in storage.match(storage.join(release_dir, "manifest/*.jsonl")):
-        rows.extend(json.loads(line) for line in storage.read_bytes(part).decode("utf-8").splitlines() if line)
-    return sorted(rows, key=lambda r: r["key"])
+def read_vcr_manifest(release_dir: str) -> list[VcrExample]:
+    """Every example of a VCR release (any file system), sorted by key."""
+    return [VcrExample.from_record(record) for record in read_manifests(release_dir)]
 
 
 def analysis_settings(bins: int = BINS, smoothing: float = SMOOTHING, empty_bin: str = "zero",
@@ -73,9 +71,8 @@ def read_predictions(out: str, groups) -> dict:
     predictions = {}
     for group in groups:
         path = storage.join(out, f"{PREDICTIONS_DIR}/{VCR_TREE}/{group}.jsonl")
-        for line in storage.read_bytes(path).decode("utf-8").splitlines():
-            row = json.loads(line)
-            predictions[row["key"]] = row["top5"][0]
+        for row in read_prediction_file(path):
+            predictions[row.key] = row.top5[0]
     return predictions
 
 
@@ -91,17 +88,17 @@ def analyse(rows, predictions: dict, settings: dict, human: Optional[HumanCurves
     (dict, dict)
         The ``corruptions`` section of ``metrics.json`` and ``{name: curve}`` for ``curves.npz``.
     """
-    clean_top1 = {r["image_key"]: predictions[r["key"]] for r in rows if r["corruption"] == CLEAN}
+    clean_top1 = {r.image_key: predictions[r.key] for r in rows if r.corruption == CLEAN}
     by_corruption: dict = {}
     for row in rows:
-        if row["corruption"] != CLEAN:
-            by_corruption.setdefault(row["corruption"], []).append(row)
+        if row.corruption != CLEAN:
+            by_corruption.setdefault(row.corruption, []).append(row)
     section, curves = {}, {}
     for corruption, examples in sorted(by_corruption.items()):
-        dv = np.asarray([r["delta_v"] for r in examples])
-        top1 = np.asarray([predictions[r["key"]] for r in examples])
-        outcomes = {"accuracy": top1 == np.asarray([r["label"] for r in examples]),
-                    "consistency": top1 == np.asarray([clean_top1[r["image_key"]] for r in examples])}
+        dv = np.asarray([r.delta_v for r in examples])
+        top1 = np.asarray([predictions[r.key] for r in examples])
+        outcomes = {"accuracy": top1 == np.asarray([r.label for r in examples]),
+                    "consistency": top1 == np.asarray([clean_top1[r.image_key] for r in examples])}
         entry = {"examples": len(examples)}
         for prop in PROPERTIES:
             try:

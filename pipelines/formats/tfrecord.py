@@ -160,6 +160,18 @@ def _declared_feature(name: str, feature: Any, value: Any) -> tuple[list, int]:
     return _LIST_WRITERS[kind](values)
 
 
+def _check_names(values: Mapping[str, Any], features: Mapping[str, Any]) -> None:
+    """Raise ValueError unless ``values`` holds exactly the declared ``features``: a value of an
+    undeclared name would be lost without a word, a declared one without a value is malformed."""
+    missing = sorted(set(features) - set(values))
+    if missing:
+        raise ValueError(f"the example has no value for its declared feature(s) {', '.join(missing)}")
+    undeclared = sorted(set(values) - set(features))
+    if undeclared:
+        raise ValueError(f"the example has values of undeclared feature(s) {', '.join(undeclared)}; declared: "
+                         f"{', '.join(sorted(features))}")
+
+
 def encode_example(values: Mapping[str, Any], features: Optional[Mapping[str, Any]] = None) -> bytes:
     """Serialize ``{name: value}`` as a ``tf.train.Example``.
 
@@ -170,20 +182,18 @@ def encode_example(values: Mapping[str, Any], features: Optional[Mapping[str, An
     features : mapping, optional
         The declared feature connectors (:attr:`schemas.tfds.TfdsDataset.features`): the example
         stores exactly these, each value as its connector declares (``stored_as``: a BytesList,
-        an Int64List or a FloatList of ``stored(value)``); values of names not declared are left
-        out. Without them, ``bytes``/``str`` values become a BytesList, ``int`` an Int64List,
+        an Int64List or a FloatList of ``stored(value)``). Without them, ``bytes``/``str`` values become a BytesList, ``int`` an Int64List,
         ``float`` a FloatList, and a list or tuple of one kind a list of several values (the
         examples of inputs this project does not declare, e.g. TFDS's ``imagenet2012``).
 
     Raises
     ------
     ValueError
-        When a declared feature has no value, or a value is not of its feature's kind.
+        When a declared feature has no value, a value's name is not declared, or a value is not of
+        its feature's kind.
     """
     if features is not None:
-        missing = sorted(set(features) - set(values))
-        if missing:
-            raise ValueError(f"the example has no value for its declared feature(s) {', '.join(missing)}")
+        _check_names(values, features)
     entries, size = [], 0
     for name in sorted(values if features is None else features):
         key = _field(1, name.encode("utf-8"))

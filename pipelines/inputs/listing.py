@@ -24,7 +24,7 @@ import math
 import os
 import tarfile
 import warnings
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Iterable, Optional, Sequence
 
 from PIL import Image, UnidentifiedImageError
@@ -32,17 +32,18 @@ from PIL import Image, UnidentifiedImageError
 from schemas.imagenet_val import (IMAGE_EXTENSIONS, OFFICIAL_VAL_TAR, OFFICIAL_VAL_TAR_BYTES,
                                   OFFICIAL_VAL_TAR_SHA256, VALIDATION_IMAGES, validation_wnid)
 from schemas.records import Failure, Locator, SourceEntry, SourceImage, escape_name
-from schemas.release import PARTS_DIR, is_safe_name, json_line
+from schemas.release import PARTS_DIR, is_safe_name
 from schemas.wnids import imagenet_wnids, wnid_to_label
 from transforms.preprocess import HIGH_DEPTH_MODES, BadInput, check_pixels
 
 from pipelines.formats import storage
+from pipelines.formats.lists import write_entry_list
 from pipelines.formats.tfrecord import TFRecordError, decode_example, iter_records
 
 __all__ = ["SOURCE_KINDS", "TFDS_IMAGENET", "TFDS_SPLIT", "MAX_INPUT_BYTES", "SourceIndex", "NoUsableImages",
            "require_entries", "classify", "drop_duplicates", "os_reason", "walk_folder", "TAR_BLOCK", "walk_tar",
            "tfds_version_dir", "walk_tfds", "detect_kind", "index_source", "select_entries", "read_entry",
-           "inspect_image", "source_note", "ENTRIES_PER_LIST", "MIN_ENTRY_LISTS", "write_entry_lists", "read_entry_list"]
+           "inspect_image", "source_note", "ENTRIES_PER_LIST", "MIN_ENTRY_LISTS", "write_entry_lists"]
 
 SOURCE_KINDS = ("sample", "folder", "tar", "tfds")
 TFDS_IMAGENET = "imagenet2012"
@@ -438,15 +439,20 @@ def read_entry(entry: SourceEntry) -> bytes:
 
     Raises
     ------
-    OSError, ValueError
+    OSError
         If the bytes cannot be read (the message says why).
+    BadInput
+        If a TFDS example is malformed or holds no image.
     """
     loc = entry.locator
     data = storage.read_bytes(loc.path, loc.offset, loc.length)
     if loc.container == "tfrecord":
-        images = decode_example(data).get("image")
+        try:
+            images = decode_example(data).get("image")
+        except TFRecordError as err:
+            raise BadInput(str(err)) from err
         if not images:
-            raise ValueError("TFDS example has no 'image' feature")
+            raise BadInput("TFDS example has no 'image' feature")
         data = images[0]
     return data
 
@@ -507,17 +513,5 @@ def write_entry_lists(output_dir: str, entries: Sequence[SourceEntry], per_list:
     :data:`ENTRIES_PER_LIST`)."""
     if per_list is None:
         per_list = min(ENTRIES_PER_LIST, max(1, math.ceil(len(entries) / MIN_ENTRY_LISTS)))
-    paths = []
-    for start in range(0, len(entries), per_list):
-        relative = f"{PARTS_DIR}/entries/{start // per_list:06d}.jsonl"
-        text = "".join(json_line(asdict(e)) for e in entries[start:start + per_list])
-        storage.write_atomic(output_dir, relative, text.encode("utf-8"))
-        paths.append(storage.join(output_dir, relative))
-    return paths
-
-
-def read_entry_list(path: str) -> Iterable[SourceEntry]:
-    """The entries of one list file written by :func:`write_entry_lists`."""
-    for line in storage.read_bytes(path).decode("utf-8").splitlines():
-        fields = json.loads(line)
-        yield SourceEntry(**{**fields, "locator": Locator(**fields["locator"])})
+    return [write_entry_list(output_dir, f"{PARTS_DIR}/entries/{start // per_list:06d}.jsonl",
+                             entries[start:start + per_list]) for start in range(0, len(entries), per_list)]

@@ -109,8 +109,9 @@ def front_matter(release: Release, examples: int, hf_configs: Sequence[dict]) ->
         "size_categories": [size_category(examples)],
         "tags": ["robustness", BENCHMARKS[benchmark].tag, "imagenet-cp", f"benchmark-{benchmark}", f"edition-{edition}"],
     }
-    if matter["license"] == "other":
-        matter.update(license_name="imagenet-terms-of-access", license_link="https://image-net.org/download.php")
+    source = release_input(release)
+    if source.license_name:
+        matter.update(license_name=source.license_name, license_link=source.license_url)
     if hf_configs:
         matter["configs"] = [dict(entry) for entry in hf_configs]
     matter["citation_bibtex"] = "\n\n".join(citations(release))

@@ -22,7 +22,7 @@ from schemas.release import RELEASE_FORMAT, TREE_FORMAT, Release, manifest_path
 from pipelines.release.card import citations, release_input, title, what
 from pipelines.release.hf_index import HF_DIR, ConfigFacts, condition_columns
 
-__all__ = ["CONFORMS_TO", "CONTEXT", "ENCODINGS", "DATA_TYPES", "LICENSES", "croissant_document"]
+__all__ = ["CONFORMS_TO", "CONTEXT", "ENCODINGS", "DATA_TYPES", "croissant_document"]
 
 CONFORMS_TO = "http://mlcommons.org/croissant/1.1"
 
@@ -51,9 +51,6 @@ ENCODINGS = {".jsonl": "application/jsonlines", ".json": "application/json", ".p
 
 #: datasets type -> Croissant data type of a field.
 DATA_TYPES = {"string": "sc:Text", "int32": "sc:Integer", "float64": "sc:Float"}
-
-LICENSES = {"other": "https://image-net.org/download.php", "unknown": "https://www.cs.toronto.edu/~kriz/cifar.html"}
-
 
 def _encoding(path: str) -> str:
     return next(kind for suffix, kind in ENCODINGS.items() if path.lower().endswith(suffix))
@@ -132,7 +129,7 @@ def croissant_document(release: Release, configs: Mapping[str, ConfigFacts], dig
         "@context": CONTEXT, "@type": "sc:Dataset", "conformsTo": CONFORMS_TO,
         "name": title(release).replace(" ", "_").replace("(", "").replace(")", "").replace(",", ""),
         "description": f"{title(release)} built by imagenet-cp: {what(release)}.",
-        "license": LICENSES.get(source.license, LICENSES["other"]),
+        "license": source.license_url,
         "url": "https://github.com/hendrycks/robustness",
         "version": (release.format or RELEASE_FORMAT).rsplit("/", 1)[-1] + ".0.0",
         "citeAs": "\n\n".join(citations(release)),

@@ -235,7 +235,8 @@ def check_index(root: str, release: Release, listed: ChecksumTable) -> list[str]
     ``hf/<config>.parquet`` (``key``, ``label`` and the pixels of ``image`` against
     ``array_sha256``). ``listed``: the table of the release's ``SHA256SUMS``. Returns the problems;
     none when the release has no index."""
-    from pipelines.release.verify_records import image_digest, part_config, part_rows, pixels_sha256
+    from pipelines.formats.manifests import read_manifest_part
+    from pipelines.release.verify_records import image_digest, part_config, pixels_sha256
 
     files = listed_index_files(listed)
     if not files or not all(storage.exists(storage.join(root, p)) for p in files):
@@ -245,12 +246,12 @@ def check_index(root: str, release: Release, listed: ChecksumTable) -> list[str]
     for relative in files:
         images: list[str] = []
         if relative == HF_INDEX:
-            expected = ((r.path, r.label, c, r.key) for c, part in parts.items() for r in part_rows(root, part))
+            expected = ((r.path, r.label, c, r.key) for c, part in parts.items() for r in read_manifest_part(root, part))
             got = ((r.get("file_name"), r.get("label"), r.get("config"), r.get("key"))
                    for r in _parquet_records(root, relative))
         else:
             config = relative[len(HF_DIR) + 1:-len(".parquet")]
-            rows = list(part_rows(root, parts[config])) if config in parts else []  # one config at a time
+            rows = list(read_manifest_part(root, parts[config])) if config in parts else []  # one config at a time
             expected = ((r.label, config, r.key) for r in rows)
             digest_of = {r.key: r.value(image_digest(release)[1]) for r in rows}
 

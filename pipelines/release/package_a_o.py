@@ -26,24 +26,25 @@ from typing import Optional
 
 import numpy as np
 
-from schemas.adversarial import BIBTEX, DECISIONS, FILTER_JSON, KEPT, REVIEW_CODES, TASKS
+from schemas.adversarial import BIBTEX, DECISIONS, FILTER_JSON, KEPT, TASKS, DecisionRecord
 from schemas.class_names import class_name
 from schemas.edition import DEFAULT_EDITION
 from schemas.publication import PUBLISHED_NAMES
-from schemas.records import ManifestRecord
+from schemas.records import ManifestRecord, SourceRecord
 from schemas.release import (LEGACY_EDITIONS, CHECKSUMS, MANIFEST_DIR, PACKAGES_DIR, RELEASE_FORMAT, RELEASE_JSON, SOURCES,
-                             Release, ReleaseCounts, ReleaseInput, ReleaseManifest, checksum_line, is_safe_name,
-                             json_line)
+                             PackageFile, Release, ReleaseCounts, ReleaseInput, ReleaseManifest, checksum_line,
+                             is_safe_name, json_line)
 from schemas.wnids import wnid_to_label
 from transforms.ten_crop import CENTRE_CROP
 
+from pipelines.formats.lists import read_decisions, read_reviews
 from pipelines.formats.release_document import read_release, write_release
 from pipelines.release.package import write_tar
 from pipelines.release.publish import write_publication
 from pipelines.release.versions import library_versions
 from pipelines.release.verify import file_sha256, relative_files
 
-__all__ = ["NAME_FIELDS", "read_reviews", "file_name", "readme_text", "package_set"]
+__all__ = ["NAME_FIELDS", "file_name", "readme_text", "package_set"]
 
 NAME_FIELDS = {
     "imagenet_a": {"p": "probability of the weak label (primary model, centre crop, softmax over the class set), %.6f",
@@ -54,54 +55,19 @@ NAME_FIELDS = {
 }
 
 
-def read_reviews(path: str) -> dict:
-    """``{key: review record}`` from ``reviews.jsonl`` lines or plain accepted keys; a later line
-    for a key replaces an earlier one (second opinions are appended).
-
-    Raises
-    ------
-    ValueError
-        On a malformed line or an unknown decision code.
-    """
-    reviews = {}
-    with open(path, encoding="utf-8") as stream:
-        for number, line in enumerate(stream, start=1):
-            line = line.strip()
-            if not line or line.startswith("#"):
-                continue
-            if line.startswith("{"):
-                try:
-                    record = json.loads(line)
-                    key = record["key"]
-                except (ValueError, KeyError) as err:
-                    raise ValueError(f"{path}:{number}: expected a review record with a 'key': {err}") from err
-                if record.get("decision") not in REVIEW_CODES:
-                    raise ValueError(f"{path}:{number}: decision {record.get('decision')!r} is not one of "
-                                     f"{', '.join(REVIEW_CODES)}")
-            else:
-                key, record = line, {"key": line, "decision": "accept"}
-            reviews[key] = record
-    return reviews
-
-
-def _read_json_lines(path: str) -> list:
-    with open(path, encoding="utf-8") as stream:
-        return [json.loads(line) for line in stream if line.strip()]
-
-
-def file_name(task: str, row: dict) -> tuple[str, str, dict]:
+def file_name(task: str, row: DecisionRecord) -> tuple[str, str, dict]:
     """``(folder wnid, file name, name field values)`` of an accepted row in the official layout."""
-    extension = os.path.splitext(row["key"])[1]
-    models = row["models"]
+    extension = os.path.splitext(row.key)[1]
+    models = row.fields["models"]
     if task == "imagenet_o":
-        return row["confusion"][0], f"{row['wnid']}_{row['key'].split('/', 1)[1]}", {"source": row["key"]}
+        return row.confusion[0], f"{row.wnid}_{row.key.split('/', 1)[1]}", {"source": row.key}
     primary = models[0]
     predictions = [m["argmax"][CENTRE_CROP] for m in models[:2]]
     predictions += predictions[:1] * (2 - len(predictions))
     top = primary["top5"][CENTRE_CROP][0]
     fields = {"p": f"{primary['weak_prob'][CENTRE_CROP]:.6f}", "pred1": class_name(predictions[0]),
               "pred2": class_name(predictions[1]), "q": str(np.float32(top[1]))}
-    return row["wnid"], f"{fields['p']}_{fields['pred1']} _ {fields['pred2']}_{fields['q']}{extension}", fields
+    return row.wnid, f"{fields['p']}_{fields['pred1']} _ {fields['pred2']}_{fields['q']}{extension}", fields
 
 
 def readme_text(task: str, count: int, class_wnids) -> str:
@@ -150,15 +116,15 @@ def package_set(task: str, filtered_dir: str, accepted_path: str, output_dir: st
     try:
         with open(os.path.join(filtered_dir, FILTER_JSON), encoding="utf-8") as stream:
             run = json.load(stream)
-        decisions = {r["key"]: r for r in _read_json_lines(os.path.join(filtered_dir, DECISIONS))}
-    except (OSError, ValueError) as err:
+        decisions = {r.key: r for r in read_decisions(os.path.join(filtered_dir, DECISIONS))}
+    except (OSError, ValueError, KeyError) as err:
         raise ValueError(f"{filtered_dir} is not a filter output: {err}") from err
     if run["task"] != task:
         raise ValueError(f"{filtered_dir} is a {run['task']} filter run, not {task}")
     reviews = read_reviews(accepted_path)
     accepted = sorted(k for k, r in reviews.items() if r["decision"] == "accept")
     unknown = [k for k in accepted if k not in decisions]
-    not_kept = [f"{k} ({decisions[k]['decision']})" for k in accepted if k in decisions and decisions[k]["decision"] != KEPT]
+    not_kept = [f"{k} ({decisions[k].decision})" for k in accepted if k in decisions and decisions[k].decision != KEPT]
     if unknown or not_kept:
         raise ValueError("accepted items must be shortlisted candidates of the filter run; "
                          + "; ".join(filter(None, [unknown and f"unknown: {', '.join(unknown[:5])}",
@@ -171,9 +137,9 @@ def package_set(task: str, filtered_dir: str, accepted_path: str, output_dir: st
     rows, sources, names = [], [], {}
     for key in accepted:
         row = decisions[key]
-        with open(os.path.join(candidates, row["source"]), "rb") as stream:
+        with open(os.path.join(candidates, row.source), "rb") as stream:
             data = stream.read()
-        if hashlib.sha256(data).hexdigest() != row["sha256"]:
+        if hashlib.sha256(data).hexdigest() != row.sha256:
             raise ValueError(f"{key}: the candidate's bytes changed since filtering (SHA-256 differs)")
         folder, name, fields = file_name(task, row)
         if not is_safe_name(name):
@@ -183,18 +149,18 @@ def package_set(task: str, filtered_dir: str, accepted_path: str, output_dir: st
             raise ValueError(f"{key} and {names[relative.casefold()]} would both be {tree}/{relative}: reject one")
         names[relative.casefold()] = key
         _write(os.path.join(output_dir, tree, folder, name), data)
-        rows.append(ManifestRecord(relative, f"{tree}/{relative}", row["sha256"], len(data), None, {
+        rows.append(ManifestRecord(relative, f"{tree}/{relative}", row.sha256, len(data), None, {
             "wnid": folder, "label": wnid_to_label()[folder], "candidate": key, "name_fields": fields,
-            "decision_reason": row["reason"], "confusion": row["confusion"], "rank": row["rank"], "rules": row["rules"],
-            "review": reviews[key]}))
-        sources.append({"key": key, "source": row["source"], "sha256": row["sha256"], "bytes": len(data),
-                        "metadata": row.get("metadata", {})})
+            "decision_reason": row.reason, "confusion": list(row.confusion), "rank": row.rank,
+            "rules": row.fields["rules"], "review": reviews[key]}))
+        sources.append(SourceRecord(key, row.source, len(data), {"sha256": row.sha256,
+                                                                 "metadata": row.fields.get("metadata", {})}))
     class_wnids = run["config"]["class_wnids"]
     _write(os.path.join(output_dir, tree, "README.txt"), readme_text(task, len(rows), class_wnids).encode("utf-8"))
     manifest = f"{MANIFEST_DIR}/{tree}.jsonl"
     manifest_bytes = "".join(json_line(r.to_json()) for r in sorted(rows, key=lambda r: r.key)).encode("utf-8")
     _write(os.path.join(output_dir, manifest), manifest_bytes)
-    sources_bytes = "".join(json_line(s) for s in sources).encode("utf-8")
+    sources_bytes = "".join(json_line(s.to_json()) for s in sources).encode("utf-8")
     _write(os.path.join(output_dir, SOURCES), sources_bytes)
     per_class: dict = {}
     for r in rows:
@@ -213,14 +179,13 @@ def package_set(task: str, filtered_dir: str, accepted_path: str, output_dir: st
     _write(os.path.join(packages, CHECKSUMS), checksum_line(tar_sha256, os.path.basename(tar)).encode("utf-8"))
     release = Release(
         edition=DEFAULT_EDITION, benchmark=LEGACY_EDITIONS[tree][1], tree=tree, format=RELEASE_FORMAT,
-        package={"file": f"{PACKAGES_DIR}/{tree}.tar", "bytes": os.path.getsize(tar), "sha256": tar_sha256,
-                 "md5": md5.hexdigest()},
+        package=PackageFile(file=f"{PACKAGES_DIR}/{tree}.tar", bytes=os.path.getsize(tar), sha256=tar_sha256,
+                            md5=md5.hexdigest()),
         config={"filter": run["config"], "models": run["models"], "decisions_sha256": run["decisions_sha256"],
                 "reviews_sha256": accepted_sha256, "file_names": NAME_FIELDS[task]},
         input=ReleaseInput(kind="filtered", sha256=hashlib.sha256(sources_bytes).hexdigest(), images=len(sources)),
-        counts=ReleaseCounts(images=len(rows), outputs=len(rows), failures=0,
-                             extra={"per_class": dict(sorted(per_class.items())), "reviewed": len(reviews),
-                                    "accepted": len(accepted)}),
+        counts=ReleaseCounts(images=len(rows), outputs=len(rows), failures=0, per_class=dict(sorted(per_class.items())),
+                             reviewed=len(reviews), accepted=len(accepted)),
         manifest=ReleaseManifest(parts=(manifest,), records=len(rows), sha256=hashlib.sha256(manifest_bytes).hexdigest()),
         library_versions=library_versions(),
     )

@@ -16,7 +16,8 @@ from schemas.release import RELEASE_JSON, Release, dumps, manifest_path
 from pipelines.release.card import dataset_card
 from pipelines.release.croissant import croissant_document
 from pipelines.release.hf_index import config_facts, hf_configs, write_index
-from pipelines.release.verify_records import part_config, part_rows
+from pipelines.formats.manifests import read_manifest_part
+from pipelines.release.verify_records import part_config
 
 __all__ = ["render_publication"]
 
@@ -41,8 +42,8 @@ def render_publication(release_dir: str, release: Release, checksums: Iterable[t
         Relative path -> the stream an index file is written to (default: the release's file,
         written atomically; :func:`pipelines.release.hf_index.write_index`).
     """
-    facts = {part_config(p): config_facts(part_rows(release_dir, p)) for p in release.manifest_parts}
-    index = write_index(release_dir, release, facts, lambda config: part_rows(release_dir, manifest_path(config)),
+    facts = {part_config(p): config_facts(read_manifest_part(release_dir, p)) for p in release.manifest_parts}
+    index = write_index(release_dir, release, facts, lambda config: read_manifest_part(release_dir, manifest_path(config)),
                         open_output)
     card = dataset_card(release, {c: f.examples for c, f in facts.items()}, hf_configs(release, facts)).encode("utf-8")
     listed = {RELEASE_JSON, *(manifest_path(config) for config in facts)}  # what croissant.json lists

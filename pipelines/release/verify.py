@@ -48,13 +48,13 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Iterator, Optional
 
-from schemas.records import ManifestRecord
 from schemas.release import (CHECKSUMS, FAILURES, MANIFEST_DIR, PACKAGES_DIR, RELEASE_JSON, SOURCES, TFDS_FORMAT, TREE_FORMAT,
                              Release)
 
 from pipelines.formats import storage
 from pipelines.formats.checksum_table import ChecksumTable, ListedTwice, folder_and_parents
 from pipelines.formats.class_folders import listed_class_folders
+from pipelines.formats.manifests import parse_manifest_line
 from pipelines.formats.parts import iter_file_chunks, iter_lines
 from pipelines.formats.release_document import read_release
 from pipelines.formats.webdataset import check_release_shards
@@ -419,7 +419,7 @@ def _check_manifests(root: str, release: Release, listed: ChecksumTable, report:
         config = part.rsplit("/", 1)[-1][:-len(".jsonl")]
         rows, previous = 0, None
         for number, line in enumerate(_lines(root, part), 1):
-            row = ManifestRecord.from_json(json.loads(line))
+            row = parse_manifest_line(line)
             rows += 1
             where = f"{part} line {number}"
             if previous is not None and row.key <= previous:

@@ -46,10 +46,10 @@ from schemas.release import Release
 
 from pipelines.formats import storage
 from pipelines.formats.checksum_table import ChecksumTable
-from pipelines.formats.parts import iter_lines
+from pipelines.formats.manifests import read_manifest_part
 from pipelines.formats.tfrecord import TFRecordError, decode_example, iter_records
 
-__all__ = ["open_file", "sha256", "pixels_sha256", "IMAGE_DIGESTS", "TREE_BYTES", "image_digest", "part_rows",
+__all__ = ["open_file", "sha256", "pixels_sha256", "IMAGE_DIGESTS", "TREE_BYTES", "image_digest",
            "part_config", "manifest_rows", "rows_by_shard", "shard_examples", "decode_checked",
            "check_loaded_data", "bounded_map", "IN_FLIGHT_PER_THREAD", "FEATURES_FILE", "CHECKED_FEATURES", "declared_features", "expected_file_name"]
 
@@ -88,13 +88,6 @@ def image_digest(release: Release) -> tuple[Callable[[bytes], str], str]:
     return IMAGE_DIGESTS.get(release.encoding, TREE_BYTES)
 
 
-def part_rows(root: str, part: str) -> Iterator[ManifestRecord]:
-    """The rows of one manifest part (``manifest/<config>.jsonl``), in key order, read chunk by chunk
-    (a config of a whole release has 50,000)."""
-    for line in iter_lines(storage.join(root, part)):
-        yield ManifestRecord.from_json(json.loads(line))
-
-
 def part_config(part: str) -> str:
     """The config of a manifest part: ``manifest/fog_3.jsonl`` -> ``fog_3``."""
     return posixpath.basename(part)[:-len(".jsonl")]
@@ -103,7 +96,7 @@ def part_config(part: str) -> str:
 def manifest_rows(root: str, release: Release) -> Iterator[ManifestRecord]:
     """Every manifest row of the release, part after part (each part sorted by key)."""
     for part in release.manifest_parts:
-        yield from part_rows(root, part)
+        yield from read_manifest_part(root, part)
 
 
 def rows_by_shard(rows) -> dict[str, list]:
@@ -300,7 +293,7 @@ def _check_part(root: str, part: str, release: Release, present: Callable[[str],
     shard_problems: dict[str, list[str]] = {}
 
     def work() -> Iterator[tuple[ManifestRecord, Optional[tuple], bool]]:
-        for row in part_rows(root, part):
+        for row in read_manifest_part(root, part):
             record = None
             if row.shard is not None:
                 if row.shard not in readers:

@@ -9,7 +9,7 @@ each corruption are stacked into ``<corruption>.npy`` (rows 5 x N, severity 1 fi
 """
 from types import MappingProxyType
 
-from schemas.edition import NPY, CEdition, Card, Edition, Layout, Preprocessing, TfdsNames
+from schemas.edition import NPY, CEdition, Card, Edition, Layout, ModelInput, Preprocessing, TfdsNames
 from schemas.inputs import CIFAR100_TEST, CIFAR10_TEST
 from schemas.imagenet_p import Ramp
 from schemas.imagenet_p_editions import DRIP_SMALL, NPY as P_NPY, Arrangement, PEdition, PTfdsNames, p_table
@@ -123,5 +123,5 @@ EDITION = Edition(
         examples_per_shard=10000,
         reference="ImageNet-C/create_c/make_cifar_c.py"),
     p=P,
-    model_input={"size": SIZE, "mean": (0.0, 0.0, 0.0), "std": (1.0, 1.0, 1.0)},
+    model_input=ModelInput(SIZE, (0.0, 0.0, 0.0), (1.0, 1.0, 1.0)),
 )

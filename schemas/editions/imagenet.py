@@ -3,7 +3,9 @@
 Its severity tables are :data:`schemas.imagenet_c.CORRUPTIONS`; the TFDS dataset is
 ``imagenet2012_corrupted`` (:data:`schemas.tfds.IMAGENET2012_CORRUPTED`).
 """
-from schemas.edition import CLEAN_TEMPLATE, JPEG, CEdition, Card, Edition, Layout, Preprocessing, TfdsNames
+from schemas.baselines import ALEXNET_IMAGENET_C
+from schemas.edition import (CLEAN_TEMPLATE, JPEG, CEdition, Card, Edition, Layout, ModelInput, Preprocessing, Scoring,
+                             TfdsNames)
 from schemas.inputs import IMAGENET_VAL
 from schemas.imagenet_p import PERTURBATIONS
 from schemas.imagenet_p_editions import MP4, Arrangement, PEdition, PTfdsNames
@@ -52,5 +54,6 @@ EDITION = Edition(
         examples_per_shard=2048,
         reference="ImageNet-C/create_c/make_imagenet_c.py"),
     p=P,
-    model_input={"size": IMAGE_SIZE, "mean": (0.485, 0.456, 0.406), "std": (0.229, 0.224, 0.225)},
+    model_input=ModelInput(IMAGE_SIZE, (0.485, 0.456, 0.406), (0.229, 0.224, 0.225), crop_any_size=True),
+    scoring=Scoring(paper_metrics=True, baseline=ALEXNET_IMAGENET_C, in_distribution=True),
 )

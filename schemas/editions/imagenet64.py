@@ -6,7 +6,7 @@ code, so :mod:`schemas.editions.tinyimagenet` reuses :data:`CORRUPTIONS`. Beyond
 a 64 plasma map, frost textures shrunk by ``cv2.resize(fx=fy=0.3)`` before the crop, elastic
 scaled by N = 64 with alpha = sigma = 0 at severity 1, zoom lists of 7..26 factors.
 """
-from schemas.edition import CLEAN_TEMPLATE, JPEG, CEdition, Card, Edition, Layout, Preprocessing, TfdsNames
+from schemas.edition import CLEAN_TEMPLATE, JPEG, CEdition, Card, Edition, Layout, ModelInput, Preprocessing, TfdsNames
 from schemas.inputs import IMAGENET_VAL
 from schemas.imagenet_p import Ramp
 from schemas.imagenet_p_editions import DRIP_SMALL, MP4, Arrangement, PEdition, PTfdsNames, p_table
@@ -112,5 +112,5 @@ EDITION = Edition(
         examples_per_shard=8192,
         reference="ImageNet-C/create_c/make_imagenet_64_c.py"),
     p=P,
-    model_input={"size": SIZE, "mean": (0.485, 0.456, 0.406), "std": (0.229, 0.224, 0.225)},
+    model_input=ModelInput(SIZE, (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)),
 )

@@ -4,7 +4,7 @@ Values from ``hendrycks/robustness`` @ 8190fe3, ``ImageNet-C/create_c/make_image
 (see ``docs/reference/algorithms.md``, "Editions of ImageNet-C"). Differences from 224 beyond the constants: fog's
 plasma map is 512 (top-left 299 crop), elastic scales by 360, the zoom lists are the 224 ones.
 """
-from schemas.edition import CLEAN_TEMPLATE, JPEG, CEdition, Card, Edition, Layout, Preprocessing, TfdsNames
+from schemas.edition import CLEAN_TEMPLATE, JPEG, CEdition, Card, Edition, Layout, ModelInput, Preprocessing, TfdsNames
 from schemas.inputs import IMAGENET_VAL
 from schemas.imagenet_p import Ramp
 from schemas.imagenet_p_editions import DRIP_224, MP4, Arrangement, PEdition, PTfdsNames, p_table
@@ -106,5 +106,5 @@ EDITION = Edition(
         examples_per_shard=1024,
         reference="ImageNet-C/create_c/make_imagenet_c_inception.py"),
     p=P,
-    model_input={"size": SIZE, "mean": (0.485, 0.456, 0.406), "std": (0.229, 0.224, 0.225)},
+    model_input=ModelInput(SIZE, (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)),
 )

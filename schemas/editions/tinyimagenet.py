@@ -4,7 +4,7 @@ Its corruption code is that of ``make_imagenet_64_c.py`` (the two reference file
 the tables are :data:`schemas.editions.imagenet64.CORRUPTIONS`; the edition differs in its input
 (Tiny ImageNet's validation images, already 64x64 crops of their object) and its release tree.
 """
-from schemas.edition import CLEAN_TEMPLATE, JPEG, CEdition, Card, Edition, Layout, Preprocessing, TfdsNames
+from schemas.edition import CLEAN_TEMPLATE, JPEG, CEdition, Card, Edition, Layout, ModelInput, Preprocessing, TfdsNames
 from schemas.inputs import TINY_IMAGENET_VAL
 from schemas.imagenet_p_editions import MP4, Arrangement, PEdition, PTfdsNames, p_table
 
@@ -51,5 +51,5 @@ EDITION = Edition(
         examples_per_shard=8192,
         reference="ImageNet-C/create_c/make_tinyimagenet_c.py"),
     p=P,
-    model_input={"size": SIZE, "mean": (0.4802, 0.4481, 0.3975), "std": (0.2302, 0.2265, 0.2262)},
+    model_input=ModelInput(SIZE, (0.4802, 0.4481, 0.3975), (0.2302, 0.2265, 0.2262)),
 )

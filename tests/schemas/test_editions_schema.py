@@ -69,3 +69,13 @@ def test_unknown_families_and_trees_and_an_edition_without_a_card_raise():
         replace(EDITIONS["imagenet"], name="nocard", card=None)
     with pytest.raises(ValueError, match="its card names no input for source cifar10"):
         replace(EDITIONS["imagenet"], sources=("imagenet", "cifar10"))
+
+
+def test_an_input_whose_licence_the_card_or_croissant_cannot_name_is_refused():
+    from schemas.inputs import CIFAR_URL, Input
+
+    with pytest.raises(ValueError, match="licence 'unknown' without a license_url"):
+        Input("a set", "@misc{a}", "unknown", "terms", "")
+    with pytest.raises(ValueError, match="licence 'other' without a license_name"):
+        Input("a set", "@misc{a}", "other", "terms", CIFAR_URL)
+    assert Input("a set", "@misc{a}", "unknown", "terms", CIFAR_URL).license_name is None

@@ -245,23 +245,68 @@ import_module("transforms.preprocess").to_pil = to_pil_with_a_bug
 '''
 
 
-@pytest.mark.parametrize("planted_code, error, function", [
-    (PLANTED_BUG, "TypeError: unsupported operand type(s) for *: 'planted' and 'bug'", "contrast_with_a_bug"),
-    (PLANTED_DECODE_BUG, "ValueError: planted bug: a decoder that raises a plain ValueError", "to_pil_with_a_bug"),
-], ids=["a TypeError in a corruption", "a ValueError in a decode stage"])
-def test_a_bug_stops_the_build_with_one_line(tmp_path, monkeypatch, capsys, planted_code, error, function):
-    """A bug is not bad data: a TypeError in a corruption, or a plain ValueError in the decoding of
-    every image (only a BadInput is bad data), stops the build (one line, exit 1, no release.json)
-    where a BadInput would be a row of failures.jsonl; --debug shows the traceback. The bug is
-    planted in the workers' processes with a ``sitecustomize`` module on their PYTHONPATH."""
+PLANTED_READ_BUG = '''
+"""Planted by test_a_bug_stops_the_build_with_one_line: in every worker process Python starts,
+the read stage's reader raises a plain ValueError, as a bug in it would (the read stage binds the
+name when it is imported, after this module ran). Importing the module imports Beam, which logs a
+warning and so gives the root logger a handler; it is taken off again, so that ``--debug`` still
+sets up logging in the driver."""
+import logging
+
+import pipelines.inputs.listing
+
+
+def read_entry_with_a_bug(entry):
+    raise ValueError("planted bug: a reader that raises a plain ValueError")
+
+
+pipelines.inputs.listing.read_entry = read_entry_with_a_bug
+logging.getLogger().handlers.clear()
+'''
+
+
+PLANTED_MEASURE_BUG = '''
+"""Planted by test_a_bug_stops_the_build_with_one_line: in every worker process Python starts,
+VCR's measure stage gets a VIF reference that raises a plain ValueError, as a bug in it would (the
+module is looked up by name: the package's attribute ``transforms.vif`` is the function)."""
+from importlib import import_module
+
+
+def vif_reference_with_a_bug(reference):
+    raise ValueError("planted bug: a VIF reference that raises a plain ValueError")
+
+
+import_module("transforms.vif").VifReference = vif_reference_with_a_bug
+'''
+
+C_COMMAND = ["build-c", "--workers", "1", "--corruptions", "contrast", "--severities", "1", "--limit", "2"]
+VCR_COMMAND = ["build-vcr", "--workers", "1", "--corruptions", "contrast", "--levels", "1", "--limit", "2"]
+
+
+@pytest.mark.parametrize("planted_code, command, error, function", [
+    (PLANTED_BUG, C_COMMAND, "TypeError: unsupported operand type(s) for *: 'planted' and 'bug'",
+     "contrast_with_a_bug"),
+    (PLANTED_DECODE_BUG, C_COMMAND, "ValueError: planted bug: a decoder that raises a plain ValueError",
+     "to_pil_with_a_bug"),
+    (PLANTED_READ_BUG, C_COMMAND, "ValueError: planted bug: a reader that raises a plain ValueError",
+     "read_entry_with_a_bug"),
+    (PLANTED_MEASURE_BUG, VCR_COMMAND, "ValueError: planted bug: a VIF reference that raises a plain ValueError",
+     "vif_reference_with_a_bug"),
+], ids=["a TypeError in a corruption", "a ValueError in a decode stage", "a ValueError in the read stage",
+        "a ValueError in VCR's measure stage"])
+def test_a_bug_stops_the_build_with_one_line(tmp_path, monkeypatch, capsys, planted_code, command, error, function):
+    """A bug is not bad data: a TypeError in a corruption, or a plain ValueError in the reading, the
+    decoding or VCR's measuring of every image (only a read's OSError and a BadInput are bad data),
+    stops the build (one line, exit 1, no release.json) where a BadInput would be a row of
+    failures.jsonl; --debug shows the traceback. The bug is planted in the workers' processes with
+    a ``sitecustomize`` module on their PYTHONPATH."""
     planted = tmp_path / "planted"
     planted.mkdir()
     (planted / "sitecustomize.py").write_text(planted_code)
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(planted), root, os.environ.get("PYTHONPATH")])))
     output = tmp_path / "release"
-    command = ["build-c", "--output", str(output), "--workers", "1", "--corruptions", "contrast", "--severities", "1",
-               "--limit", "2"]
+    command = [*command, "--output", str(output)]
     assert cli(command) == 1
     errors = [line for line in capsys.readouterr().err.splitlines() if not line.startswith("progress:")]
     assert errors == [f"error: building {output}: {error}"]

@@ -99,10 +99,10 @@ def test_document_records_the_encoder_settings_and_tfds_configs():
                                                           tfds_frames="lossless"))
     assert (document.edition, document.benchmark, document.tree) == ("imagenet", "p", "ImageNet-P")
     assert document.setting("preset") == "fast" and document.setting("simd") is False
-    assert document.video["encoder"]["x264_params"] == "asm=0"
-    assert document.video["encoder"]["cpu_capabilities"] == "none!"
-    assert document.video["tfds_frames"]["source"] == "lossless"
-    assert document.video["rate_control"] == {"shot_noise": "-tune grain", "tilt": "-crf 20"}
-    assert (document.video["pixel_format"], document.video["threads"]) == ("yuv444p", 1)
+    assert document.video.encoder.x264_params == "asm=0"
+    assert document.video.encoder.cpu_capabilities == "none!"
+    assert document.video.tfds_frames.source == "lossless"
+    assert document.video.rate_control == {"shot_noise": "-tune grain", "tilt": "-crf 20"}
+    assert (document.video.pixel_format, document.video.threads) == ("yuv444p", 1)
     assert document.tfds.name == "imagenet_p"
     assert document.tfds.configs == ("shot_noise", "shot_noise_2", "shot_noise_3", "tilt")

@@ -10,7 +10,8 @@ from PIL import Image
 from pipelines.release.package import package_release
 from schemas.configs import VcrConfig
 from pipelines.beam.runner import RunOptions
-from pipelines.beam.vcr import _select, build_vcr, read_manifest, short_bins
+from pipelines.beam.vcr import _select, build_vcr, short_bins
+from pipelines.formats.manifests import read_manifests
 from pipelines.release.verify import verify_release
 from schemas.vcr import CLEAN
 from transforms.vif import delta_v, vif
@@ -18,6 +19,11 @@ from transforms.vif import delta_v, vif
 pytestmark = pytest.mark.beam  # runs Beam builds: `pytest -m "not beam"` leaves it out
 
 CONFIG = VcrConfig.select(["contrast", "gaussian_blur"], levels=3, seed=5, per_bin=1)
+
+
+def read_manifest(root: str) -> list:
+    """Every manifest record of a release as its JSON object, sorted by key."""
+    return [record.to_json() for record in read_manifests(root)]
 
 
 def _build(path, workers):

@@ -18,14 +18,20 @@ from metrics.vcr import compare_curves, performance_curve  # noqa: E402
 from pipelines.evaluation.model_input import model_input  # noqa: E402
 from pipelines.beam.inference import Model  # noqa: E402
 from pipelines.beam.runner import RunOptions  # noqa: E402
-from pipelines.beam.vcr import read_manifest  # noqa: E402
+from pipelines.formats.manifests import read_manifests  # noqa: E402
 from pipelines.beam.vcr_evaluate import evaluate_vcr  # noqa: E402
-from pipelines.evaluation.vcr_scores import REFUSED, analyse, analysis_settings  # noqa: E402
+from pipelines.evaluation.vcr_scores import REFUSED, analyse, analysis_settings, read_vcr_manifest  # noqa: E402
 from pipelines.evaluation.vcr_human import HumanFile, HumanFileError, load_human  # noqa: E402
 import transforms  # noqa: E402
 from pipelines.install.sample import sample_arrays  # noqa: E402
 from schemas.wnids import wnid_to_label  # noqa: E402
 from scripts.cli import main  # noqa: E402
+
+
+def read_manifest(root: str) -> list:
+    """Every manifest record of a release as its JSON object, sorted by key."""
+    return [record.to_json() for record in read_manifests(root)]
+
 
 def _features(array) -> np.ndarray:
     """Mean and max of each normalised channel: what the ONNX model below pools."""
@@ -163,8 +169,8 @@ def test_curves_json_human_file(setup):
                                 "gaussian_blur": {"accuracy": {"tck": {"t": [0, 0, 0, 0, 1, 1, 1, 1],
                                                                        "c": [0.9, 0.9, 0.5, 0.3], "k": 3}}}}))
     human = load_human(str(path), "224crop", analysis_settings())
-    rows = read_manifest(str(release))
-    predictions = {r["key"]: 0 for r in rows}
+    rows = read_vcr_manifest(str(release))
+    predictions = {r.key: 0 for r in rows}
     section, curves = analyse(rows, predictions, analysis_settings(), human)
     assert curves["contrast/accuracy/human"][0] == 0.9 and "HMRI" in section["contrast"]["accuracy"]
     assert "HMRI" not in section["contrast"]["consistency"]

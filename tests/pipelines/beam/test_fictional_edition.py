@@ -18,7 +18,7 @@ pytestmark = pytest.mark.beam  # runs Beam builds: `pytest -m "not beam"` leaves
 
 MODULE = '''
 """The fictional ``imagenet128`` edition: ImageNet-C at 128 x 128, the 224 tables, Pillow JPEG q85."""
-from schemas.edition import CLEAN_TEMPLATE, JPEG, CEdition, Card, Edition, Layout, Preprocessing, TfdsNames
+from schemas.edition import CLEAN_TEMPLATE, JPEG, CEdition, Card, Edition, Layout, ModelInput, Preprocessing, TfdsNames
 from schemas.editions import register_edition
 from schemas.imagenet_c import CORRUPTIONS
 from schemas.editions.imagenet64 import P_SCHEDULES
@@ -56,7 +56,7 @@ EDITION = register_edition(Edition(
         reference="fictional", preprocessing="RGB at full size; PIL bilinear 128x128 before every perturbation",
         tfds={"imagenet": PTfdsNames("imagenet128_p", (None, None), imagenet_wnids(), "validation",
                                      "ImageNet 128-P (fictional)")}),
-    model_input={"size": SIZE, "mean": (0.485, 0.456, 0.406), "std": (0.229, 0.224, 0.225)},
+    model_input=ModelInput(SIZE, (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)),
 ))
 '''
 
