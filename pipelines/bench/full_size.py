@@ -438,6 +438,7 @@ def run_full_size(sizes: Sequence[int] = FULL_SIZE_SIZES, input_dir: Optional[st
         raise ValueError(f"no model file {model}")
     _adopt_orphans()
     scratch = scratch or tempfile.mkdtemp(prefix="imagenet-cp-full-size-")
+    os.makedirs(scratch, exist_ok=True)  # a --scratch not made yet, with an --input (no input written there)
     finished = False
     try:  # adopted for the run only: a caller (a test session) keeps its own process as it was
         start = time.perf_counter()
