@@ -32,7 +32,6 @@ import hashlib
 import io
 import json
 import os
-import pickle
 import resource
 import shutil
 import signal
@@ -60,8 +59,9 @@ from pipelines.inputs.families import CIFAR10_ROOT, write_cifar10
 __all__ = ["FULL_SIZE_SIZES", "FULL_SIZE_CORRUPTIONS", "FULL_SIZE_SEVERITY", "FULL_SIZE_PERTURBATIONS",
            "EVALUATED_CONFIGS", "KILL_FRACTION", "RESUME_KILL_FRACTION", "CONFIG_CHOICES", "WHOLE_INPUT_IMAGES",
            "FullSizePlan", "InputKind", "INPUT_KINDS", "JPEG_QUALITY", "input_kind", "validation_like_image",
-           "write_validation_like", "CIFAR_SIDE", "cifar_like_image", "write_cifar_like", "folder_bytes", "committed_records", "cli_command", "run_step", "combined",
-           "killed_and_rerun", "release_digest", "measure_size", "projection", "write_input", "run_full_size", "format_full_size_table"]
+           "write_validation_like", "CIFAR_SIDE", "cifar_like_image", "write_cifar_like", "folder_bytes",
+           "committed_records", "cli_command", "run_step", "combined", "killed_and_rerun", "release_digest",
+           "measure_size", "projection", "write_input", "run_full_size", "format_full_size_table"]
 
 FULL_SIZE_SIZES = (5_000, 20_000, 50_000)
 """Image counts of a full-size run: the last is the whole validation set."""
