@@ -77,6 +77,8 @@ def add_arguments(parser):
     parser.add_argument("--evaluated-configs", type=int, default=EVALUATED_CONFIGS,
                         help=f"with --full-size and --model: how many configs evaluate predicts, the first in "
                              f"release order (default {EVALUATED_CONFIGS})")
+    parser.add_argument("--formats", help="with --full-size: the builds' comma-separated output formats (default: "
+                                          "the build's, tree,tfds); --formats tree halves a whole release's disk")
     parser.add_argument("--input", help="with --full-size: a real input of the edition (an ImageNet validation "
                                         "folder or tar, a CIFAR folder)")
     parser.add_argument("--model", help="with --full-size: the ONNX model evaluate runs, of the edition's input "
@@ -128,7 +130,8 @@ def _full_size_command(args) -> int:
     try:
         if args.workers is not None and len(args.workers) != 1:
             raise ValueError(f"--full-size runs with one worker count, got {','.join(map(str, args.workers))}")
-        plan = FullSizePlan(args.benchmark, args.edition, args.configs, args.evaluated_configs)
+        plan = FullSizePlan(args.benchmark, args.edition, args.configs, args.evaluated_configs,
+                            tuple(args.formats.split(",")) if args.formats else ())
         sizes = [size for size in FULL_SIZE_SIZES if size <= plan.whole[0]] if args.sizes is None else args.sizes
         result = run_full_size(sizes, args.input, args.workers[0] if args.workers else os.cpu_count() or 1,
                                args.model, args.scratch, keep=args.scratch is not None, plan=plan)

@@ -59,12 +59,16 @@ class FullSizePlan:
         One of :data:`CONFIG_CHOICES`.
     evaluated : int
         How many of the configs ``evaluate`` predicts, the first in release order (>= 1).
+    formats : tuple of str
+        The builds' output formats (``--formats``); empty: the build's default (the tree and the
+        TFDS records). ``('tree',)`` halves the disk a whole release takes.
     """
 
     benchmark: str = "c"
     edition: str = DEFAULT_EDITION
     configs: str = "ten"
     evaluated: int = EVALUATED_CONFIGS
+    formats: tuple = ()
 
     def __post_init__(self):
         if self.benchmark not in _SELECTION_FLAGS:
@@ -74,6 +78,10 @@ class FullSizePlan:
         if isinstance(self.evaluated, bool) or not isinstance(self.evaluated, int) or self.evaluated < 1:
             raise ValueError(f"evaluated configs must be an int >= 1, got {self.evaluated!r}")
         self.selection(self.configs)  # an unknown edition, or one without ImageNet-P, fails here
+        if self.formats:
+            from pipelines.beam.sinks import check_format_names  # the sinks' names, checked before any step
+
+            object.__setattr__(self, "formats", check_format_names(self.formats))
 
     def selection(self, configs: str) -> Union[ImageNetCConfig, ImageNetPConfig]:
         """The build's config of the choice ``configs`` (:data:`CONFIG_CHOICES`)."""
@@ -102,9 +110,9 @@ class FullSizePlan:
         return WHOLE_INPUT_IMAGES[self.family], len(self.selection("all").groups)
 
     def build_args(self) -> list[str]:
-        """The build's arguments that select the edition and the configs."""
+        """The build's arguments that select the edition, the formats and the configs."""
         names, levels = _SELECTIONS[self.benchmark, self.configs]
-        args = ["--edition", self.edition]
+        args = ["--edition", self.edition, *(["--formats", ",".join(self.formats)] if self.formats else [])]
         if names is not None:
             flags = _SELECTION_FLAGS[self.benchmark]
             args += [flags[0], ",".join(names), flags[1], ",".join(map(str, levels))]

@@ -157,3 +157,11 @@ def test_a_plan_names_its_configs_and_the_builds_flags(benchmark, configs, group
         full_size.FullSizePlan(benchmark, configs="some")
     with pytest.raises(ValueError, match="unknown edition"):
         full_size.FullSizePlan(benchmark, "nonexistent")
+
+
+def test_a_plan_hands_its_formats_to_the_build_and_refuses_an_unknown_one():
+    plan = full_size.FullSizePlan("p", "cifar", "all", formats=("tree",))
+    assert plan.build_args() == ["--edition", "cifar", "--formats", "tree"]
+    assert full_size.FullSizePlan(formats=("tree", "tfds")).build_args()[2:4] == ["--formats", "tfds,tree"]
+    with pytest.raises(ValueError, match="unknown output format 'png'"):
+        full_size.FullSizePlan(formats=("png",))
