@@ -117,5 +117,3 @@ class FullSizePlan:
             flags = _SELECTION_FLAGS[self.benchmark]
             args += [flags[0], ",".join(names), flags[1], ",".join(map(str, levels))]
         return args
-
-
