@@ -53,7 +53,7 @@ from pipelines.bench.full_size_plan import (CONFIG_CHOICES, EVALUATED_CONFIGS, F
                                             FULL_SIZE_PERTURBATIONS, FULL_SIZE_SEVERITY, WHOLE_INPUT_IMAGES,
                                             FullSizePlan)
 from pipelines.bench.scaling import WORKER_MODULE, PeakMemory, bench_photo, filesystem_type, photo_crop
-from pipelines.formats.parts import read_ledger
+from pipelines.formats.parts import CommittedRecords
 from pipelines.inputs.families import CIFAR10_ROOT, write_cifar10
 
 __all__ = ["FULL_SIZE_SIZES", "FULL_SIZE_CORRUPTIONS", "FULL_SIZE_SEVERITY", "FULL_SIZE_PERTURBATIONS",
@@ -225,13 +225,19 @@ def folder_bytes(*folders: str) -> int:
     return total
 
 
-def committed_records(scratch: str) -> int:
-    """Records the committed parts of the build (outputs and source records) or of the evaluation
-    (predictions) in ``scratch`` hold."""
-    try:
-        return sum(entry["records"] for entry in read_ledger(scratch))
-    except (OSError, ValueError):
-        return 0
+def committed_records(scratch: str) -> Callable[[], int]:
+    """A counter of the records the committed parts of the build (outputs and source records) or
+    of the evaluation (predictions) in ``scratch`` hold; each call reads only the ledger entries
+    committed since the last (reading the whole ledger each time cost 0.3 CPU s at 2,500 parts,
+    which polled every 0.2 s took a core from the build it watched)."""
+    counter = CommittedRecords(scratch)
+
+    def count() -> int:
+        try:
+            return counter()
+        except (OSError, ValueError):
+            return 0
+    return count
 
 
 def cli_command(*args: str) -> list[str]:
@@ -308,9 +314,10 @@ def killed_and_rerun(name: str, args: Sequence[str], folder: str, parts: str, co
     (with its ``committed_fraction``), the rerun and the two as one step.
     ``counts``: the outputs (for the per-output figures) and the records the parts commit in all."""
     outputs, records = counts
+    committed = committed_records(parts)
     killed = _checked(run_step(f"{name} (killed)", args, [folder], outputs,
-                               lambda: committed_records(parts) >= fraction * records, log), log, killed=True)
-    killed["committed_fraction"] = committed_records(parts) / records
+                               lambda: committed() >= fraction * records, log), log, killed=True)
+    killed["committed_fraction"] = committed() / records
     rerun = _checked(run_step(f"{name} (rerun)", args, [folder], outputs, log=log), log)
     return [killed, rerun, combined(f"{name} (killed + rerun)", [killed, rerun])]
 

@@ -45,7 +45,8 @@ from pipelines.formats.spill import SpillWriter
 
 __all__ = ["RUNS_DIR", "LEDGER_DIR", "SOURCES_TABLE", "FAILURES_TABLE", "PART_RECORDS", "PART_SECONDS", "READ_CHUNK",
            "MERGE_BYTES", "MIN_READ_CHUNK", "run_path", "PartWriter", "read_ledger", "iter_file_chunks", "iter_lines",
-           "merge_runs", "ledger_runs", "completed_images", "CommittedOutputs"]
+           "merge_runs", "ledger_runs", "completed_images", "CommittedOutputs",
+           "CommittedRecords"]
 
 RUNS_DIR = f"{PARTS_DIR}/runs"
 LEDGER_DIR = f"{PARTS_DIR}/ledger"
@@ -178,9 +179,23 @@ class CommittedOutputs:
             part = relative.rsplit("/", 1)[-1][:-len(".json")]
             if part not in self._seen:
                 entry = json.loads(storage.read_bytes(storage.join(self._output_dir, relative)))
-                self._outputs += entry["records"] if entry["bytes"] else 0
+                self._outputs += self._counted(entry)
                 self._seen.add(part)
         return self._outputs
+
+    @staticmethod
+    def _counted(entry: dict) -> int:
+        """What one ledger entry adds: its records when its part holds output bytes."""
+        return entry["records"] if entry["bytes"] else 0
+
+
+class CommittedRecords(CommittedOutputs):
+    """Like :class:`CommittedOutputs`, but every committed record counts: the outputs, the source
+    records and the predictions (what a full-size run waits for before it kills a step)."""
+
+    @staticmethod
+    def _counted(entry: dict) -> int:
+        return entry["records"]
 
 
 def iter_file_chunks(path: str, start: int = 0, length: Optional[int] = None,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import socket
 
 from pipelines.formats import storage
-from pipelines.formats.parts import LEDGER_DIR, CommittedOutputs, PartWriter, read_ledger
+from pipelines.formats.parts import LEDGER_DIR, CommittedOutputs, CommittedRecords, PartWriter, read_ledger
 
 
 def commit(output_dir: str, outputs: int, lines: int = 0) -> str:
@@ -33,3 +33,18 @@ def test_each_part_names_its_host_and_the_committed_outputs_grow_part_by_part(tm
     monkeypatch.undo()
     assert {entry["host"] for entry in read_ledger(output)} == {socket.gethostname()}
     assert len(storage.list_files(output, LEDGER_DIR)) == 3
+
+
+def test_committed_records_count_every_record_and_read_each_part_once(tmp_path, monkeypatch):
+    output = str(tmp_path)
+    counted = CommittedRecords(output)
+    assert counted() == 0  # no ledger yet
+    commit(output, 2)
+    commit(output, 0, lines=4)  # the sources lines count too
+    assert counted() == 6 == sum(entry["records"] for entry in read_ledger(output))
+    reads = []
+    monkeypatch.setattr(storage, "read_bytes", lambda path: reads.append(path) or b"")
+    assert counted() == 6 and reads == []
+    monkeypatch.undo()
+    commit(output, 1)
+    assert counted() == 7
