@@ -61,12 +61,11 @@ def add_output_arguments(parser, shard_help: str):
 
 
 def add_format_arguments(parser):
-    """--formats: the output formats a release holds beside its manifests."""
-    parser.add_argument("--formats", type=names, default=None,
-                        help="comma-separated output formats: tree (the official folder tree, or the .npy arrays "
-                             "of CIFAR), tfds (TFRecord shards that tfds.builder_from_directory loads), webdataset "
-                             "(webdataset/<config>/<config>-000000.tar shards of the images and labels, at most 1 GB "
-                             "each); each as much disk as the tree (default: tree,tfds)")
+    """--formats: the output formats a release holds beside its manifests, each with its own words
+    (:func:`pipelines.formats.release_formats.formats_help`; that module imports no Beam)."""
+    from pipelines.formats.release_formats import formats_help
+
+    parser.add_argument("--formats", type=names, default=None, help=formats_help())
 
 
 def check_source_arguments(args) -> None:

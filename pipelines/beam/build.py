@@ -31,7 +31,8 @@ from pipelines.formats.parts import CommittedOutputs, completed_images, read_led
 from pipelines.beam.progress import COUNTERS, NAMESPACE, ProgressLine, runner_counters
 from pipelines.beam.write_release import WriteRelease, committed_files, committed_names, seal_release
 from pipelines.release.publish import write_publication
-from pipelines.beam.sinks import ReleaseFiles, ReleaseSink, check_format_names, release_sinks
+from pipelines.formats.release_formats import check_format_names, release_sinks
+from pipelines.formats.release_sink import ReleaseFiles, ReleaseSink
 from pipelines.beam.shutdown import stopping_cleanly, wait_watched
 from pipelines.beam.runner import RunOptions, is_local, make_pipeline
 from pipelines.beam.sources import ReadImageNet
@@ -197,9 +198,9 @@ class BuildPlan:
         ``transform(progress_dir)`` returns the benchmark's PTransform: SourceImages ->
         records, sources, failures, environments.
     sinks : tuple of ReleaseSink
-        The benchmark's own sinks (:mod:`pipelines.beam.sinks`, e.g. the stacked ``.npy`` arrays),
-        handed to ``WriteRelease`` after those of ``formats`` when the release has a tree (they write
-        it: the stacked ``.npy`` arrays are the tree of CIFAR). A sink with a branch of its own sees
+        The benchmark's own sinks (:class:`pipelines.formats.release_sink.ReleaseSink`, e.g. the
+        stacked ``.npy`` arrays), handed to ``WriteRelease`` after those of ``formats`` when a format
+        brings them (the tree: the stacked ``.npy`` arrays are the tree of CIFAR). A sink with a branch of its own sees
         every output, so a resumed build with one builds every image again (the parts still dedupe
         the rest).
     related : callable, optional
@@ -208,7 +209,7 @@ class BuildPlan:
     examples_per_shard : int
         Average examples per TFRecord shard; the shard count is derived from the image count.
     formats : tuple of str
-        The output formats of the release (:func:`pipelines.beam.sinks.check_format_names`; default
+        The output formats of the release (:func:`pipelines.formats.release_formats.check_format_names`; default
         :data:`schemas.release.DEFAULT_FORMATS`, the tree and the TFDS records); recorded in
         ``release.json``'s config when they are not the default.
     """

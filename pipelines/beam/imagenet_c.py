@@ -43,6 +43,8 @@ from pipelines.beam.npy_release import StackedArrays
 from pipelines.beam.progress import IMAGE_WORK_COUNTER, NAMESPACE, WorkClock
 from pipelines.beam.runner import RunOptions
 from pipelines.beam.write_release import OutputsFn
+from pipelines.formats.release_formats import check_build_formats
+from pipelines.formats.release_sink import BuildKind
 from pipelines.inputs.families import open_input
 from pipelines.inputs.listing import inspect_image, source_note
 
@@ -211,6 +213,7 @@ def plan(config: ImageNetCConfig, source: SourceSelection = SourceSelection(),
     sink. ``examples_per_shard`` defaults to the edition's. The graph is the same for all.
     """
     edition = config.edition
+    check_build_formats(formats, BuildKind(C_BENCHMARK, edition.name, edition.c.encoding == NPY))
     opened = open_input(edition, source.input)
     config = config.with_family(opened.family)
     layout = config.layout

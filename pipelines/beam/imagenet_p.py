@@ -51,7 +51,8 @@ from pipelines.beam.runner import RunOptions
 from pipelines.beam.write_release import OutputsFn
 from pipelines.inputs.families import open_input
 from pipelines.inputs.listing import inspect_image, read_entry
-from pipelines.formats.webdataset import check_formats
+from pipelines.formats.release_formats import check_build_formats
+from pipelines.formats.release_sink import BuildKind
 from pipelines.formats.video import (FRAME_RATE, PIXEL_FORMAT, PNG_COMPRESS_LEVEL, decode_video, encode_frames_lossless,
                     encode_h264, encoder_settings, encoder_versions,
                     x264_cpu_capabilities)
@@ -294,7 +295,7 @@ def plan(config: ImageNetPConfig, source: SourceSelection = SourceSelection(),
     """
     from pipelines.beam.npy_release import SEQUENCE_ARRAYS_GROUP, StackedArrays
 
-    check_formats(formats, config.edition.name, config.table.output == NPY)
+    check_build_formats(formats, BuildKind(P_BENCHMARK, config.edition.name, config.table.output == NPY))
     opened = open_input(config.edition, source.input)
     config = config.with_family(opened.family)
     tree = config.tree

@@ -32,7 +32,7 @@ from schemas.records import OutputRecord, SourceEntry
 
 from pipelines.formats import storage
 from pipelines.formats.spill import SpillWriter, iter_spilled
-from pipelines.beam.sinks import ReleaseFiles, ReleaseSink
+from pipelines.formats.release_sink import ReleaseFiles, ReleaseSink
 
 ARRAYS_GROUP = "_arrays"
 """Checksum-part name of ImageNet-C's stacked array files."""
@@ -129,7 +129,7 @@ def labels_array(labels: Sequence[int], severities: int) -> np.ndarray:
 class StackedArrays(ReleaseSink):
     """Stacked output records -> one ``.npy`` per path (``record.path``), rows in input order, one
     block per severity (and ``labels.npy`` where ``labels_path`` is given); a
-    :class:`pipelines.beam.sinks.ReleaseSink` with a branch of its own, so it sees every output.
+    :class:`pipelines.formats.release_sink.ReleaseSink` with a branch of its own, so it sees every output.
 
     Attributes
     ----------

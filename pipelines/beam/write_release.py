@@ -3,13 +3,12 @@
 :class:`WriteRelease` takes the output records, source records, failures and worker environments
 of any edition and writes, under the release directory:
 
-- each record's file in the folder tree (``record.path``; :class:`TreeFiles`);
-- TFDS TFRecord shards, one set per group (TFDS config): the shard of a record is a hash of its
-  key, records are sorted by key inside a shard, so the bytes do not depend on workers or order;
-  ``dataset_info.json``, ``features.json`` and label files of every config (:class:`TfdsRecords`);
-- ``manifest/<group>.jsonl``, ``sources.jsonl`` and ``failures.jsonl``, sorted;
-- the files of the build's other sinks (:mod:`pipelines.beam.sinks`: the ``--formats`` and the
-  edition's, e.g. WebDataset shards, stacked ``.npy`` arrays);
+- ``manifest/<group>.jsonl``, ``sources.jsonl`` and ``failures.jsonl``, sorted; each record's
+  TFDS example goes into the spill with its shard (a hash of its key: records are sorted by key
+  inside a shard, so the bytes do not depend on workers or order), whichever formats the release holds;
+- the files of the build's sinks, one class per format (:mod:`pipelines.formats.release_sink`: the
+  ``--formats``, e.g. the tree, the TFDS records, WebDataset shards, and the edition's, e.g. stacked
+  ``.npy`` arrays), each through the same three steps: per output, per group, or a branch of its own;
 - per-group checksum parts and the worker environments, in ``.parts/`` for the driver.
 
 No per-output element goes through a shuffle (a local runner would hold it in the driver's
@@ -34,23 +33,21 @@ import apache_beam as beam
 
 from schemas.records import FileInfo, ManifestRecord, OutputRecord
 from schemas.release import (CHECKSUMS, FAILURES, PARTS_DIR, RELEASE_FORMAT, RELEASE_JSON, SCRATCH_DIRS,
-                             SOURCES, TFDS_FORMAT, TREE_FORMAT, Release, ReleaseCounts, ReleaseInput,
+                             SOURCES, Release, ReleaseCounts, ReleaseInput,
                              ReleaseManifest, checksum_line, json_line, manifest_path)
 
 from pipelines.formats import storage
-from pipelines.formats.class_folders import make_class_folders
 from pipelines.formats.release_document import write_release
 from pipelines.release.output_folder import WorkerLock
 from pipelines.release.versions import library_versions
 from pipelines.formats.parts import (FAILURES_TABLE, LEDGER_DIR, PART_RECORDS, PART_SECONDS, SOURCES_TABLE, PartWriter,
                                      iter_file_chunks, ledger_runs, merge_runs)
 from pipelines.beam.progress import ProgressCounter
-from pipelines.beam.sinks import GroupOutputs, ReleaseFiles, ReleaseSink
-from pipelines.formats.spill import SpillReader
-from pipelines.formats.tfrecord import encode_example, frame_record
+from pipelines.formats.release_sink import GroupOutputs, ReleaseFiles, ReleaseSink
+from pipelines.formats.tfrecord import encode_example
 
-__all__ = ["CHECKSUM_PARTS", "ENVIRONMENTS_DIR", "RELEASE_WIDE_GROUP", "OutputsFn", "TreeFiles", "TfdsRecords", "WRITER_SINKS", "shard_index", "global_windowed",
-           "WRITE_BATCH", "make_class_folders_once", "write_group", "write_lists", "write_checksum_part", "committed_files",
+__all__ = ["CHECKSUM_PARTS", "ENVIRONMENTS_DIR", "RELEASE_WIDE_GROUP", "OutputsFn", "shard_index", "global_windowed",
+           "WRITE_BATCH", "write_group", "write_lists", "write_checksum_part", "committed_files",
            "committed_names", "WriteRelease", "read_environments", "seal_release"]
 
 CHECKSUM_PARTS = f"{PARTS_DIR}/sha256"
@@ -121,108 +118,40 @@ the interpreter's caches are warm, instead of one between every two corruptions 
 outputs are about 1.3 MB)."""
 
 
-_class_folders_made: set = set()
-"""``(release directory, parent)`` of the folders of classes this worker process made
-(:func:`make_class_folders_once`)."""
+def _example(release: ReleaseFiles, record: OutputRecord) -> tuple[int, str, bytes]:
+    """``(shard index, shard path, serialized example)`` of ``record``: its manifest row's shard
+    (:func:`shard_index`) and the TFDS example the spill keeps for the sinks that read it back."""
+    dataset, count = release.dataset, release.shard_count
+    index = shard_index(record.key, count)
+    return index, f"{dataset.config_dir(record.group)}/{dataset.shard_name(index, count)}", \
+        encode_example(record.example, dataset.features)
 
 
-def make_class_folders_once(output_dir: str, folder: str, names: Sequence[str]) -> None:
-    """Before the first file of a folder of classes (the parent of ``folder``), make all its class
-    folders, once per worker process (:func:`pipelines.formats.class_folders.make_class_folders`):
-    the release holds them all anyway, and the outputs of a subset, most of them the first of
-    their class in their config, then find their folder made instead of each failing to create its
-    file, making its folder and trying again. ``write_group`` makes any that are still missing."""
-    key = (output_dir, folder.rpartition("/")[0])
-    if key not in _class_folders_made:
-        make_class_folders(output_dir, [folder], names)
-        _class_folders_made.add(key)
-
-
-class TreeFiles(ReleaseSink):
-    """The release's folder tree: each output's file at ``record.path``, and every class folder of
-    each folder of classes. Per output, on the worker (:meth:`write_output`); per config, the class
-    folders a subset leaves empty (:meth:`write_group`). A stacked row (``record.stacked``) has no
-    file of its own: a sink of the edition stacks it (:class:`pipelines.beam.npy_release.StackedArrays`).
-    A release without the tree (``--formats`` without ``tree``) gets no file, but the same FileInfo."""
-
-    name = TREE_FORMAT
-
-    def write_output(self, release: ReleaseFiles, record: OutputRecord) -> FileInfo:
-        """Write ``record``'s file (a folder of classes gets all its class folders before its first
-        file, :func:`make_class_folders_once`); the FileInfo of its bytes (for a stacked row, of the row)."""
-        if record.stacked or TREE_FORMAT not in release.formats:
-            return FileInfo(record.path, hashlib.sha256(record.data).hexdigest(), len(record.data), record.group)
-        make_class_folders_once(release.output_dir, record.path.rpartition("/")[0], release.class_names)
-        return storage.write_new(release.output_dir, record.path, record.data, group=record.group)
-
-    def write_group(self, release: ReleaseFiles, group: str, outputs: GroupOutputs) -> list[FileInfo]:
-        make_class_folders(release.output_dir, outputs.folders, release.class_names)  # empty ones a subset misses
-        return []
-
-
-class TfdsRecords(ReleaseSink):
-    """The TFDS records: per output, its shard (:func:`shard_index`) and serialized example
-    (:meth:`write_output`, spilled by the worker's part); per config, the TFRecord shards (examples in
-    key order; a shard that received none is written empty), ``dataset_info.json``, ``features.json``
-    and the label files (:meth:`write_group`)."""
-
-    name = TFDS_FORMAT
-
-    def write_output(self, release: ReleaseFiles, record: OutputRecord) -> tuple[int, str, bytes]:
-        """``(shard index, shard path, serialized example)`` of ``record``."""
-        dataset, count = release.dataset, release.shard_count
-        index = shard_index(record.key, count)
-        return index, f"{dataset.config_dir(record.group)}/{dataset.shard_name(index, count)}", \
-            encode_example(record.example, dataset.features)
-
-    def write_group(self, release: ReleaseFiles, group: str, outputs: GroupOutputs) -> list[FileInfo]:
-        if TFDS_FORMAT not in release.formats:
-            return []
-        output_dir, dataset, shard_count = release.output_dir, release.dataset, release.shard_count
-        refs, folder = outputs.shard_refs, dataset.config_dir(group)
-        lengths, num_bytes, reader, infos = [0] * shard_count, [0], SpillReader(output_dir), []
-
-        def frames(index):
-            for ref in refs[index]:
-                example = reader.read(*ref)
-                lengths[index] += 1
-                num_bytes[0] += len(example)
-                yield frame_record(example)
-
-        try:
-            for index in range(shard_count):
-                infos.append(storage.write_atomic(output_dir, f"{folder}/{dataset.shard_name(index, shard_count)}",
-                                                  frames(index), group=group))
-        finally:
-            reader.close()
-        files = {"dataset_info.json": dataset.dataset_info_json(group, lengths, num_bytes[0]),
-                 "features.json": dataset.features_json(), **dataset.metadata_files()}
-        for name, text in sorted(files.items()):
-            infos.append(storage.write_atomic(output_dir, f"{folder}/{name}", text.encode("utf-8"), group=group))
-        return infos
-
-
-WRITER_SINKS = (TreeFiles(), TfdsRecords())
-"""The writer's own sinks, in the order they write a config's files; the parts hold their
-per-output results (the file's path and checksum, the example and its shard), whichever formats
-the release holds (each writes its files only when they name it)."""
+def _output_file(release: ReleaseFiles, record: OutputRecord, sinks: Sequence[ReleaseSink]) -> tuple[FileInfo, bool]:
+    """The FileInfo of ``record``'s bytes, and whether a sink wrote them as a file of their own
+    (:meth:`~pipelines.formats.release_sink.ReleaseSink.write_output`; the first that does)."""
+    for sink in sinks:
+        info = sink.write_output(release, record)
+        if info is not None:
+            return info, True
+    return FileInfo(record.path, hashlib.sha256(record.data).hexdigest(), len(record.data), record.group), False
 
 
 class _WriteOutputFilesFn(beam.DoFn):
-    """OutputRecord -> its file in the tree; its run line (manifest line, checksum, shard) and its
-    serialized example go to this worker's current part (:class:`pipelines.formats.parts.PartWriter`).
-    Records are written in batches (at most ``batch``: records, bytes; :data:`WRITE_BATCH`; no more
-    records than a part holds), the last one at the end of the bundle, each before the part that
-    lists it commits; a folder of classes gets all its class folders before its first file
-    (:func:`make_class_folders_once`).
+    """OutputRecord -> its file, written by the sinks that write per output (the tree's); its run
+    line (manifest line, checksum, shard) and its serialized example go to this worker's current
+    part (:class:`pipelines.formats.parts.PartWriter`). Records are written in batches (at most
+    ``batch``: records, bytes; :data:`WRITE_BATCH`; no more records than a part holds), the last one
+    at the end of the bundle, each before the part that lists it commits.
     Emits ``(group, (group, part, offset, length))`` of each run it commits, nothing per output."""
 
     def __init__(self, release: ReleaseFiles, progress_dir: Optional[str], part_records: int = PART_RECORDS,
-                 part_seconds: float = PART_SECONDS, batch: tuple[int, int] = WRITE_BATCH):
+                 part_seconds: float = PART_SECONDS, batch: tuple[int, int] = WRITE_BATCH,
+                 sinks: Sequence[ReleaseSink] = ()):
         self._output_dir, self._release = release.output_dir, release
         self._progress_dir, self._part_limits = progress_dir, (part_records, part_seconds)
         self._batch = (min(batch[0], part_records), batch[1])  # a batch never holds more than a part
-        self._tree, self._tfds = WRITER_SINKS
+        self._sinks = tuple(sinks)
 
     def setup(self):
         self._progress = ProgressCounter(self._progress_dir)
@@ -237,12 +166,11 @@ class _WriteOutputFilesFn(beam.DoFn):
         return [(run[0], run) for run in self._parts.commit()]
 
     def _write(self, record: OutputRecord) -> None:
-        info = self._tree.write_output(self._release, record)
-        index, shard, example = self._tfds.write_output(self._release, record)
+        info, written = _output_file(self._release, record, self._sinks)
+        index, shard, example = _example(self._release, record)
         row = ManifestRecord(record.key, record.path, info.sha256, info.size, shard, record.metadata)
-        in_tree = not record.stacked and TREE_FORMAT in self._release.formats  # a file of its own to list
         self._parts.add_output(record.group, record.key, index, json_line(row.to_json()), info.sha256,
-                               info.path if in_tree else None, info.size, example)
+                               info.path if written else None, info.size, example)  # a file of its own to list
 
     def _write_pending(self) -> list:
         """Write the held records; the runs of every part that came due meanwhile."""
@@ -318,8 +246,9 @@ def _merged_checksums(records: Iterable[tuple], others: Iterable[FileInfo]) -> I
 
 def write_group(release: ReleaseFiles, group: str, runs: Iterable[tuple], sinks: Sequence[ReleaseSink] = ()) -> None:
     """Merge the committed runs of one group into its files: ``manifest/<group>.jsonl``, then the
-    files of the writer's own sinks (:data:`WRITER_SINKS`: every class folder of the group's folders
-    of classes, the TFRecord shards and metadata files), the group's checksum part
+    files of the ``sinks`` that share the group's checksum part
+    (:attr:`~pipelines.formats.release_sink.ReleaseSink.shares_config_part`: every class folder of the
+    group's folders of classes, the TFRecord shards and metadata files), that part
     ``.parts/sha256/<group>.txt``, and the files of the other ``sinks`` (each with its checksum part
     ``.parts/sha256/<group>.<sink name>.txt``).
 
@@ -342,11 +271,13 @@ def write_group(release: ReleaseFiles, group: str, runs: Iterable[tuple], sinks:
             yield line.encode("utf-8")
 
     infos = [storage.write_atomic(output_dir, manifest_path(group), manifest_lines(), group=group)]
-    for sink in WRITER_SINKS:
-        infos += sink.write_group(release, group, outputs)
+    for sink in sinks:
+        if sink.shares_config_part:
+            infos += sink.write_group(release, group, outputs)
     storage.write_atomic(output_dir, f"{CHECKSUM_PARTS}/{group}.txt", _merged_checksums(checksums, infos))
     for sink in sinks:
-        write_checksum_part(output_dir, (f"{group}.{sink.name}", sink.write_group(release, group, outputs)))
+        if not sink.shares_config_part:
+            write_checksum_part(output_dir, (f"{group}.{sink.name}", sink.write_group(release, group, outputs)))
 
 
 def write_lists(output_dir: str, names: Iterable[tuple]) -> None:
@@ -434,12 +365,13 @@ class WriteRelease(beam.PTransform):
     part_records, part_seconds : int, float
         When workers commit a part (see :class:`pipelines.formats.parts.PartWriter`).
     sinks : sequence of ReleaseSink
-        Sinks beside the writer's own (:data:`WRITER_SINKS`: the tree, the TFDS records) and the
-        manifests, each made for the build's input (:func:`pipelines.beam.sinks.release_sinks`: the
-        ``--formats`` and the edition's, e.g. WebDataset shards, stacked ``.npy`` arrays). A sink's
-        :meth:`~pipelines.beam.sinks.ReleaseSink.write_group` runs per config once its manifest is
-        written; its :meth:`~pipelines.beam.sinks.ReleaseSink.expand` adds a branch over the records,
-        whose files go into a checksum part of their own (``sink.checksum_part``).
+        The sinks beside the manifests, each made for the build's input
+        (:func:`pipelines.formats.release_formats.release_sinks`: the ``--formats``, e.g. the tree,
+        the TFDS records, WebDataset shards, and the edition's, e.g. stacked ``.npy`` arrays). A sink's
+        :meth:`~pipelines.formats.release_sink.ReleaseSink.write_output` runs per output on the
+        workers; its :meth:`~pipelines.formats.release_sink.ReleaseSink.write_group` per config once
+        its manifest is written; its :meth:`~pipelines.formats.release_sink.ReleaseSink.expand` adds a
+        branch over the records, whose files go into a checksum part of their own (``sink.checksum_part``).
     """
 
     def __init__(self, release: ReleaseFiles, progress_dir: Optional[str] = None, committed: Sequence = (),
@@ -455,8 +387,8 @@ class WriteRelease(beam.PTransform):
     def expand(self, inputs):
         out, release = self._output_dir, self._release
         pipeline = inputs["records"].pipeline
-        output_parts = inputs["records"] | "WriteOutputFiles" >> beam.ParDo(
-            _WriteOutputFilesFn(release, self._progress_dir, *self._part_limits))
+        output_parts = inputs["records"] | "WriteOutputFiles" >> beam.ParDo(_WriteOutputFilesFn(
+            release, self._progress_dir, *self._part_limits, sinks=[sink for sink in self._sinks if sink.writes_outputs]))
         # One sink per input, fused with the stage that makes it (a Flatten would be materialized
         # by a local runner, in the driver's memory, until its last input is done).
         failures = [inputs[name] for name in sorted(inputs) if name.startswith("failures")]
@@ -469,7 +401,7 @@ class WriteRelease(beam.PTransform):
             self._committed + [(RELEASE_WIDE_GROUP, None)], reshuffle=False)
         environments = self._write_environments(inputs["environments"])
         self._expand_sinks(inputs["records"])
-        group_sinks = [sink for sink in self._sinks if type(sink).write_group is not ReleaseSink.write_group]
+        group_sinks = [sink for sink in self._sinks if sink.writes_groups]
         return ((output_parts, *list_parts, earlier) | "AllParts" >> beam.Flatten()
                 | "GroupPartsByConfig" >> beam.GroupByKey()
                 | "WriteTables" >> beam.ParDo(_WriteTablesFn(release, group_sinks)), environments)

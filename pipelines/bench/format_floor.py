@@ -9,7 +9,7 @@ output, with nothing a build adds to make it run anywhere and resume:
 - ``records``: the rest of ``corrupted_outputs``, the output records with the SHA-256 of each
   array (the manifests' ``array_sha256``);
 - ``tree_files``: creating and writing the output's file, its class folder made beforehand
-  (:func:`pipelines.beam.write_release.make_class_folders_once`, untimed), with its SHA-256
+  (:func:`pipelines.formats.class_folders.make_class_folders_once`, untimed), with its SHA-256
   (``SHA256SUMS``): :func:`pipelines.formats.storage.write_new`;
 - ``examples``: its ``tf.train.Example``, framed and appended to one TFRecord file per config,
   hashed as it goes;
@@ -36,9 +36,8 @@ from transforms.threads import one_opencv_thread
 
 from pipelines.beam.imagenet_c import corrupted_outputs, imagenet_c_dataset
 from pipelines.beam.progress import WorkClock
-from pipelines.beam.write_release import make_class_folders_once
 from pipelines.formats import storage
-from pipelines.formats.class_folders import label_names
+from pipelines.formats.class_folders import label_names, make_class_folders_once
 from pipelines.formats.tfrecord import encode_example, frame_record
 from pipelines.inputs.families import open_input
 from pipelines.inputs.listing import read_entry

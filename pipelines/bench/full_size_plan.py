@@ -79,7 +79,7 @@ class FullSizePlan:
             raise ValueError(f"evaluated configs must be an int >= 1, got {self.evaluated!r}")
         self.selection(self.configs)  # an unknown edition, or one without ImageNet-P, fails here
         if self.formats:
-            from pipelines.beam.sinks import check_format_names  # the sinks' names, checked before any step
+            from pipelines.formats.release_formats import check_format_names  # the sinks' names, checked before any step
 
             object.__setattr__(self, "formats", check_format_names(self.formats))
 

@@ -17,7 +17,7 @@ An object store holds no empty folders: there the packages carry them.
 from __future__ import annotations
 
 import os
-from typing import Callable, Iterable, Optional
+from typing import Callable, Iterable, Optional, Sequence
 
 from schemas.release import TFDS_DIR
 from schemas.tfds import TfdsDataset
@@ -27,7 +27,7 @@ from pipelines.formats.checksum_table import ChecksumTable, unsafe_path
 from pipelines.formats.release_document import read_release
 
 __all__ = ["LABELS_FILE", "label_names", "class_folder_parents", "class_folders", "make_class_folders",
-           "release_label_names", "expected_class_folders", "listed_class_folders"]
+           "make_class_folders_once", "release_label_names", "expected_class_folders", "listed_class_folders"]
 
 LABELS_FILE = "label.labels.txt"
 """The TFDS metadata file of the ``label`` feature: one class name a line, in index order."""
@@ -74,6 +74,23 @@ def make_class_folders(output_dir: str, output_folders: Iterable[str], names: It
             except FileExistsError:
                 pass
 
+
+
+_class_folders_made: set = set()
+"""``(release directory, parent)`` of the folders of classes this worker process made
+(:func:`make_class_folders_once`)."""
+
+
+def make_class_folders_once(output_dir: str, folder: str, names: Sequence[str]) -> None:
+    """Before the first file of a folder of classes (the parent of ``folder``), make all its class
+    folders, once per worker process (:func:`make_class_folders`): the release holds them all
+    anyway, and the outputs of a subset, most of them the first of their class in their config,
+    then find their folder made instead of each failing to create its file, making its folder and
+    trying again. The tree's per-config step makes any that are still missing."""
+    key = (output_dir, folder.rpartition("/")[0])
+    if key not in _class_folders_made:
+        make_class_folders(output_dir, [folder], names)
+        _class_folders_made.add(key)
 
 def release_label_names(root: str, listed: Iterable[str]) -> tuple:
     """The class names of a release: the lines of its first listed ``tfds/.../label.labels.txt``,

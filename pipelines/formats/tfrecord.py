@@ -15,14 +15,19 @@ give equal bytes). A TFRecord file is a sequence of
 from __future__ import annotations
 
 import struct
-from typing import Any, BinaryIO, Iterator, Mapping, Optional
+from typing import TYPE_CHECKING, Any, BinaryIO, Iterator, Mapping, Optional, Sequence
 
 import google_crc32c
 
 from schemas.tfds import BYTES_LIST, FLOAT_LIST, INT64_LIST
 
+if TYPE_CHECKING:
+    from schemas.records import FileInfo
+
+    from pipelines.formats.release_sink import ReleaseFiles
+
 __all__ = ["HEADER_BYTES", "FRAMING_BYTES", "TFRecordError", "masked_crc32c", "frame_record", "iter_records",
-           "encode_example", "decode_example"]
+           "encode_example", "decode_example", "write_config_shards"]
 
 _LENGTH = struct.Struct("<Q")
 _CRC = struct.Struct("<I")
@@ -291,3 +296,34 @@ def decode_example(data: bytes) -> dict[str, list]:
                     value = content
             features[name.decode("utf-8")] = _decode_feature(value)
     return features
+
+
+def write_config_shards(release: "ReleaseFiles", group: str, shard_refs: Sequence[Sequence[tuple]]) -> list["FileInfo"]:
+    """Write the TFDS files of config ``group``: its TFRecord shards, from the spilled examples
+    ``shard_refs`` (per shard, ``(part, offset, length)`` in key order; a shard that received none is
+    written empty), then ``dataset_info.json``, ``features.json`` and the label files; return them."""
+    from pipelines.formats import storage
+    from pipelines.formats.spill import SpillReader
+
+    output_dir, dataset, shard_count = release.output_dir, release.dataset, release.shard_count
+    folder = dataset.config_dir(group)
+    lengths, num_bytes, reader, infos = [0] * shard_count, [0], SpillReader(output_dir), []
+
+    def frames(index):
+        for ref in shard_refs[index]:
+            example = reader.read(*ref)
+            lengths[index] += 1
+            num_bytes[0] += len(example)
+            yield frame_record(example)
+
+    try:
+        for index in range(shard_count):
+            infos.append(storage.write_atomic(output_dir, f"{folder}/{dataset.shard_name(index, shard_count)}",
+                                              frames(index), group=group))
+    finally:
+        reader.close()
+    files = {"dataset_info.json": dataset.dataset_info_json(group, lengths, num_bytes[0]),
+             "features.json": dataset.features_json(), **dataset.metadata_files()}
+    for name, text in sorted(files.items()):
+        infos.append(storage.write_atomic(output_dir, f"{folder}/{name}", text.encode("utf-8"), group=group))
+    return infos

@@ -27,18 +27,21 @@ import hashlib
 import io
 import json
 import tarfile
-from typing import Callable, Iterable, Iterator, Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Mapping, Optional, Sequence
 
 from schemas.records import FileInfo
-from schemas.release import CHECKSUMS, TREE_FORMAT, WEBDATASET_DIR, manifest_path
+from schemas.release import CHECKSUMS, WEBDATASET_DIR, manifest_path
 
 from pipelines.formats import storage
 from pipelines.formats.checksum_table import ChecksumTable
 
+if TYPE_CHECKING:
+    from pipelines.formats.release_sink import ReleaseFiles
+
 __all__ = ["WEBDATASET", "MAX_SHARD_BYTES", "EXTENSIONS", "sample_key", "member_extension", "label_bytes",
            "sample_bytes", "sample_size", "plan_shards", "shard_path", "manifest_samples", "write_shards",
            "read_shard", "check_shards", "manifest_sha256s", "is_folder_tree", "write_config_webdataset",
-           "STACKED_EXTENSION", "stacked_key", "check_release_shards", "check_formats"]
+           "STACKED_EXTENSION", "stacked_key", "check_release_shards", "write_spilled_webdataset"]
 
 WEBDATASET = WEBDATASET_DIR
 """Name of the format (``--formats webdataset``) and of the folder of its shards in a release."""
@@ -289,6 +292,27 @@ def write_config_webdataset(output_dir: str, config: str, max_bytes: int = MAX_S
     return write_shards(output_dir, config, stacked, read, max_bytes, config, STACKED_EXTENSION)
 
 
+
+def write_spilled_webdataset(release: "ReleaseFiles", config: str, shard_refs: Sequence[Sequence[tuple]]
+                             ) -> list[FileInfo]:
+    """The shards of one config of a build (:func:`write_config_webdataset`), their images read from
+    the build's spilled TFDS examples (``shard_refs``: per TFRecord shard, ``(part, offset, length)``
+    in key order) instead of the TFRecord files, which the release may not hold."""
+    from pipelines.formats.spill import SpillReader
+
+    dataset, count = release.dataset, release.shard_count
+    refs = {f"{dataset.config_dir(config)}/{dataset.shard_name(index, count)}": shard_refs[index]
+            for index in range(count)}
+
+    def examples(shard: str) -> Iterator[bytes]:
+        reader = SpillReader(release.output_dir)
+        try:
+            for ref in refs[shard]:
+                yield reader.read(*ref)
+        finally:
+            reader.close()
+    return write_config_webdataset(release.output_dir, config, examples=examples)
+
 STACKED_EXTENSION = "png"
 """Member type of a row of a stacked array: the lossless PNG of the TFDS example (CIFAR-10-C's)."""
 
@@ -358,27 +382,6 @@ def check_release_shards(root: str, manifest_parts: Sequence[str], listed: Check
                 continue  # reported as missing
             problems += check_shards(root, config, lines, listed)
     return problems
-
-
-def check_formats(formats: Iterable[str], edition: str, stacked: bool) -> None:
-    """Refuse a format an ImageNet-P edition cannot have.
-
-    Raises
-    ------
-    ValueError
-        For ``webdataset`` on an ImageNet-P edition whose sequences are rows of stacked ``.npy``
-        arrays (CIFAR-10-P): a sequence has no one file, and those arrays are what its evaluator
-        loads; and for ``webdataset`` without ``tree`` on the others: their samples are the tree's
-        MP4 files.
-    """
-    formats = set(formats)
-    if WEBDATASET in formats and stacked:
-        raise ValueError(f"--formats {WEBDATASET}: the {edition} edition's ImageNet-P writes stacked .npy sequences, "
-                         "not a tree of video files; its shards are not written (load the .npy arrays or the TFDS "
-                         "records)")
-    if WEBDATASET in formats and TREE_FORMAT not in formats:
-        raise ValueError(f"--formats {WEBDATASET} of ImageNet-P needs {TREE_FORMAT} too: its samples are the tree's "
-                         "MP4 files")
 
 
 def _has_rows(root: str, part: str) -> bool:

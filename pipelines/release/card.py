@@ -18,7 +18,10 @@ from schemas.edition import Card
 from schemas.editions import get_edition
 from schemas.inputs import Input
 from schemas.publication import BENCHMARKS, OFFICIAL_RELEASE_TERMS, edition_and_benchmark, size_category
-from schemas.release import TFDS_FORMAT, TREE_FORMAT, WEBDATASET_DIR, Release, ReleaseInput
+from schemas.release import Release, ReleaseInput
+
+from pipelines.formats.release_formats import loading_lines
+from pipelines.formats.release_sink import CardContext
 
 __all__ = ["COMMANDS", "NOT_OPTIONS", "ON_BY_DEFAULT", "edition_card", "release_input", "build_command", "title",
            "what", "citations", "front_matter", "dataset_card"]
@@ -141,35 +144,8 @@ def _table(header: Sequence[str], rows: Sequence[Sequence]) -> list[str]:
 
 
 def _loading(release: Release, hf_configs: Sequence[dict], first: str) -> list[str]:
-    tfds = release.tfds
-    lines = ["## Loading", ""]
-    if hf_configs:
-        lines += ["With Hugging Face `datasets` (from this folder, or from the Hub once uploaded):", "", "```python",
-                  "import datasets",
-                  f'ds = datasets.load_dataset("RELEASE_DIR", "{first}", split="{tfds.split if tfds and tfds.split is not None else "test"}")',
-                  "ds[0][\"image\"], ds.features[\"label\"].int2str(ds[0][\"label\"])", "```", ""]
-    if tfds and TFDS_FORMAT in release.formats:
-        lines += ["With TensorFlow Datasets:", "", "```python", "import tensorflow_datasets as tfds",
-                  f'builder = tfds.builder_from_directory("RELEASE_DIR/{tfds.data_dir}/{tfds.name}/{first}/'
-                  f'{tfds.version}")',
-                  f'ds = builder.as_dataset(split="{tfds.split}")', "```", ""]
-    lines += ["With MLCommons Croissant (`croissant.json`, one record set per config):", "", "```python",
-              "import mlcroissant", 'records = mlcroissant.Dataset("RELEASE_DIR/croissant.json").records('
-              f'"{first}")', "```", ""]
-    if WEBDATASET_DIR in release.formats:
-        lines += ["With `webdataset` (PyTorch), one config's shards:", "", "```python", "import glob",
-                  "import webdataset",
-                  f'shards = sorted(glob.glob("RELEASE_DIR/{WEBDATASET_DIR}/{first}/*.tar"))',
-                  'ds = webdataset.WebDataset(shards, shardshuffle=False).decode("pil")', "```", ""]
-    if TREE_FORMAT not in release.formats:
-        lines += [f"This release holds no folder tree (built with `--formats {','.join(release.formats)}`).", ""]
-    elif release.encoding == "npy":
-        lines += [f"`{release.tree}/<corruption>.npy` keeps the official layout: `np.load` gives uint8 (N, H, W, 3) "
-                  f"rows, severity after severity, with `{release.labels or 'labels.npy'}`.", ""]
-    elif release.tree:
-        lines += [f"The folder tree `{release.tree}/` keeps the official layout (`imagenet-cp evaluate --release "
-                  "RELEASE_DIR` runs a model over it).", ""]
-    return lines
+    """``## Loading``: each format's lines (:func:`pipelines.formats.release_formats.loading_lines`)."""
+    return ["## Loading", ""] + loading_lines(CardContext(release, first, tuple(hf_configs)))
 
 
 def _checking() -> list[str]:

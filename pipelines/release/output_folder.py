@@ -30,12 +30,13 @@ from typing import Any, Iterable, Mapping, Optional
 
 from schemas.adversarial import A_TREE, O_TREE
 from schemas.editions import category_trees, release_trees
-from schemas.publication import PUBLISHED_NAMES
+from schemas.publication import CARD
 from schemas.release import (CHECKSUMS, FAILURES, MANIFEST_DIR, PACKAGES_DIR, PARTS_DIR, RELEASE_JSON, SCRATCH_DIRS,
-                             SOURCES, TFDS_DIR, WEBDATASET_DIR, Release, json_line)
+                             SOURCES, Release, json_line)
 
 from pipelines.formats import storage
 from pipelines.formats.release_document import read_release
+from pipelines.formats.release_formats import format_folders
 
 __all__ = ["LOCK_FILE", "WORKERS_LOCK", "BUILD_RECORD", "ORPHAN_WAIT_SECONDS", "LOCK_BEAT_SECONDS", "LOCK_STALE_SECONDS", "RELEASE_FILES", "release_names",
            "OutputFolderError", "FolderBusy", "FolderLock", "wait_for_orphan_workers", "WorkerLock", "listing_sha256",
@@ -51,16 +52,18 @@ LOCK_BEAT_SECONDS = 30.0
 LOCK_STALE_SECONDS = 300.0
 """An object-store lock not rewritten for this long is the lock of a build that is gone (taken over)."""
 """How long a build waits for the worker processes of a killed build to exit."""
-RELEASE_FILES = (TFDS_DIR, MANIFEST_DIR, SOURCES, FAILURES, RELEASE_JSON, CHECKSUMS, PACKAGES_DIR, WEBDATASET_DIR,
-                 *SCRATCH_DIRS, *PUBLISHED_NAMES)
-"""The top-level names every release has beside its tree (``imagenet-cp publish``'s included)."""
+RELEASE_FILES = (MANIFEST_DIR, SOURCES, FAILURES, RELEASE_JSON, CHECKSUMS, PACKAGES_DIR, CARD, *SCRATCH_DIRS)
+"""The top-level names every release has beside its tree and its formats' folders (the card
+``imagenet-cp publish`` writes included)."""
 
 
 def release_names() -> tuple:
-    """Every top-level name a build or ``package`` creates in a release folder: the tree of every
-    registered edition's layouts (:func:`schemas.editions.release_trees`), the VCR and A/O trees,
-    and :data:`RELEASE_FILES`."""
-    return tuple(dict.fromkeys((*release_trees(), *category_trees(), A_TREE, O_TREE, *RELEASE_FILES)))
+    """Every top-level name a build, ``package`` or ``publish`` creates in a release folder: the tree
+    of every registered edition's layouts (:func:`schemas.editions.release_trees`), the VCR and A/O
+    trees, :data:`RELEASE_FILES` and the folders of every registered format
+    (:func:`pipelines.formats.release_formats.format_folders`), read when called."""
+    return tuple(dict.fromkeys((*release_trees(), *category_trees(), A_TREE, O_TREE, *RELEASE_FILES,
+                                *format_folders())))
 
 
 class OutputFolderError(ValueError):

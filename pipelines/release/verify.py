@@ -14,14 +14,15 @@ there (:mod:`pipelines.formats.class_folders`). The three records are cross-chec
   ``sources.jsonl`` and ``failures.jsonl``, and the TFDS ``shardLengths`` of each config;
 - its manifest digest and input checksum are recomputed from the parts and ``sources.jsonl``;
 - what the loaders read is read as they read it (:mod:`pipelines.release.verify_records`): every
-  TFDS record (CRCs, label, image bytes against the manifest's SHA-256), every ImageNet-P MP4
-  (decoded with OpenCV to the manifest's frame count), the WebDataset shards when there are any, and
-  the Hugging Face index ``imagenet-cp publish`` writes (:func:`pipelines.release.hf_index.check_index`);
+  TFDS record (CRCs, label, image bytes against the manifest's SHA-256) and every ImageNet-P MP4
+  (decoded with OpenCV to the manifest's frame count);
+- every registered format checks its own files
+  (:func:`pipelines.formats.release_formats.format_problems`): the WebDataset shards hold exactly
+  each manifest's samples, in order, with the tree files' bytes and the labels; the Hugging Face
+  index ``imagenet-cp publish`` writes is read as ``datasets`` reads it;
 - the published files (``README.md``, ``croissant.json``, the Hugging Face index) are made again
   from ``release.json`` and the manifests and compared byte for byte
-  (:func:`pipelines.release.verify_publication.check_publication`);
-- the WebDataset shards a build wrote hold exactly each manifest's samples, in order, with the tree
-  files' bytes and the labels (:func:`pipelines.formats.webdataset.check_release_shards`).
+  (:func:`pipelines.release.verify_publication.check_publication`).
 
 ``SHA256SUMS`` is parsed as ``sha256sum --strict -c`` parses it (:func:`parse_checksums`): lines
 end in ``\n`` only, and a line holding any other line break (``\r``, ``\v``, ``\f``, ``\x1c``...,
@@ -57,8 +58,7 @@ from pipelines.formats.class_folders import listed_class_folders
 from pipelines.formats.manifests import parse_manifest_line
 from pipelines.formats.parts import iter_file_chunks, iter_lines
 from pipelines.formats.release_document import read_release
-from pipelines.formats.webdataset import check_release_shards
-from pipelines.release.hf_index import check_index
+from pipelines.formats.release_formats import format_problems
 from pipelines.release.verify_publication import check_publication
 from pipelines.release.verify_records import IN_FLIGHT_PER_THREAD, bounded_map, check_loaded_data, open_file
 
@@ -468,7 +468,6 @@ def _check_manifests(root: str, release: Release, listed: ChecksumTable, report:
     images = (release.input.images, counts.images)
     if None not in images and images[0] != images[1]:
         problems.append(f"{RELEASE_JSON}: input.images is {images[0]}, counts.images {images[1]}")
-    problems += check_release_shards(root, parts, listed, release.formats)
     split = release.tfds.split if release.tfds else None
     for folder, rows in sorted(shard_rows.items()):
         info_path = f"{folder}/dataset_info.json"
@@ -511,7 +510,7 @@ def _check_release_json(root: str, report: VerifyReport, listed: ChecksumTable, 
             report.problems.append(f"{SOURCES} differs from the input checksum in {RELEASE_JSON}")
         _check_manifests(root, release, listed, report)
         report.problems += check_loaded_data(root, release, listed, threads)
-        report.problems += check_index(root, release, listed)
+        report.problems += format_problems(root, release, listed)
         report.problems += check_publication(root, release, listed, _packed(root))
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as err:
         report.problems.append(f"cannot check {RELEASE_JSON}: {type(err).__name__}: {err}")

@@ -1,5 +1,8 @@
-"""Sinks as classes (pipelines.beam.sinks): a new output format, or an edition's own sink, is one class
-plugged into the writer, which is not edited; its files are in the release and in SHA256SUMS."""
+"""Formats as classes (pipelines.formats.release_sink): a new output format, or an edition's own sink, is
+one class plugged into the build, which is not edited: its files are in the release and in SHA256SUMS,
+``--force`` removes its folders, a resumed build writes them again, verify runs its check and the
+card and the ``--formats`` help say what it declares (docs/dev/adding-a-format.md walks through the toy
+format below)."""
 from __future__ import annotations
 
 import json
@@ -12,8 +15,11 @@ from pipelines.beam.build import SourceSelection, run_build
 from pipelines.beam.imagenet_c import build_imagenet_c, plan
 from pipelines.beam.runner import RunOptions
 from pipelines.beam.npy_release import ARRAYS_GROUP, SEQUENCE_ARRAYS_GROUP, StackedArrays
-from pipelines.beam.sinks import FORMAT_SINKS, ReleaseSink, WebDatasetShards, release_sinks
 from pipelines.formats import storage
+from pipelines.formats.release_formats import (FORMATS, TfdsRecords, TreeFiles, WebDatasetShards, formats_help,
+                                               release_sinks)
+from pipelines.formats.release_sink import ReleaseSink
+from pipelines.release.output_folder import release_names
 from pipelines.release.verify import verify_release
 from schemas.configs import ImageNetCConfig
 from schemas.records import Locator, SourceEntry
@@ -22,27 +28,55 @@ from schemas.release import parse_checksum_lines
 pytestmark = pytest.mark.beam  # runs Beam builds: `pytest -m "not beam"` leaves it out
 
 CONFIG = ImageNetCConfig.select(["contrast"], [1])
+RUN = RunOptions(workers=1, progress_interval=3600)
 
 
 def manifest_keys(release, config):
     return [json.loads(line)["key"] for line in (release / "manifest" / f"{config}.jsonl").read_text().splitlines()]
 
 
-def test_a_new_format_is_one_class_registered_in_the_table(tmp_path, monkeypatch):
-    class KeyIndex(ReleaseSink):  # defined here: Beam's workers get the class itself, pickled by value
+def key_index(fail_marker=None):
+    """The toy format: ``--formats keys``, ``keys/<config>.txt``. Made here, in a function: Beam's workers
+    get the class itself, pickled by value. With ``fail_marker``, its write step fails while that file exists."""
+
+    class KeyIndex(ReleaseSink):
         """``--formats keys``: ``keys/<config>.txt``, the config's output keys in manifest order."""
 
         name = "keys"
+        folders = ("keys",)
+        help = "keys/<config>.txt, each config's output keys"
+
+        @staticmethod
+        def text(root, config):
+            lines = storage.read_bytes(storage.join(root, f"manifest/{config}.jsonl")).splitlines()
+            return "".join(json.loads(line)["key"] + "\n" for line in lines).encode("utf-8")
 
         def write_group(self, release, group, outputs):
-            lines = storage.read_bytes(storage.join(release.output_dir, f"manifest/{group}.jsonl")).splitlines()
-            text = "".join(json.loads(line)["key"] + "\n" for line in lines)
-            return [storage.write_atomic(release.output_dir, f"keys/{group}.txt", text.encode("utf-8"), group=group)]
+            if fail_marker is not None and storage.exists(fail_marker):
+                raise RuntimeError("the toy format failed")
+            return [storage.write_atomic(release.output_dir, f"keys/{group}.txt", self.text(release.output_dir, group),
+                                         group=group)]
 
-    monkeypatch.setitem(FORMAT_SINKS, KeyIndex.name, KeyIndex)
+        def check(self, root, release, listed):
+            configs = [part.rsplit("/", 1)[-1][:-len(".jsonl")] for part in release.manifest_parts]
+            return [f"keys/{config}.txt: not the keys of manifest/{config}.jsonl" for config in configs
+                    if f"keys/{config}.txt" in listed
+                    and storage.read_bytes(storage.join(root, f"keys/{config}.txt")) != self.text(root, config)]
+
+        def card_lines(self, card):
+            if self.name not in card.release.formats:
+                return []
+            return ["The output keys of a config, in manifest order:", "", "```python",
+                    f'keys = open("RELEASE_DIR/keys/{card.first}.txt").read().split()', "```", ""]
+
+    return KeyIndex
+
+
+def test_a_new_format_is_one_class_registered_in_the_table(tmp_path, monkeypatch):
+    KeyIndex = key_index()
+    monkeypatch.setitem(FORMATS, KeyIndex.name, KeyIndex)  # the registration: nothing else is edited
     release = tmp_path / "release"
-    build_imagenet_c(str(release), SourceSelection(), CONFIG, RunOptions(workers=1, progress_interval=3600),
-                     formats=["keys", "tfds", "tree"])
+    build_imagenet_c(str(release), SourceSelection(), CONFIG, RUN, formats=["keys", "tfds", "tree"])
 
     for config in ("contrast_1", "clean"):
         keys = (release / "keys" / f"{config}.txt").read_text().splitlines()
@@ -50,6 +84,48 @@ def test_a_new_format_is_one_class_registered_in_the_table(tmp_path, monkeypatch
     listed = parse_checksum_lines((release / "SHA256SUMS").read_text().splitlines())
     assert {"keys/contrast_1.txt", "keys/clean.txt"} <= set(listed)
     assert json.loads((release / "release.json").read_text())["config"]["formats"] == ["keys", "tfds", "tree"]
+    card = (release / "README.md").read_text()
+    assert "The output keys of a config, in manifest order:" in card and 'open("RELEASE_DIR/keys/' in card
+    assert "keys (keys/<config>.txt, each config's output keys)" in formats_help()
+    assert verify_release(str(release)).ok
+
+    (release / "keys" / "clean.txt").write_text("tampered\n")
+    report = verify_release(str(release))
+    assert report.changed == ["keys/clean.txt"]
+    assert report.problems == ["keys/clean.txt: not the keys of manifest/clean.jsonl"]  # the format's own check
+
+
+def test_force_removes_the_folders_a_format_owns(tmp_path, monkeypatch):
+    KeyIndex = key_index()
+    monkeypatch.setitem(FORMATS, KeyIndex.name, KeyIndex)
+    assert "keys" in release_names()
+    release = tmp_path / "release"
+    build_imagenet_c(str(release), SourceSelection(), CONFIG, RUN, formats=["keys", "tree"])
+    assert (release / "keys" / "contrast_1.txt").exists()
+
+    other = ImageNetCConfig.select(["fog"], [1])
+    build_imagenet_c(str(release), SourceSelection(), other, replace(RUN, force=True), formats=["keys", "tree"])
+    assert sorted(p.name for p in (release / "keys").iterdir()) == ["clean.txt", "fog_1.txt"]
+    assert verify_release(str(release)).ok
+
+
+def test_a_resumed_build_writes_a_formats_files_again(tmp_path, monkeypatch, capsys):
+    marker = tmp_path / "fail"
+    marker.write_text("")
+    KeyIndex = key_index(str(marker))
+    monkeypatch.setitem(FORMATS, KeyIndex.name, KeyIndex)
+    release = tmp_path / "release"
+    with pytest.raises(Exception):
+        build_imagenet_c(str(release), SourceSelection(), CONFIG, RUN, formats=["keys", "tree"])
+    assert not (release / "release.json").exists()
+    (release / "keys").mkdir(exist_ok=True)
+    (release / "keys" / "clean.txt").write_text("left by the interrupted build\n")
+
+    marker.unlink()
+    capsys.readouterr()
+    build_imagenet_c(str(release), SourceSelection(), CONFIG, RUN, formats=["keys", "tree"])
+    assert "resuming: 8 of 8 images are built already" in capsys.readouterr().err
+    assert (release / "keys" / "clean.txt").read_text().splitlines() == manifest_keys(release, "clean")
     assert verify_release(str(release)).ok
 
 
@@ -70,8 +146,7 @@ def test_an_edition_sink_with_a_branch_of_its_own_sees_every_output(tmp_path):
     assert RecordKeys().sees_every_output and not WebDatasetShards().sees_every_output
     built = plan(CONFIG, SourceSelection())
     release = tmp_path / "release"
-    run_build(str(release), replace(built, sinks=(*built.sinks, RecordKeys())),
-              RunOptions(workers=1, progress_interval=3600))
+    run_build(str(release), replace(built, sinks=(*built.sinks, RecordKeys())), RUN)
 
     keys = sorted(manifest_keys(release, "contrast_1") + manifest_keys(release, "clean"))
     assert (release / "record-keys.txt").read_text().splitlines() == keys
@@ -83,15 +158,17 @@ def test_release_sinks_are_the_formats_in_name_order_then_the_editions_made_for_
     class Other(ReleaseSink):
         name = "another"
 
-    monkeypatch.setitem(FORMAT_SINKS, Other.name, Other)
+    monkeypatch.setitem(FORMATS, Other.name, Other)
     entries = [SourceEntry("b.png", "n1", 3, Locator("b.png"), "b.png"), SourceEntry("a.png", "n1", 1, Locator("a.png"), "a.png")]
     arrays = [StackedArrays((2, 2, 3), (1, 2), "T/labels.npy")]
     made = release_sinks(["webdataset", "tree", "another"], arrays, entries)
-    assert [type(s) for s in made] == [Other, WebDatasetShards, StackedArrays]
-    assert made[2].keys == ("b.png", "a.png") and made[2].labels == (3, 1)  # input order, as listed
-    assert [type(s) for s in release_sinks(["tfds"], arrays, entries)] == []  # the arrays are the tree
+    assert [type(s) for s in made] == [Other, TreeFiles, WebDatasetShards, StackedArrays]
+    assert made[3].keys == ("b.png", "a.png") and made[3].labels == (3, 1)  # input order, as listed
+    assert [type(s) for s in release_sinks(["tfds"], arrays, entries)] == [TfdsRecords]  # the arrays are the tree
     with pytest.raises(ValueError, match="unknown output format 'tiff'; valid: another, tfds, tree, webdataset"):
         release_sinks(["tiff"], [], entries)
+    with pytest.raises(ValueError, match="unknown output format 'hf'"):  # published, not a choice
+        release_sinks(["hf"], [], entries)
     with pytest.raises(ValueError, match="no output format chosen"):
         release_sinks([], [], entries)
 
@@ -101,7 +178,7 @@ def test_one_npy_sink_stacks_c_severity_blocks_and_p_datasets(tmp_path):
     array) are the same sink, configured."""
     import numpy as np
 
-    from pipelines.beam.sinks import ReleaseFiles
+    from pipelines.formats.release_sink import ReleaseFiles
     from schemas.records import OutputRecord
     from schemas.tfds import IMAGENET2012_CORRUPTED
 

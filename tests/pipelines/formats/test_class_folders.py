@@ -36,15 +36,14 @@ def test_the_missing_class_folders_are_made_beside_the_ones_holding_files(tmp_pa
 
 
 def test_a_worker_makes_a_parents_class_folders_before_its_first_file_once(tmp_path, monkeypatch):
-    from pipelines.beam import write_release
-    from pipelines.formats import storage
+    from pipelines.formats import class_folders, storage
 
-    monkeypatch.setattr(write_release, "_class_folders_made", set())
-    write_release.make_class_folders_once(str(tmp_path), "T/fog/3/n2", NAMES)
+    monkeypatch.setattr(class_folders, "_class_folders_made", set())
+    class_folders.make_class_folders_once(str(tmp_path), "T/fog/3/n2", NAMES)
     assert sorted(p.name for p in (tmp_path / "T/fog/3").iterdir()) == ["n1", "n2", "n3"]
     storage.write_new(str(tmp_path), "T/fog/3/n2/a.JPEG", b"x")  # its folder is there: created in place
     (tmp_path / "T/fog/3/n1").rmdir()
-    write_release.make_class_folders_once(str(tmp_path), "T/fog/3/n3", NAMES)  # same parent: nothing again
+    class_folders.make_class_folders_once(str(tmp_path), "T/fog/3/n3", NAMES)  # same parent: nothing again
     assert sorted(p.name for p in (tmp_path / "T/fog/3").iterdir()) == ["n2", "n3"]
-    write_release.make_class_folders_once(str(tmp_path), "T/other/x", NAMES)  # not a class folder: nothing
+    class_folders.make_class_folders_once(str(tmp_path), "T/other/x", NAMES)  # not a class folder: nothing
     assert not (tmp_path / "T/other").exists()

@@ -8,7 +8,8 @@ import pytest
 from schemas.configs import ImageNetPConfig
 from pipelines.beam.imagenet_p import _DecodeImagesFn, VideoTask
 from pipelines.formats.parts import read_ledger
-from pipelines.beam.sinks import ReleaseFiles
+from pipelines.formats.release_formats import TfdsRecords, TreeFiles
+from pipelines.formats.release_sink import ReleaseFiles
 from pipelines.beam.write_release import _WriteOutputFilesFn, write_group
 from pipelines.formats.spill import SpillRef, SpillWriter, read_spilled
 from pipelines.formats.tfrecord import encode_example, frame_record
@@ -78,7 +79,7 @@ def run_writer(dofn, elements):
 
 
 def test_output_writer_emits_part_names_not_outputs(tmp_path):
-    dofn = _WriteOutputFilesFn(ReleaseFiles(str(tmp_path), IMAGENET2012_CORRUPTED, SHARDS), None, part_records=3)
+    dofn = _WriteOutputFilesFn(ReleaseFiles(str(tmp_path), IMAGENET2012_CORRUPTED, SHARDS), None, part_records=3, sinks=[TreeFiles()])
     dofn.setup()
     records = [record(i) for i in range(7)]
     names = run_writer(dofn, records)
@@ -94,7 +95,7 @@ def test_output_writer_writes_held_records_in_batches_and_the_rest_at_the_bundle
     records = [record(i) for i in range(5)]
     for batch, written_before_the_end in (((2, 1 << 30), 4), ((100, 2500), 3), ((100, 1 << 30), 0)):
         out = tmp_path / f"{batch[0]}-{batch[1]}"
-        dofn = _WriteOutputFilesFn(ReleaseFiles(str(out), IMAGENET2012_CORRUPTED, SHARDS), None, batch=batch)
+        dofn = _WriteOutputFilesFn(ReleaseFiles(str(out), IMAGENET2012_CORRUPTED, SHARDS), None, batch=batch, sinks=[TreeFiles()])
         dofn.setup()
         dofn.start_bundle()
         assert [name for r in records for name in dofn.process(r)] == []  # no part was due
@@ -112,11 +113,12 @@ def shard_bytes(tmp_path, index=0, count=1):
 
 
 def test_group_writer_merges_parts_in_key_order(tmp_path):
-    writer = _WriteOutputFilesFn(ReleaseFiles(str(tmp_path), IMAGENET2012_CORRUPTED, 1), None, part_records=2)
+    writer = _WriteOutputFilesFn(ReleaseFiles(str(tmp_path), IMAGENET2012_CORRUPTED, 1), None, part_records=2, sinks=[TreeFiles()])
     writer.setup()
     records = [record(i) for i in range(6)]
     names = run_writer(writer, records[3:]) + run_writer(writer, records[:3])
-    write_group(ReleaseFiles(str(tmp_path), IMAGENET2012_CORRUPTED, 1), GROUP, [run[1:] for _, run in names])
+    write_group(ReleaseFiles(str(tmp_path), IMAGENET2012_CORRUPTED, 1), GROUP, [run[1:] for _, run in names],
+                [TfdsRecords()])
     examples = [encode_example(r.example) for r in sorted(records, key=lambda r: r.key)]
     assert shard_bytes(tmp_path) == b"".join(frame_record(e) for e in examples)
     keys = [line.split('"key":"')[1].split('"')[0] for line in (tmp_path / "manifest" / f"{GROUP}.jsonl").read_text().splitlines()]
@@ -124,11 +126,12 @@ def test_group_writer_merges_parts_in_key_order(tmp_path):
 
 
 def test_a_record_in_two_parts_is_written_once(tmp_path):
-    writer = _WriteOutputFilesFn(ReleaseFiles(str(tmp_path), IMAGENET2012_CORRUPTED, 1), None, part_records=2)
+    writer = _WriteOutputFilesFn(ReleaseFiles(str(tmp_path), IMAGENET2012_CORRUPTED, 1), None, part_records=2, sinks=[TreeFiles()])
     writer.setup()
     records = [record(i) for i in range(3)]
     first, again = run_writer(writer, records), run_writer(writer, records[1:])  # a rerun built two again
-    write_group(ReleaseFiles(str(tmp_path), IMAGENET2012_CORRUPTED, 1), GROUP, [run[1:] for _, run in first + again])
+    write_group(ReleaseFiles(str(tmp_path), IMAGENET2012_CORRUPTED, 1), GROUP, [run[1:] for _, run in first + again],
+                [TfdsRecords()])
     assert shard_bytes(tmp_path) == b"".join(frame_record(encode_example(r.example)) for r in records)
     assert len((tmp_path / "manifest" / f"{GROUP}.jsonl").read_text().splitlines()) == 3
 

@@ -6,7 +6,7 @@ import tarfile
 
 import pytest
 
-from pipelines.formats.webdataset import (MAX_SHARD_BYTES, check_formats, member_extension, plan_shards, read_shard,
+from pipelines.formats.webdataset import (MAX_SHARD_BYTES, member_extension, plan_shards, read_shard,
                                           sample_bytes, sample_key, sample_size, write_shards)
 
 
@@ -52,8 +52,12 @@ def test_repeated_keys_and_wrong_sizes_are_refused(tmp_path):
 
 
 def test_stacked_sequences_refuse_webdataset_in_one_line():
-    check_formats(["tree", "webdataset"], "imagenet", stacked=False)
+    from pipelines.formats.release_formats import check_build_formats
+    from pipelines.formats.release_sink import BuildKind
+
+    check_build_formats(["tree", "webdataset"], BuildKind("p", "imagenet", stacked=False))
+    check_build_formats(["tfds", "webdataset"], BuildKind("c", "cifar", stacked=True))  # ImageNet-P's rules only
     with pytest.raises(ValueError, match="ImageNet-P writes stacked .npy sequences"):
-        check_formats(["tree", "webdataset"], "cifar", stacked=True)
+        check_build_formats(["tree", "webdataset"], BuildKind("p", "cifar", stacked=True))
     with pytest.raises(ValueError, match="needs tree too: its samples are the tree's MP4 files"):
-        check_formats(["tfds", "webdataset"], "imagenet", stacked=False)
+        check_build_formats(["tfds", "webdataset"], BuildKind("p", "imagenet", stacked=False))

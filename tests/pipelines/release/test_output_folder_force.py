@@ -8,6 +8,7 @@ import os
 import pytest
 
 from schemas.editions import EDITIONS, release_identity
+from pipelines.formats.release_formats import format_folders
 from pipelines.release.output_folder import RELEASE_FILES, release_names
 from pipelines.release.verify import verify_release
 from scripts.cli import main as cli
@@ -26,7 +27,7 @@ CHAIN = [(C, "cifar", "c", "CIFAR-10-C"), (C, "imagenet", "c", "ImageNet-C"), (C
 
 def release_trees_in(folder) -> set:
     """The top-level names of ``folder`` that a release of any edition or benchmark could hold as its tree."""
-    return set(os.listdir(folder)) & (set(release_names()) - set(RELEASE_FILES))
+    return set(os.listdir(folder)) & (set(release_names()) - set(RELEASE_FILES) - set(format_folders()))
 
 
 def test_release_names_know_every_editions_tree():
