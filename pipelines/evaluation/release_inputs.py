@@ -33,7 +33,7 @@ from schemas.edition import DEFAULT_EDITION, NPY, Edition, Layout
 from schemas.editions import EDITIONS, release_identity
 from schemas.imagenet_c import CORRUPTIONS, SEVERITIES
 from schemas.imagenet_val import IMAGE_EXTENSIONS
-from schemas.release import CLEAN, MANIFEST_DIR, RELEASE_JSON, TFDS_DIR, Release
+from schemas.release import CLEAN, MANIFEST_DIR, RELEASE_JSON, TFDS_DIR, CSettings, Release
 from schemas.wnids import imagenet_wnids, wnid_to_label
 
 from pipelines.formats import storage
@@ -99,7 +99,9 @@ def c_release(release_dir: str) -> CRelease:
     names (:func:`schemas.editions.release_identity`) and its layout of the tree it names, else the
     first layout whose tree folder is present (an official download), else the 224 default."""
     document = release_document(release_dir)
-    severities = tuple(document.setting("severities", SEVERITIES) if document else SEVERITIES)
+    settings = document.config if document is not None else None
+    severities = tuple(settings.severities if isinstance(settings, CSettings) and settings.severities is not None
+                       else SEVERITIES)
     found = _named_layout(document) if document is not None else _present_layout(release_dir)
     if found is not None:
         return CRelease(*found, severities)

@@ -42,7 +42,7 @@ from PIL import Image
 from schemas.editions import release_identity
 from schemas.release import VCR_BENCHMARK
 from schemas.records import ManifestRecord
-from schemas.release import Release
+from schemas.release import PSettings, Release
 
 from pipelines.formats import storage
 from pipelines.formats.checksum_table import ChecksumTable
@@ -181,7 +181,7 @@ def _video_feature_problems(pngs: list, row: ManifestRecord, release: Release, v
 
     if len(pngs) != row.value("frames"):
         return [f"{len(pngs)} video frames, the manifest {row.value('frames')}"]
-    lossless = release.setting("tfds_frames") == "lossless"
+    lossless = isinstance(release.config, PSettings) and release.config.tfds_frames == "lossless"
     if not lossless and video is None:
         return []
     try:
