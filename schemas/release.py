@@ -186,14 +186,15 @@ class _JsonObject:
         return cls(**values, extra=extra)
 
     def to_json(self) -> dict:
-        """The JSON document: the declared fields that are set, and the kept ``extra`` keys."""
+        """The JSON document: the declared fields that are set, and the kept ``extra`` keys, in key
+        order (as :func:`dumps` writes it, and as a document read back holds it)."""
         document = dict(self.extra)
         for name in self._declared():
             value = getattr(self, name)
             if value is not None:
                 document[name] = (value.to_json() if isinstance(value, _JsonObject)
                                   else list(value) if isinstance(value, tuple) else value)
-        return document
+        return dict(sorted(document.items()))
 
 
 @dataclass(frozen=True)
