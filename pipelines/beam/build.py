@@ -355,7 +355,7 @@ def _locked_build(output_dir: str, plan: BuildPlan, run: RunOptions, ids: Option
     def space_needed() -> int:
         entries = read_ledger(output_dir)
         written = sum(e["bytes"] for e in entries)
-        outputs_done = max(1, sum(e["records"] for e in entries if e["bytes"]))
+        outputs_done = max(1, sum(e.records for e in entries if e.bytes))
         expected = images * outputs_per_image
         return int(written / outputs_done * max(0, expected - outputs_done) * 1.5)
 
@@ -368,7 +368,7 @@ def _locked_build(output_dir: str, plan: BuildPlan, run: RunOptions, ids: Option
         with stopping_cleanly(output_dir, space_needed) if local else contextlib.nullcontext():
             result = pipeline.run()
             if not local:  # the runner's own counters, or the committed parts where they say more
-                committed = CommittedOutputs(output_dir, [entry["part"] for entry in ledger])
+                committed = CommittedOutputs(output_dir, [entry.part for entry in ledger])
                 progress = ProgressLine(None, pending * outputs_per_image, pending, run.progress_interval,
                                         stream, read=lambda: _remote_counts(result, committed))
                 progress.start()

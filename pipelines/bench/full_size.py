@@ -229,7 +229,7 @@ def committed_records(scratch: str) -> int:
     """Records the committed parts of the build (outputs and source records) or of the evaluation
     (predictions) in ``scratch`` hold."""
     try:
-        return sum(entry["records"] for entry in read_ledger(scratch))
+        return sum(entry.records for entry in read_ledger(scratch))
     except (OSError, ValueError):
         return 0
 

@@ -31,5 +31,5 @@ def test_each_part_names_its_host_and_the_committed_outputs_grow_part_by_part(tm
     monkeypatch.setattr(storage, "read_bytes", lambda path: reads.append(path) or b"")
     assert counted() == 2 and reads == []  # a part is read once
     monkeypatch.undo()
-    assert {entry["host"] for entry in read_ledger(output)} == {socket.gethostname()}
+    assert {entry.host for entry in read_ledger(output)} == {socket.gethostname()}
     assert len(storage.list_files(output, LEDGER_DIR)) == 3
