@@ -20,10 +20,10 @@ from schemas.release import JsonValue
 __all__ = ["counts_bytes", "parse_counts", "environments_bytes", "parse_environments", "parse_environment",
            "identity_bytes", "parse_identity", "parse_lock_record"]
 
-Data = Union[str, bytes]
+_Data = Union[str, bytes]
 
 
-def _object(data: Data, what: str) -> dict:
+def _object(data: _Data, what: str) -> dict:
     """The JSON object of a text.
 
     Raises
@@ -42,7 +42,7 @@ def counts_bytes(counts: Mapping[str, int]) -> bytes:
     return json.dumps(dict(counts)).encode()
 
 
-def parse_counts(data: Data) -> dict[str, int]:
+def parse_counts(data: _Data) -> dict[str, int]:
     """``{counter: count}`` of a progress file.
 
     Raises
@@ -61,7 +61,7 @@ def environments_bytes(environments: Iterable[str]) -> bytes:
     return json.dumps(sorted(environments)).encode("utf-8")
 
 
-def parse_environments(data: Data) -> list[str]:
+def parse_environments(data: _Data) -> list[str]:
     """The environments' JSON texts of a run's environments file.
 
     Raises
@@ -85,7 +85,7 @@ def identity_bytes(identity: Mapping[str, JsonValue]) -> bytes:
     return (json.dumps(identity, indent=2, sort_keys=True) + "\n").encode()
 
 
-def parse_identity(data: Data) -> dict[str, JsonValue]:
+def parse_identity(data: _Data) -> dict[str, JsonValue]:
     """The identity of an evaluation's identity file.
 
     Raises
@@ -96,7 +96,7 @@ def parse_identity(data: Data) -> dict[str, JsonValue]:
     return _object(data, "an evaluation's identity file")
 
 
-def parse_lock_record(data: Data) -> dict[str, JsonValue]:
+def parse_lock_record(data: _Data) -> dict[str, JsonValue]:
     """A lock's record (``pid``, ``host``, ``beat``, ...); empty for an empty or unreadable record
     (a lock being written, or one made by something else)."""
     try:
