@@ -28,7 +28,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field, fields, replace
 from types import MappingProxyType
-from typing import Any, ClassVar, Iterable, Mapping, Optional, Sequence, Union
+from typing import ClassVar, Iterable, Mapping, Optional, Sequence, Union
 
 from schemas.adversarial import A_TREE, O_TREE
 from schemas.vcr import CLEAN, VCR_TREE
@@ -104,12 +104,16 @@ MANIFEST_FIELDS = ("key", "path", "sha256", "bytes", "shard")
 """Fields every manifest record has; each edition adds its own (wnid, label, seed, ...)."""
 
 
-def dumps(document: Any) -> str:
+JsonValue = Union[None, bool, int, float, str, Sequence["JsonValue"], Mapping[str, "JsonValue"]]
+"""A parsed JSON value: a document, a line's record, or what a key a type does not declare holds."""
+
+
+def dumps(document: JsonValue) -> str:
     """Canonical JSON text of a document: sorted keys, two-space indent, trailing newline."""
     return json.dumps(document, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
 
 
-def json_line(record: Mapping[str, Any]) -> str:
+def json_line(record: Mapping[str, JsonValue]) -> str:
     """Canonical one-line JSON of a record (sorted keys, compact), with its newline."""
     return json.dumps(record, sort_keys=True, separators=(",", ":"), ensure_ascii=False) + "\n"
 
@@ -152,10 +156,6 @@ def is_safe_name(name: str) -> bool:
     """
     return bool(name) and not name.startswith(".") and "/" not in name and "\\" not in name and all(
         ch.isprintable() for ch in name)
-
-
-JsonValue = Union[None, bool, int, float, str, Sequence["JsonValue"], Mapping[str, "JsonValue"]]
-"""A parsed JSON value: what a key a type does not declare holds."""
 
 
 @dataclass(frozen=True)

@@ -354,7 +354,7 @@ def _locked_build(output_dir: str, plan: BuildPlan, run: RunOptions, ids: Option
 
     def space_needed() -> int:
         entries = read_ledger(output_dir)
-        written = sum(e["bytes"] for e in entries)
+        written = sum(e.bytes for e in entries)
         outputs_done = max(1, sum(e.records for e in entries if e.bytes))
         expected = images * outputs_per_image
         return int(written / outputs_done * max(0, expected - outputs_done) * 1.5)

@@ -37,7 +37,7 @@ def test_clean_config_holds_the_images_as_the_corruptions_received_them(sample_r
         assert (row["corruption"], row["severity"], row["seed"]) == (None, None, None)
         assert (output / row["shard"]).is_file() and "/clean/3.1.0/" in row["shard"]
     release = result.release
-    assert release.setting("clean") is True and release.tfds.configs[0] == "clean"
+    assert release.config.clean is True and release.tfds.configs[0] == "clean"
     assert "manifest/clean.jsonl" in release.manifest_parts
 
 
