@@ -24,7 +24,7 @@ from schemas.inputs import Input
 from schemas.release import CLEAN
 
 __all__ = ["DEFAULT_EDITION", "SOURCE_FAMILIES", "JPEG", "NPY", "ENCODINGS", "CLEAN_TEMPLATE", "Preprocessing",
-           "TfdsNames", "Layout", "CEdition", "Card", "ModelInput", "Scoring", "Edition"]
+           "TfdsNames", "IMAGENET_LABELS", "RELEASE_LABELS", "LABEL_SPACES", "Layout", "CEdition", "Card", "ModelInput", "Scoring", "Edition"]
 
 DEFAULT_EDITION = "imagenet"
 """The edition every API and command uses when none is named: ImageNet-C/P at 224."""
@@ -111,6 +111,15 @@ class TfdsNames:
         return f"{self.config_names.get(corruption, corruption)}_{severity}"
 
 
+IMAGENET_LABELS = "imagenet"
+"""Label space of a layout whose class folders are ImageNet-1k wnids and whose labels are their
+indices among the 1000 (:func:`schemas.wnids.wnid_to_label`): a model's outputs score as they are."""
+RELEASE_LABELS = "release"
+"""Label space of a layout whose labels are its own classes, in the release's order (its TFDS
+``label.labels.txt``, or its ``labels.npy``)."""
+LABEL_SPACES = (IMAGENET_LABELS, RELEASE_LABELS)
+
+
 @dataclass(frozen=True)
 class Layout:
     """Where a release of one source family puts its files, and how TFDS sees it.
@@ -129,6 +138,9 @@ class Layout:
         The TFDS dataset of this layout.
     num_classes : int
         Number of classes of the labels.
+    label_space : str
+        What the labels are (:data:`LABEL_SPACES`): ImageNet-1k's indices (:data:`IMAGENET_LABELS`)
+        or the release's own classes (:data:`RELEASE_LABELS`).
     packages : Mapping[str, tuple], optional
         Tar name (without ``.tar``) -> the corruption categories it holds, in order; None: one
         tar per category of :attr:`CEdition.categories` (the ImageNet-C Zenodo layout).
@@ -147,10 +159,18 @@ class Layout:
     path_template: str
     tfds: TfdsNames
     num_classes: int
+    label_space: str
     labels_file: Optional[str] = None
     packages: Optional[Mapping[str, tuple]] = None
     package_prefix: bool = False
     clean_template: Optional[str] = None
+
+    def __post_init__(self):
+        if self.label_space not in LABEL_SPACES:
+            raise ValueError(f"layout {self.tree}: label_space must be one of {', '.join(LABEL_SPACES)}, "
+                             f"got {self.label_space!r}")
+        if self.label_space == IMAGENET_LABELS and self.num_classes != 1000:
+            raise ValueError(f"layout {self.tree}: ImageNet's label space has 1000 classes, not {self.num_classes}")
 
     def corruption_entry(self, corruption: str) -> str:
         """The top-level entry of ``corruption`` below the tree: its folder or its ``.npy``."""

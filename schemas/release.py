@@ -26,9 +26,9 @@ equal bytes.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from types import MappingProxyType
-from typing import Any, ClassVar, Iterable, Mapping, Optional, Sequence, Union
+from typing import ClassVar, Iterable, Mapping, Optional, Sequence, Union
 
 from schemas.adversarial import A_TREE, O_TREE
 from schemas.vcr import CLEAN, VCR_TREE
@@ -39,7 +39,9 @@ __all__ = ["RELEASE_FORMAT", "RELEASE_JSON", "CHECKSUMS", "SOURCES", "FAILURES",
            "P_BENCHMARK", "VCR_BENCHMARK", "A_BENCHMARK", "O_BENCHMARK", "BENCHMARKS", "LEGACY_EDITIONS",
            "MANIFEST_FIELDS", "dumps", "json_line", "manifest_path", "checksum_line", "parse_checksum_lines",
            "is_safe_name", "ReleaseInput", "ReleaseCounts", "ReleaseManifest", "ReleaseTfds", "PEditionFacts",
-           "EncoderSettings", "TfdsFrames", "VideoSettings", "ArrayLayout", "PackageFile", "Release"]
+           "EncoderSettings", "TfdsFrames", "VideoSettings", "ArrayLayout", "PackageFile", "JsonValue",
+           "BuildSettings", "CSettings", "PSettings", "VcrSettings", "FilterSettings", "FilteredSettings",
+           "ReleaseSettings", "SETTINGS", "settings_type", "Release"]
 
 RELEASE_FORMAT = "imagenet-cp-release/1"
 """Value of ``release.json``'s ``format`` field; bumped when the layout changes."""
@@ -102,12 +104,16 @@ MANIFEST_FIELDS = ("key", "path", "sha256", "bytes", "shard")
 """Fields every manifest record has; each edition adds its own (wnid, label, seed, ...)."""
 
 
-def dumps(document: Any) -> str:
+JsonValue = Union[None, bool, int, float, str, Sequence["JsonValue"], Mapping[str, "JsonValue"]]
+"""A parsed JSON value: a document, a line's record, or what a key a type does not declare holds."""
+
+
+def dumps(document: JsonValue) -> str:
     """Canonical JSON text of a document: sorted keys, two-space indent, trailing newline."""
     return json.dumps(document, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
 
 
-def json_line(record: Mapping[str, Any]) -> str:
+def json_line(record: Mapping[str, JsonValue]) -> str:
     """Canonical one-line JSON of a record (sorted keys, compact), with its newline."""
     return json.dumps(record, sort_keys=True, separators=(",", ":"), ensure_ascii=False) + "\n"
 
@@ -156,9 +162,10 @@ def is_safe_name(name: str) -> bool:
 class _JsonObject:
     """A JSON object with declared fields. ``from_json`` is tolerant: a declared field that is absent
     (a release made before it was added) is None, and keys it does not declare are kept in ``extra``,
-    so that ``to_json`` gives back the document read, key for key."""
+    so that ``to_json`` gives back the document read, key for key. A key whose value is null is
+    kept in ``extra`` too (its field is None): null and absent stay apart."""
 
-    extra: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    extra: Mapping[str, JsonValue] = field(default_factory=dict, compare=False, repr=False)
     _NESTED: ClassVar[Mapping[str, type]] = MappingProxyType({})
 
     @classmethod
@@ -166,7 +173,7 @@ class _JsonObject:
         return tuple(f.name for f in fields(cls) if f.name != "extra")
 
     @classmethod
-    def from_json(cls, document: Mapping[str, Any]):
+    def from_json(cls, document: Mapping[str, JsonValue]):
         """The object of a parsed JSON document (a null value is kept as it is, in ``extra``)."""
         declared, values, extra = cls._declared(), {}, {}
         for key, value in document.items():
@@ -179,14 +186,15 @@ class _JsonObject:
         return cls(**values, extra=extra)
 
     def to_json(self) -> dict:
-        """The JSON document: the declared fields that are set, and the kept ``extra`` keys."""
+        """The JSON document: the declared fields that are set, and the kept ``extra`` keys, in key
+        order (as :func:`dumps` writes it, and as a document read back holds it)."""
         document = dict(self.extra)
         for name in self._declared():
             value = getattr(self, name)
             if value is not None:
                 document[name] = (value.to_json() if isinstance(value, _JsonObject)
                                   else list(value) if isinstance(value, tuple) else value)
-        return document
+        return dict(sorted(document.items()))
 
 
 @dataclass(frozen=True)
@@ -324,6 +332,120 @@ class PackageFile(_JsonObject):
 
 
 @dataclass(frozen=True)
+class BuildSettings(_JsonObject):
+    """The fields of ``release.json``'s ``config`` that every build (C, P, VCR) has: the release
+    seed and the run's fields the driver adds (:meth:`with_run`). A field is None in a release made
+    before it was added, and where the run recorded null (``limit``, ``image_ids_sha256``)."""
+
+    seed: Optional[int] = None
+    edition: Optional[str] = None
+    examples_per_shard: Optional[int] = None
+    limit: Optional[int] = None
+    image_ids_sha256: Optional[str] = None
+    formats: Optional[Sequence[str]] = None
+
+    def with_run(self, examples_per_shard: int, limit: Optional[int], image_ids_sha256: Optional[str],
+                 formats: Optional[Sequence[str]] = None):
+        """The settings with the run's fields: ``limit`` and ``image_ids_sha256`` are written even
+        when null, ``formats`` only when given (a build that chose other formats than
+        :data:`DEFAULT_FORMATS`)."""
+        run = {"examples_per_shard": examples_per_shard, "limit": limit, "image_ids_sha256": image_ids_sha256}
+        return type(self).from_json({**self.to_json(), **run, **({} if formats is None else {"formats": list(formats)})})
+
+
+@dataclass(frozen=True)
+class CSettings(BuildSettings):
+    """``release.json``'s ``config`` of an ImageNet-C release
+    (:meth:`schemas.configs.ImageNetCConfig.to_json`, the edition's JPEG quality, the run's fields)."""
+
+    corruptions: Optional[Sequence[str]] = None
+    severities: Optional[Sequence[int]] = None
+    rng: Optional[str] = None
+    clean: Optional[bool] = None
+    jpeg_quality: Optional[int] = None
+
+
+@dataclass(frozen=True)
+class PSettings(BuildSettings):
+    """``release.json``'s ``config`` of an ImageNet-P release
+    (:meth:`schemas.configs.ImageNetPConfig.to_json` and the run's fields)."""
+
+    perturbations: Optional[Sequence[str]] = None
+    difficulties: Optional[Sequence[int]] = None
+    preset: Optional[str] = None
+    simd: Optional[bool] = None
+    tfds_frames: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class VcrSettings(BuildSettings):
+    """``release.json``'s ``config`` of a VCR release (:meth:`schemas.configs.VcrConfig.to_json` and
+    the run's fields)."""
+
+    corruptions: Optional[Sequence[str]] = None
+    levels: Optional[int] = None
+    per_bin: Optional[int] = None
+    bins: Optional[int] = None
+    parameters: Optional[str] = None
+    operators: Optional[str] = None
+    vif_variant: Optional[str] = None
+    dv_resolution: Optional[str] = None
+    image_format: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class FilterSettings(_JsonObject):
+    """``config.filter`` of an ImageNet-A / -O release: the filter's settings
+    (:meth:`schemas.adversarial.FilterConfig.to_json`) and its rules in words."""
+
+    task: Optional[str] = None
+    classes: Optional[str] = None
+    class_wnids: Optional[Sequence[str]] = None
+    threshold: Optional[float] = None
+    cap: Optional[int] = None
+    primary_model: Optional[int] = None
+    msp_cut: Optional[float] = None
+    min_size: Optional[int] = None
+    rules: Optional[Mapping[str, str]] = None
+
+
+@dataclass(frozen=True)
+class FilteredSettings(_JsonObject):
+    """``release.json``'s ``config`` of an ImageNet-A / -O release: the filter, its models (each
+    model's metadata, :mod:`pipelines.install.fetch_model`), the SHA-256 of the decisions and of the
+    accepted reviews, and what the fields of a file name mean."""
+
+    filter: Optional[FilterSettings] = None
+    models: Optional[Sequence[Mapping[str, JsonValue]]] = None
+    decisions_sha256: Optional[str] = None
+    reviews_sha256: Optional[str] = None
+    file_names: Optional[Mapping[str, str]] = None
+
+    _NESTED: ClassVar[Mapping[str, type]] = MappingProxyType({"filter": FilterSettings})
+
+
+ReleaseSettings = Union[CSettings, PSettings, VcrSettings, FilteredSettings]
+"""``release.json``'s ``config``: one type per benchmark."""
+
+SETTINGS: Mapping[str, type] = MappingProxyType({
+    C_BENCHMARK: CSettings, P_BENCHMARK: PSettings, VCR_BENCHMARK: VcrSettings,
+    A_BENCHMARK: FilteredSettings, O_BENCHMARK: FilteredSettings})
+"""Benchmark -> the type of its ``config``."""
+
+
+def settings_type(benchmark: Optional[str], edition: Optional[str], document: Mapping[str, JsonValue]) -> type:
+    """The type of a ``config`` document: its release's benchmark's (``benchmark``, or the old
+    ``edition`` name of :data:`LEGACY_EDITIONS`); in an old release that names neither, where only C
+    and P were made, :class:`PSettings` for a config with ``perturbations`` and :class:`CSettings`
+    otherwise."""
+    if benchmark is None and edition in LEGACY_EDITIONS:
+        benchmark = LEGACY_EDITIONS[edition][1]
+    if benchmark in SETTINGS:
+        return SETTINGS[benchmark]
+    return PSettings if "perturbations" in document else CSettings
+
+
+@dataclass(frozen=True)
 class Release(_JsonObject):
     """The document ``release.json``, the one place its fields are declared.
 
@@ -344,9 +466,10 @@ class Release(_JsonObject):
         the ``benchmark`` field: see :data:`LEGACY_EDITIONS`).
     tree : str
         The release's top folder (``ImageNet-C``, ``CIFAR-100-P``, ...).
-    config : mapping
-        The benchmark config's JSON (its ``to_json``) with the run's fields (``examples_per_shard``,
-        ``limit``, ``image_ids_sha256``, ``formats``).
+    config : CSettings, PSettings, VcrSettings or FilteredSettings
+        The benchmark's settings (:data:`SETTINGS`): a build's config with the run's fields
+        (``examples_per_shard``, ``limit``, ``image_ids_sha256``, ``formats``), an ImageNet-A / -O
+        set's filter.
     source_family : str
         The input's source family (C and P).
     encoding, image_size, labels : str, int, str
@@ -367,7 +490,7 @@ class Release(_JsonObject):
     edition: Optional[str] = None
     benchmark: Optional[str] = None
     tree: Optional[str] = None
-    config: Optional[Mapping[str, Any]] = None
+    config: Optional[ReleaseSettings] = None
     source_family: Optional[str] = None
     encoding: Optional[str] = None
     image_size: Optional[int] = None
@@ -388,6 +511,17 @@ class Release(_JsonObject):
         "p_edition": PEditionFacts, "video": VideoSettings, "arrays": ArrayLayout, "package": PackageFile})
 
     @classmethod
+    def from_json(cls, document: Mapping[str, JsonValue]) -> "Release":
+        """The release of a parsed ``release.json``, its ``config`` read as its benchmark's type
+        (:func:`settings_type`)."""
+        config = document.get("config")
+        if not isinstance(config, Mapping):
+            return super().from_json(document)
+        release = super().from_json({key: value for key, value in document.items() if key != "config"})
+        kind = settings_type(document.get("benchmark"), document.get("edition"), config)
+        return replace(release, config=kind.from_json(config))
+
+    @classmethod
     def from_text(cls, text: Union[str, bytes]) -> "Release":
         """The release of a ``release.json`` text.
 
@@ -405,15 +539,12 @@ class Release(_JsonObject):
         """The ``release.json`` text (:func:`dumps`: sorted keys, two-space indent)."""
         return dumps(self.to_json())
 
-    def setting(self, name: str, default: Any = None) -> Any:
-        """One field of ``config`` (``default`` when the config or the field is absent)."""
-        return (self.config or {}).get(name, default)
-
     @property
     def formats(self) -> tuple:
         """The output formats the release holds, in name order: ``config.formats``, recorded when
         the build chose other formats than :data:`DEFAULT_FORMATS` (those otherwise)."""
-        return tuple(self.setting("formats", DEFAULT_FORMATS))
+        formats = self.config.formats if isinstance(self.config, BuildSettings) else None
+        return tuple(DEFAULT_FORMATS if formats is None else formats)
 
     @property
     def manifest_parts(self) -> tuple:

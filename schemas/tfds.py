@@ -14,14 +14,14 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Mapping, Optional, Sequence
+from typing import Mapping, Optional, Sequence, Union
 
 from schemas.imagenet_c import CORRUPTIONS, IMAGE_SIZE, SEVERITIES
 from schemas.release import CLEAN, TFDS_DIR
 from schemas.wnids import imagenet_wnids
 
 __all__ = ["BYTES_LIST", "INT64_LIST", "FLOAT_LIST", "SHARD_TEMPLATE", "Image", "ClassLabel", "Text", "Scalar",
-           "TfdsDataset", "imagenet_c_config", "BENCHMARK_CITATION", "BENCHMARK_HOMEPAGE", "IMAGENET2012_CORRUPTED"]
+           "TfdsDataset", "split_examples", "feature_names", "imagenet_c_config", "BENCHMARK_CITATION", "BENCHMARK_HOMEPAGE", "IMAGENET2012_CORRUPTED"]
 
 _FEATURES = "tensorflow_datasets.core.features."
 BYTES_LIST, INT64_LIST, FLOAT_LIST = "bytes", "int64", "float"
@@ -213,6 +213,31 @@ class TfdsDataset:
         if self.supervised_keys:
             document["supervisedKeys"] = {"tuple": {"items": [{"featureKey": k} for k in self.supervised_keys]}}
         return json.dumps(document, indent=2, sort_keys=True)
+
+
+def split_examples(dataset_info: Union[str, bytes], split: Optional[str] = None) -> list[int]:
+    """The examples of each split a ``dataset_info.json`` (:meth:`TfdsDataset.dataset_info_json`)
+    lists (the sum of its ``shardLengths``): those named ``split``, or every split (None).
+
+    Raises
+    ------
+    ValueError
+        When the text is not JSON.
+    """
+    document = json.loads(dataset_info)
+    return [sum(int(n) for n in s.get("shardLengths", [])) for s in document.get("splits", [])
+            if split is None or s.get("name") == split]
+
+
+def feature_names(features_json: Union[str, bytes]) -> frozenset:
+    """The feature names a ``features.json`` (:meth:`TfdsDataset.features_json`) declares.
+
+    Raises
+    ------
+    ValueError
+        When the text is not JSON.
+    """
+    return frozenset(json.loads(features_json).get("featuresDict", {}).get("features", {}))
 
 
 def imagenet_c_config(corruption: str, severity: int) -> str:

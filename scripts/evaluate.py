@@ -79,14 +79,13 @@ def run(args) -> int:
     code = evaluate_vcr.dispatch(args)
     if code is not None:
         return code
-    import json
-
     from pipelines.beam.evaluate import evaluate_release
     from pipelines.beam.inference import Model
     from pipelines.beam.runner import RunOptions
     from pipelines.evaluation.scores import METRICS_FILE, ScoreBaselines
     from pipelines.evaluation.metrics_files import load_error_baseline, load_flip_baseline
     from pipelines.evaluation.report import summary_lines
+    from pipelines.formats.json_files import parse_json
     from pipelines.beam.shutdown import BuildInterrupted, BuildStopped
 
     import contextlib
@@ -121,7 +120,7 @@ def run(args) -> int:
         return err.exit_code
     metrics = storage.join(str(out), METRICS_FILE)
     if storage.exists(metrics):  # a local folder or an object store
-        for line in summary_lines(json.loads(storage.read_bytes(metrics))):
+        for line in summary_lines(parse_json(storage.read_bytes(metrics), metrics)):
             print(line)
     print(f"wrote {out}/metrics.json and {out}/report.md")
     return 0

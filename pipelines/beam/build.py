@@ -11,15 +11,15 @@ import contextlib
 import hashlib
 import math
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Mapping, Optional, Sequence
+from typing import Callable, Mapping, Optional, Sequence
 
 import apache_beam as beam
 from apache_beam.metrics.metric import MetricsFilter
 
 from schemas.editions import release_identity
 from schemas.image_ids import is_named_id_list, named_id_list_bytes
-from schemas.release import (DEFAULT_FORMATS, FAILURES, PROGRESS_DIR, SAMPLE_DIR, SOURCES, TFDS_FORMAT, TMP_DIR, Release,
-                             ReleaseInput)
+from schemas.release import (DEFAULT_FORMATS, FAILURES, PROGRESS_DIR, SAMPLE_DIR, SOURCES, TFDS_FORMAT, TMP_DIR,
+                             BuildSettings, Release, ReleaseInput)
 from schemas.tfds import TfdsDataset
 
 from pipelines.formats import storage
@@ -90,7 +90,7 @@ def read_image_ids(name_or_path: str) -> bytes:
     return named_id_list_bytes(name_or_path) if is_named_id_list(name_or_path) else storage.read_bytes(name_or_path)
 
 
-def _check_folder(output_dir: str, identity: tuple, config: Mapping[str, Any], force: bool) -> tuple[str, Optional[Release]]:
+def _check_folder(output_dir: str, identity: tuple, config: BuildSettings, force: bool) -> tuple[str, Optional[Release]]:
     """What the output folder holds, refusing anything but nothing, or a release or build in
     progress of this edition, benchmark (``identity``, see :func:`schemas.editions.release_identity`)
     and config (``force``: remove one of another config)."""
@@ -101,7 +101,7 @@ def _check_folder(output_dir: str, identity: tuple, config: Mapping[str, Any], f
     if kind == "empty":
         return kind, record
     there = _identity_of(record)
-    if there != identity or record.config != config:
+    if there != identity or _settings_json(record.config) != _settings_json(config):
         if force:
             remove_release(output_dir)
             return "empty", None
@@ -109,13 +109,17 @@ def _check_folder(output_dir: str, identity: tuple, config: Mapping[str, Any], f
         if there != identity:
             other = f"edition {_shown_identity(there)} there, {_shown_identity(identity)} here"
         else:
-            existing = record.config or {}
-            existing, config = ({"formats": list(DEFAULT_FORMATS), **c} for c in (existing, config))
+            existing, config = ({"formats": list(DEFAULT_FORMATS), **_settings_json(c)} for c in (record.config, config))
             other = "; ".join(f"{key} {_shown(existing.get(key))} there, {_shown(config.get(key))} here"
                               for key in sorted(set(existing) | set(config)) if existing.get(key) != config.get(key))
         raise OutputFolderError(f"{output_dir} holds a {what} of another config ({other}); use another --output, "
                                 "or --force to remove it")
     return kind, record
+
+
+def _settings_json(settings: Optional[BuildSettings]) -> dict:
+    """The JSON of a release's or a build's ``config`` (empty where it has none)."""
+    return settings.to_json() if settings is not None else {}
 
 
 def _identity_of(record: Release) -> Optional[tuple]:
@@ -258,13 +262,12 @@ def run_build(output_dir: str, plan: BuildPlan, run: RunOptions = RunOptions()) 
     """
     selection, document, formats = plan.selection, plan.document, plan.formats
     storage.configure(run.beam_args)  # object-store options (--s3_endpoint_url, ...) for the driver's own I/O
-    ids = None
-    config = dict(document.config, examples_per_shard=plan.examples_per_shard, limit=selection.limit,
-                  image_ids_sha256=None, **({"formats": list(formats)} if formats != DEFAULT_FORMATS else {}))
+    ids, ids_sha256 = None, None
     if selection.image_ids is not None:
         raw = read_image_ids(selection.image_ids)
-        config["image_ids_sha256"] = hashlib.sha256(raw).hexdigest()
-        ids = raw.decode("utf-8").splitlines()
+        ids_sha256, ids = hashlib.sha256(raw).hexdigest(), raw.decode("utf-8").splitlines()
+    config = document.config.with_run(plan.examples_per_shard, selection.limit, ids_sha256,
+                                      None if formats == DEFAULT_FORMATS else formats)
     check_not_inside(selection.input, output_dir)
     with FolderLock(output_dir, f"{document.edition} {document.benchmark}") as lock:
         if lock.note:
@@ -352,8 +355,8 @@ def _locked_build(output_dir: str, plan: BuildPlan, run: RunOptions, ids: Option
 
     def space_needed() -> int:
         entries = read_ledger(output_dir)
-        written = sum(e["bytes"] for e in entries)
-        outputs_done = max(1, sum(e["records"] for e in entries if e["bytes"]))
+        written = sum(e.bytes for e in entries)
+        outputs_done = max(1, sum(e.records for e in entries if e.bytes))
         expected = images * outputs_per_image
         return int(written / outputs_done * max(0, expected - outputs_done) * 1.5)
 
@@ -366,7 +369,7 @@ def _locked_build(output_dir: str, plan: BuildPlan, run: RunOptions, ids: Option
         with stopping_cleanly(output_dir, space_needed) if local else contextlib.nullcontext():
             result = pipeline.run()
             if not local:  # the runner's own counters, or the committed parts where they say more
-                committed = CommittedOutputs(output_dir, [entry["part"] for entry in ledger])
+                committed = CommittedOutputs(output_dir, [entry.part for entry in ledger])
                 progress = ProgressLine(None, pending * outputs_per_image, pending, run.progress_interval,
                                         stream, read=lambda: _remote_counts(result, committed))
                 progress.start()

@@ -32,7 +32,7 @@ from schemas.conditions import Condition
 from schemas.configs import ImageNetCConfig
 from schemas.edition import JPEG, NPY, Layout
 from schemas.records import Failure, OutputRecord, SourceEntry, SourceImage
-from schemas.release import C_BENCHMARK, CLEAN, DEFAULT_FORMATS, Release, ReleaseTfds
+from schemas.release import C_BENCHMARK, CLEAN, DEFAULT_FORMATS, CSettings, Release, ReleaseTfds
 from schemas.tfds import TfdsDataset
 from schemas.tfds_c import c_dataset
 from transforms import corrupt, encode_jpeg, encode_png, example_seed, make_rng, preprocess
@@ -195,7 +195,8 @@ def imagenet_c_document(config: ImageNetCConfig, class_names: Optional[Sequence[
     dataset = imagenet_c_dataset(config, class_names)
     return Release(
         edition=edition.name, benchmark=BENCHMARK, tree=layout.tree,
-        config={**config.to_json(), "jpeg_quality": edition.c.jpeg_quality if edition.c.encoding == JPEG else None},
+        config=CSettings.from_json({**config.to_json(),
+                                    "jpeg_quality": edition.c.jpeg_quality if edition.c.encoding == JPEG else None}),
         encoding=edition.c.encoding, image_size=edition.image_size,
         tfds=ReleaseTfds.of(dataset, config.groups),
         labels=f"{layout.tree}/{layout.labels_file}" if layout.labels_file else None,

@@ -37,8 +37,8 @@ import numpy as np
 from schemas.configs import ImageNetPConfig
 from schemas.imagenet_p import GRAIN_RATE_CONTROL, PERTURBATIONS, TFDS_FRAMES
 from schemas.imagenet_p_editions import NPY
-from schemas.release import (DEFAULT_FORMATS, P_BENCHMARK, ArrayLayout, EncoderSettings, PEditionFacts, Release,
-                             ReleaseTfds, TfdsFrames, VideoSettings)
+from schemas.release import (DEFAULT_FORMATS, P_BENCHMARK, ArrayLayout, EncoderSettings, PEditionFacts, PSettings,
+                             Release, ReleaseTfds, TfdsFrames, VideoSettings)
 from schemas.records import Failure, OutputRecord, SourceEntry, SourceImage
 from schemas.tfds_p import imagenet_p_config, p_dataset
 from transforms import BadInput, example_rng, example_seed, perturb_sequence
@@ -269,7 +269,8 @@ def imagenet_p_document(config: ImageNetPConfig, class_names: Optional[Sequence[
     and the TFDS configs."""
     dataset = p_dataset(config.edition, config.family, class_names)
     tree = config.tree
-    document = Release(edition=config.edition.name, benchmark=BENCHMARK, tree=tree, config=config.to_json(),
+    document = Release(edition=config.edition.name, benchmark=BENCHMARK, tree=tree,
+                       config=PSettings.from_json(config.to_json()),
                        p_edition=PEditionFacts.from_json(config.table.to_json()), source_family=config.source_family,
                        tfds=ReleaseTfds.of(dataset, config.groups))
     if config.table.output == NPY:

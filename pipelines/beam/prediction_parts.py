@@ -26,7 +26,6 @@ from __future__ import annotations
 import collections
 import contextlib
 import hashlib
-import json
 import os
 import sys
 import time
@@ -47,8 +46,9 @@ from pipelines.formats import storage
 from pipelines.formats.predictions import (FramePrediction, PredictionRecord, frame_line, logits_line,
                                            parse_frame_line, parse_logits_line, parse_prediction_line,
                                            prediction_line)
-from pipelines.formats.parts import (PART_RECORDS, PART_SECONDS, PartWriter, iter_file_chunks, ledger_runs, merge_runs,
-                                     read_ledger)
+from pipelines.formats.parts import (PART_RECORDS, PART_SECONDS, LedgerEntry, PartWriter, iter_file_chunks, ledger_runs,
+                                     merge_runs, read_ledger)
+from pipelines.formats.scratch_files import identity_bytes, parse_identity
 from pipelines.release.output_folder import FolderLock, OutputFolderError, WorkerLock, wait_for_orphan_workers
 
 __all__ = ["SCRATCH_DIR", "IDENTITY_FILE", "C_TABLE", "P_TABLE", "A_TABLE", "EVALUATION_COUNTERS", "scratch_dir",
@@ -148,7 +148,7 @@ def open_scratch(out_dir: str, identity: Mapping[str, Any], force: bool = False)
     path = storage.join(scratch, IDENTITY_FILE)
     if storage.exists(path):
         try:
-            there = json.loads(storage.read_bytes(path))
+            there = parse_identity(storage.read_bytes(path))
         except ValueError:
             there = {}
         if there == dict(identity):
@@ -160,16 +160,16 @@ def open_scratch(out_dir: str, identity: Mapping[str, Any], force: bool = False)
                 f"{out_dir} holds an interrupted evaluation of something else ({_difference(there, identity)}); "
                 "use another --output, or --force to discard it")
     storage.delete_tree(scratch)
-    storage.write_atomic(scratch, IDENTITY_FILE, (json.dumps(identity, indent=2, sort_keys=True) + "\n").encode())
+    storage.write_atomic(scratch, IDENTITY_FILE, identity_bytes(identity))
     return []
 
 
-def table_runs(ledger: Iterable[Mapping[str, Any]]) -> dict:
+def table_runs(ledger: Iterable[LedgerEntry]) -> dict:
     """table -> the ``(part, offset, length)`` of its committed runs."""
     return dict(ledger_runs(ledger))
 
 
-def committed_names(ledger: Iterable[Mapping[str, Any]]) -> list:
+def committed_names(ledger: Iterable[LedgerEntry]) -> list:
     """``(table, (part, offset, length))`` of every committed run."""
     return [(table, run) for table, runs in ledger_runs(ledger).items() for run in runs]
 
@@ -249,7 +249,7 @@ def read_logits(scratch: str, names: Iterable[tuple]) -> list:
     return results
 
 
-def committed_keys(scratch: str, ledger: Sequence[Mapping[str, Any]], prefix: str = A_TABLE) -> set:
+def committed_keys(scratch: str, ledger: Sequence[LedgerEntry], prefix: str = A_TABLE) -> set:
     """``(table name after prefix, key)`` of every prediction the committed parts' tables named
     ``prefix...`` hold: ``(part, key)`` of an A / O evaluation (``A/``), ``(group, key)`` of VCR (``C/``)."""
     return {(table[len(prefix):], key) for table, runs in ledger_runs(ledger).items() if table.startswith(prefix)
@@ -444,7 +444,7 @@ def run_resumable(out_dir: str, identity: Mapping[str, Any], model_path: str, be
             wait_for_orphan_workers(scratch)
             ledger = open_scratch(out_dir, identity, force)
             if ledger:
-                print(f"resuming: {sum(e['records'] for e in ledger)} predictions in {len(ledger)} parts of an "
+                print(f"resuming: {sum(e.records for e in ledger)} predictions in {len(ledger)} parts of an "
                       "interrupted run are kept", file=stream)
             pipeline, driver_counts = make_pipeline(scratch, ledger, scratch if local else None)
             started, run_start = time.monotonic(), time.time()

@@ -8,7 +8,6 @@ retried bundle counts twice there, never in the release.
 """
 from __future__ import annotations
 
-import json
 import math
 import sys
 import threading
@@ -22,6 +21,7 @@ from apache_beam.metrics import Metrics
 from schemas.release import PROGRESS_DIR
 
 from pipelines.formats import storage
+from pipelines.formats.scratch_files import counts_bytes, parse_counts
 
 __all__ = ["NAMESPACE", "COUNTERS", "IMAGE_WORK_COUNTER", "WorkClock", "ProgressCounter", "read_progress",
            "runner_counters", "format_duration", "progress_text", "ProgressLine"]
@@ -90,7 +90,7 @@ class ProgressCounter:
         """Write the counts so far to this instance's progress file."""
         if self._counts and self._output_dir is not None:
             try:
-                storage.write_atomic(self._output_dir, self._relative, json.dumps(dict(self._counts)).encode())
+                storage.write_atomic(self._output_dir, self._relative, counts_bytes(self._counts))
             except OSError:  # display only: a full disk is reported by the writes that matter
                 pass
         self._written = time.monotonic()
@@ -101,7 +101,7 @@ def read_progress(output_dir: str) -> Counter:
     total: Counter = Counter()
     for path in storage.match(storage.join(output_dir, f"{PROGRESS_DIR}/*.json")):
         try:
-            total.update(json.loads(storage.read_bytes(path)))
+            total.update(parse_counts(storage.read_bytes(path)))
         except (OSError, ValueError):  # a file being replaced right now: it is counted next time
             continue
     return total

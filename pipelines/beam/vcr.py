@@ -30,7 +30,7 @@ from schemas.configs import VcrConfig
 from schemas.edition import DEFAULT_EDITION
 from schemas.editions import get_edition
 from schemas.records import Failure, OutputRecord, SourceImage
-from schemas.release import VCR_BENCHMARK, Release, ReleaseTfds
+from schemas.release import VCR_BENCHMARK, Release, ReleaseTfds, VcrSettings
 from schemas.vcr import CLEAN, VCR_TREE, VcrExample, clean_key, png_path, vcr_key
 from transforms import BadInput, encode_png
 from transforms.rng import legacy_random_state
@@ -211,7 +211,8 @@ class BuildVcrExamples(beam.PTransform):
 
 def vcr_document(config: VcrConfig) -> Release:
     """Edition fields of ``release.json``."""
-    return Release(edition=DEFAULT_EDITION, benchmark=BENCHMARK, tree=VCR_TREE, config=config.to_json(),
+    return Release(edition=DEFAULT_EDITION, benchmark=BENCHMARK, tree=VCR_TREE,
+                   config=VcrSettings.from_json(config.to_json()),
                    tfds=ReleaseTfds.of(config.dataset, config.groups))
 
 

@@ -23,7 +23,7 @@ import numpy as np
 
 from metrics.vcr import curve_grid
 from transforms import preprocess
-from schemas.release import RELEASE_JSON, dumps
+from schemas.release import RELEASE_JSON, Release, VcrSettings, dumps
 from schemas.vcr import CLEAN, FORMULAS, SPLINE_DEGREE, CURVE_POINTS, VCR_TREE
 
 from pipelines.beam.evaluate import PredictTop5
@@ -97,6 +97,11 @@ class PredictVcr(beam.PTransform):
                 | "WritePredictions" >> beam.ParDo(_WriteGroupPredictionsFn(self._scratch, self._out_dir), refused))
 
 
+def _dv_resolution(release: Release) -> Optional[str]:
+    """``config.dv_resolution`` of a VCR release (None where it records none)."""
+    return release.config.dv_resolution if isinstance(release.config, VcrSettings) else None
+
+
 def evaluate_vcr(release_dir: str, model: Model, out_dir: Optional[str] = None,
                  human_file: HumanFile = HumanFile(),
                  settings: Optional[dict] = None, run: RunOptions = RunOptions()) -> Path:
@@ -121,7 +126,7 @@ def evaluate_vcr(release_dir: str, model: Model, out_dir: Optional[str] = None,
         raise ValueError(f"{release_dir} is not a VCR release (its {RELEASE_JSON} does not name edition 'vcr')")
     release = release_document(release_dir)
     settings = settings or analysis_settings()
-    human = (load_human(human_path, release.setting("dv_resolution"), settings, human_meta, min_trials)
+    human = (load_human(human_path, _dv_resolution(release), settings, human_meta, min_trials)
              if human_path else None)
     rows = read_vcr_manifest(release_dir)
     if human:
@@ -136,7 +141,7 @@ def evaluate_vcr(release_dir: str, model: Model, out_dir: Optional[str] = None,
     examples = [(r.corruption, r.key, r.label, storage.join(release_dir, r.path)) for r in rows]
     model_name = model_name_of(model_path)
     out = str(out_dir or default_output(release_dir, model_path))
-    native = release.setting("dv_resolution") == "native"
+    native = _dv_resolution(release) == "native"
     to_input = (lambda data: model_input(preprocess(data))) if native else model_input
     check_model(model_path, framework, A_SIDE, (IMAGENET_CLASSES,), "the VCR release",
                 trial_batch(((key, path) for _, key, _, path in examples), to_input))
@@ -165,7 +170,7 @@ def evaluate_vcr(release_dir: str, model: Model, out_dir: Optional[str] = None,
                  [f"knots={settings['knots']}"] * (settings["knots"] != "left")
     document = {
         "model": model_name, "release": str(release_dir), "edition": VCR_TREE,
-        "release_config": release.config,
+        "release_config": release.config.to_json() if release.config else None,
         "settings": {**settings, "degree": SPLINE_DEGREE, "curve_points": CURVE_POINTS,
                      "grid": f"j / {CURVE_POINTS}, j = 0..{CURVE_POINTS - 1}", "bin_rule": "i/n < delta_v < (i+1)/n",
                      "deviations": deviations},

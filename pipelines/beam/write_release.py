@@ -44,6 +44,7 @@ from pipelines.formats.parts import (FAILURES_TABLE, LEDGER_DIR, PART_RECORDS, P
                                      iter_file_chunks, ledger_runs, merge_runs)
 from pipelines.beam.progress import ProgressCounter
 from pipelines.formats.release_sink import GroupOutputs, ReleaseFiles, ReleaseSink
+from pipelines.formats.scratch_files import environments_bytes, parse_environment, parse_environments
 from pipelines.formats.tfrecord import encode_example
 
 __all__ = ["CHECKSUM_PARTS", "ENVIRONMENTS_DIR", "RELEASE_WIDE_GROUP", "OutputsFn", "shard_index", "global_windowed",
@@ -426,7 +427,7 @@ class WriteRelease(beam.PTransform):
                 | "DistinctEnvironments" >> beam.Distinct()
                 | "CollectEnvironments" >> beam.combiners.ToList()
                 | "WriteEnvironments" >> beam.Map(lambda envs: storage.write_atomic(
-                    out, relative, json.dumps(sorted(envs)).encode("utf-8"))))
+                    out, relative, environments_bytes(envs))))
 
 
 def _count_and_digest(output_dir: str, relative_paths: Iterable[str]) -> tuple[dict, str]:
@@ -445,7 +446,7 @@ def read_environments(output_dir: str) -> list:
     """Distinct worker environments (JSON texts, sorted) every run of a build reported."""
     found = set()
     for relative in storage.list_files(output_dir, ENVIRONMENTS_DIR):
-        found.update(json.loads(storage.read_bytes(storage.join(output_dir, relative))))
+        found.update(parse_environments(storage.read_bytes(storage.join(output_dir, relative))))
     return sorted(found)
 
 
@@ -469,7 +470,7 @@ def seal_release(output_dir: str, document: Release) -> Release:
     per_part, manifest_sha256 = _count_and_digest(output_dir, manifest_parts)
     lists, _ = _count_and_digest(output_dir, [SOURCES, FAILURES])
     _, sources_sha256 = _count_and_digest(output_dir, [SOURCES])
-    environments = [json.loads(e) for e in read_environments(output_dir)]
+    environments = [parse_environment(e) for e in read_environments(output_dir)]
     environments = environments or [library_versions()]  # no image reached a worker
     release = replace(
         document,

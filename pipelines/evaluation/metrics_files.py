@@ -27,7 +27,9 @@ from metrics.imagenet_p import flip_baseline, summarize_imagenet_p, unnormalized
 from schemas.baselines import ALEXNET_IMAGENET_C, ErrorBaseline
 from schemas.release import dumps
 
-__all__ = ["ERRORS_FILE", "FLIPS_FILE", "read_json", "load_errors", "write_errors", "load_error_baseline",
+from pipelines.formats.json_files import read_json
+
+__all__ = ["ERRORS_FILE", "FLIPS_FILE", "load_errors", "write_errors", "load_error_baseline",
            "check_baseline_covers", "load_npz", "load_flips", "write_flips", "load_flip_baseline",
            "imagenet_c_metrics", "imagenet_p_metrics", "imagenet_a_metrics", "imagenet_o_metrics_file"]
 
@@ -40,35 +42,6 @@ _ZIP_DATE = (1980, 1, 1, 0, 0, 0)  # a fixed time stamp keeps the archive's byte
 def _number(value) -> bool:
     """True for a finite JSON number (not a boolean, NaN or infinity)."""
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-
-
-def read_json(path):
-    """The JSON document of a file; a missing, unreadable or invalid file, or an object with a key
-    twice (the last value would win unseen), is a ValueError naming it."""
-    try:
-        text = Path(path).read_bytes().decode("utf-8")
-        return json.loads(text, parse_constant=lambda name: _raise(f"{name} is not a number JSON allows"),
-                          object_pairs_hook=_unique_keys)
-    except OSError as err:
-        raise ValueError(f"{path}: cannot read: {(err.strerror or type(err).__name__).lower()}") from err
-    except UnicodeDecodeError as err:
-        raise ValueError(f"{path}: not UTF-8 text") from err
-    except ValueError as err:
-        raise ValueError(f"{path}: not valid JSON ({err})") from err
-
-
-def _raise(message):
-    raise ValueError(message)
-
-
-def _unique_keys(pairs) -> dict:
-    """``object_pairs_hook`` of :func:`read_json`: the object as a dict, refusing a repeated key."""
-    document = {}
-    for key, value in pairs:
-        if key in document:
-            raise ValueError(f"the key {json.dumps(key)} appears twice in one object")
-        document[key] = value
-    return document
 
 
 def load_errors(path) -> tuple[dict, float | None]:

@@ -15,12 +15,12 @@ from typing import NamedTuple
 
 import numpy as np
 
-from schemas.edition import Edition
-from schemas.editions import EDITIONS, get_edition, release_identity
+from schemas.edition import DEFAULT_EDITION, Edition
+from schemas.editions import EDITIONS, get_edition
 from schemas.imagenet_p_editions import NPY
 from schemas.release import P_TREE, manifest_path
 
-from pipelines.evaluation.release_inputs import npy_header, read_npy_rows
+from pipelines.evaluation.release_inputs import npy_header, read_npy_rows, release_tree
 from pipelines.formats import storage
 from pipelines.formats.manifests import read_manifest_part
 from pipelines.formats.release_document import read_release
@@ -38,20 +38,16 @@ class PSet(NamedTuple):
 
 
 def p_tree(release_dir: str) -> tuple[str, str]:
-    """``(tree folder, edition)`` of a release's ImageNet-P data: the tree ``release.json`` names and
-    its edition (:func:`schemas.editions.release_identity`), else the first P tree folder present
-    (``ImageNet-P``, ``ImageNet-P-299``, ..., ``CIFAR-10-P``), else ``('ImageNet-P', 'imagenet')``."""
+    """``(tree folder, edition)`` of a release's ImageNet-P data
+    (:func:`pipelines.evaluation.release_inputs.release_tree`: the tree ``release.json`` names and
+    its edition, else the first P tree folder present, ``ImageNet-P``, ``ImageNet-P-299``, ...,
+    ``CIFAR-10-P``), else the 224 edition's ``('ImageNet-P', 'imagenet')``."""
     trees = {tree: name for name, e in EDITIONS.items() if e.p for tree in e.p.trees}
     try:
         release = read_release(release_dir)
-        if release.tree in trees:
-            return release.tree, release_identity(release).edition
-    except (OSError, ValueError):
-        pass
-    for tree, name in trees.items():  # an official download without release.json: the folder it holds
-        if storage.is_folder(storage.join(release_dir, tree)):
-            return tree, name
-    return P_TREE, "imagenet"
+    except (OSError, ValueError):  # none, or unreadable: the folders tell
+        release = None
+    return release_tree(release_dir, release, trees) or (P_TREE, DEFAULT_EDITION)
 
 
 def p_sets(release_dir: str) -> list[PSet]:

@@ -23,17 +23,17 @@ from __future__ import annotations
 
 import io
 import os
-from typing import NamedTuple, Optional
+from typing import Mapping, NamedTuple, Optional
 
 import numpy as np
 
 from schemas.adversarial import A_TREE, TASKS
 from schemas.class_subsets import subset_indices
-from schemas.edition import DEFAULT_EDITION, NPY, Edition, Layout
+from schemas.edition import DEFAULT_EDITION, IMAGENET_LABELS, NPY, Edition, Layout
 from schemas.editions import EDITIONS, release_identity
 from schemas.imagenet_c import CORRUPTIONS, SEVERITIES
 from schemas.imagenet_val import IMAGE_EXTENSIONS
-from schemas.release import CLEAN, MANIFEST_DIR, RELEASE_JSON, TFDS_DIR, Release
+from schemas.release import CLEAN, MANIFEST_DIR, RELEASE_JSON, TFDS_DIR, CSettings, Release
 from schemas.wnids import imagenet_wnids, wnid_to_label
 
 from pipelines.formats import storage
@@ -94,34 +94,42 @@ def check_config(name: str) -> None:
         parse_config(name)
 
 
+def release_tree(release_dir: str, document: Optional[Release], trees: Mapping[str, str]) -> Optional[tuple[str, str]]:
+    """``(tree, edition name)`` of a release's data among ``trees`` (tree folder -> the edition
+    whose tree it is): the tree ``release.json`` names, with the edition it names
+    (:func:`schemas.editions.release_identity`; the tree's own where it names none that has that
+    tree); else the first of ``trees`` whose folder is present (an official download without
+    ``release.json``); else None. The one way evaluation finds a release's edition."""
+    if document is not None and document.tree in trees:
+        try:
+            named = release_identity(document).edition
+        except ValueError:
+            named = None
+        return document.tree, named if trees.get(document.tree) == named else trees[document.tree]
+    return next(((tree, name) for tree, name in trees.items() if storage.is_folder(storage.join(release_dir, tree))),
+                None)
+
+
+def _c_trees() -> dict[str, str]:
+    """C tree folder -> its edition, for every registered edition."""
+    return {layout.tree: name for name, edition in EDITIONS.items() if edition.c is not None
+            for layout in edition.c.layouts.values()}
+
+
 def c_release(release_dir: str) -> CRelease:
-    """The edition, layout and severities of a release's ImageNet-C data: the edition ``release.json``
-    names (:func:`schemas.editions.release_identity`) and its layout of the tree it names, else the
-    first layout whose tree folder is present (an official download), else the 224 default."""
+    """The edition, layout and severities of a release's ImageNet-C data (:func:`release_tree`);
+    the 224 edition's layout where it has no C tree."""
     document = release_document(release_dir)
-    severities = tuple(document.setting("severities", SEVERITIES) if document else SEVERITIES)
-    found = _named_layout(document) if document is not None else _present_layout(release_dir)
-    if found is not None:
-        return CRelease(*found, severities)
-    edition = EDITIONS[DEFAULT_EDITION]
-    return CRelease(edition, edition.c.layout(), tuple(SEVERITIES))
-
-
-def _named_layout(document: Release) -> Optional[tuple]:
-    """``(edition, layout)`` of the C tree a release names; None for a release of no C tree."""
-    try:
-        edition = EDITIONS.get(release_identity(document).edition)
-    except ValueError:
-        return None
-    layouts = edition.c.layouts.values() if edition is not None and edition.c is not None else ()
-    return next(((edition, layout) for layout in layouts if layout.tree == document.tree), None)
-
-
-def _present_layout(release_dir: str) -> Optional[tuple]:
-    """``(edition, layout)`` of the first C tree folder present in a folder without ``release.json``."""
-    return next(((edition, layout) for edition in EDITIONS.values() if edition.c is not None
-                 for layout in edition.c.layouts.values()
-                 if storage.is_folder(storage.join(release_dir, layout.tree))), None)
+    settings = document.config if document is not None else None
+    severities = tuple(settings.severities if isinstance(settings, CSettings) and settings.severities is not None
+                       else SEVERITIES)
+    found = release_tree(release_dir, document, _c_trees())
+    if found is None:
+        edition = EDITIONS[DEFAULT_EDITION]
+        return CRelease(edition, edition.c.layout(), tuple(SEVERITIES))
+    tree, name = found
+    edition = EDITIONS[name]
+    return CRelease(edition, next(layout for layout in edition.c.layouts.values() if layout.tree == tree), severities)
 
 
 def _jpeg_tree_configs(root: str) -> list[CConfig]:
@@ -202,7 +210,7 @@ def tree_labels(release_dir: str, c: CRelease) -> dict:
     (its TFDS ``label.labels.txt``; the sorted class folders of the first condition without one)."""
     if c.edition.c.encoding == NPY:
         return {}
-    if c.layout.num_classes == 1000:
+    if c.layout.label_space == IMAGENET_LABELS:
         return dict(wnid_to_label())
     pattern = storage.join(release_dir, f"{TFDS_DIR}/{c.layout.tfds.dataset}/*/*/label.labels.txt")
     for labels_file in storage.match(pattern):
@@ -471,4 +479,4 @@ def in_distribution(path: str, subset: str = "imagenet_o") -> InDistribution:
 __all__ = ["ADVERSARIAL_TASKS", "CConfig", "CRelease", "InDistribution", "SOURCES", "RecordLocator", "RowLocator",
            "read_located", "adversarial_files",
            "adversarial_tree", "c_configs", "c_examples", "c_release", "check_config", "in_distribution", "labelled_paths", "manifest_files", "npy_header", "parse_config", "read_npy", "read_npy_rows",
-           "release_document", "tfds_configs", "tree_configs", "tree_labels"]
+           "release_document", "release_tree", "tfds_configs", "tree_configs", "tree_labels"]

@@ -34,7 +34,8 @@ import socket
 import time
 import uuid
 from array import array
-from typing import Any, Iterable, Iterator, Mapping, Optional, Sequence
+from dataclasses import dataclass
+from typing import Iterable, Iterator, Mapping, Optional, Sequence, Union
 
 import numpy as np
 
@@ -44,7 +45,7 @@ from pipelines.formats import storage
 from pipelines.formats.spill import SpillWriter
 
 __all__ = ["RUNS_DIR", "LEDGER_DIR", "SOURCES_TABLE", "FAILURES_TABLE", "PART_RECORDS", "PART_SECONDS", "READ_CHUNK",
-           "MERGE_BYTES", "MIN_READ_CHUNK", "run_path", "PartWriter", "read_ledger", "iter_file_chunks", "iter_lines",
+           "MERGE_BYTES", "MIN_READ_CHUNK", "LedgerEntry", "ledger_path", "run_path", "PartWriter", "read_ledger", "iter_file_chunks", "iter_lines",
            "merge_runs", "ledger_runs", "completed_images", "CommittedOutputs",
            "CommittedRecords"]
 
@@ -66,6 +67,58 @@ MERGE_BYTES = 1 << 25
 so that its memory does not grow with the number of parts a whole release commits."""
 MIN_READ_CHUNK = 1 << 14
 """The smallest chunk a run reader of a merge reads."""
+
+
+@dataclass(frozen=True)
+class LedgerEntry:
+    """The ledger entry of a committed part, ``DIR/.parts/ledger/<part>.json``.
+
+    Attributes
+    ----------
+    part : str
+        The part's name (its runs file is :func:`run_path`).
+    tables : mapping of str to (int, int)
+        Table (a group, or a list) -> where its run lies in the runs file: ``(offset, length)``.
+    records : int
+        Records the part holds (outputs, source and failure lines).
+    bytes : int
+        Bytes of the part's serialized examples (its spill file).
+    host : str
+        The machine that made it: how a cluster spread the work.
+    """
+
+    part: str
+    tables: Mapping[str, tuple[int, int]]
+    records: int
+    bytes: int
+    host: str
+
+    @classmethod
+    def from_text(cls, text: Union[str, bytes]) -> "LedgerEntry":
+        """The entry of a ledger file's text.
+
+        Raises
+        ------
+        ValueError
+            When the text is not a ledger entry.
+        """
+        document = json.loads(text)
+        try:
+            return cls(part=document["part"], records=document["records"], bytes=document["bytes"],
+                       host=document["host"],
+                       tables={table: (offset, length) for table, (offset, length) in document["tables"].items()})
+        except (KeyError, TypeError, ValueError) as err:
+            raise ValueError(f"not a ledger entry ({type(err).__name__}: {err})") from err
+
+    def text(self) -> str:
+        """The ledger file's text (one JSON object)."""
+        return json.dumps({"part": self.part, "tables": {t: list(run) for t, run in self.tables.items()},
+                           "records": self.records, "bytes": self.bytes, "host": self.host})
+
+
+def ledger_path(part: str) -> str:
+    """Relative path of a part's ledger entry, ``.parts/ledger/<part>.json``."""
+    return f"{LEDGER_DIR}/{part}.json"
 
 
 def run_path(part: str) -> str:
@@ -140,9 +193,9 @@ class PartWriter:
             ranges[table] = [offset, len(data)]
             offset += len(data)
         storage.write_atomic(self._output_dir, run_path(self.part), chunks)
-        entry = {"part": self.part, "tables": ranges, "records": self._records, "bytes": self._bytes,
-                 "host": socket.gethostname()}  # where it was made: how a cluster spread the work
-        storage.write_atomic(self._output_dir, f"{LEDGER_DIR}/{self.part}.json", json.dumps(entry).encode("utf-8"))
+        entry = LedgerEntry(part=self.part, tables={table: tuple(run) for table, run in ranges.items()},
+                            records=self._records, bytes=self._bytes, host=socket.gethostname())
+        storage.write_atomic(self._output_dir, ledger_path(self.part), entry.text().encode("utf-8"))
         names = [(table, self.part, start, length) for table, (start, length) in ranges.items()]
         if not self._follow:
             _leader_commits[0] += 1
@@ -150,12 +203,12 @@ class PartWriter:
         return names
 
 
-def read_ledger(output_dir: str) -> list[dict]:
+def read_ledger(output_dir: str) -> list[LedgerEntry]:
     """The committed parts' ledger entries, sorted by part name."""
     entries = []
     for relative in storage.list_files(output_dir, LEDGER_DIR):
-        entries.append(json.loads(storage.read_bytes(storage.join(output_dir, relative))))
-    return sorted(entries, key=lambda e: e["part"])
+        entries.append(LedgerEntry.from_text(storage.read_bytes(storage.join(output_dir, relative))))
+    return sorted(entries, key=lambda e: e.part)
 
 
 class CommittedOutputs:
@@ -178,15 +231,15 @@ class CommittedOutputs:
         for relative in storage.list_files(self._output_dir, LEDGER_DIR):
             part = relative.rsplit("/", 1)[-1][:-len(".json")]
             if part not in self._seen:
-                entry = json.loads(storage.read_bytes(storage.join(self._output_dir, relative)))
+                entry = LedgerEntry.from_text(storage.read_bytes(storage.join(self._output_dir, relative)))
                 self._outputs += self._counted(entry)
                 self._seen.add(part)
         return self._outputs
 
     @staticmethod
-    def _counted(entry: dict) -> int:
+    def _counted(entry: LedgerEntry) -> int:
         """What one ledger entry adds: its records when its part holds output bytes."""
-        return entry["records"] if entry["bytes"] else 0
+        return entry.records if entry.bytes else 0
 
 
 class CommittedRecords(CommittedOutputs):
@@ -194,8 +247,8 @@ class CommittedRecords(CommittedOutputs):
     records and the predictions (what a full-size run waits for before it kills a step)."""
 
     @staticmethod
-    def _counted(entry: dict) -> int:
-        return entry["records"]
+    def _counted(entry: LedgerEntry) -> int:
+        return entry.records
 
 
 def iter_file_chunks(path: str, start: int = 0, length: Optional[int] = None,
@@ -252,12 +305,12 @@ def merge_runs(output_dir: str, table: str, runs: Iterable[tuple]) -> Iterator[l
             yield fields
 
 
-def ledger_runs(ledger: Iterable[Mapping[str, Any]]) -> dict:
+def ledger_runs(ledger: Iterable[LedgerEntry]) -> dict:
     """table -> the ``(part, offset, length)`` of its committed runs."""
     tables = collections.defaultdict(list)
     for entry in ledger:
-        for table, (offset, length) in entry["tables"].items():
-            tables[table].append((entry["part"], offset, length))
+        for table, (offset, length) in entry.tables.items():
+            tables[table].append((entry.part, offset, length))
     return tables
 
 
@@ -279,7 +332,7 @@ def _distinct_per_image(pairs: Iterable[tuple[int, str]], images: int) -> np.nda
     return np.bincount(unique[:, 0], minlength=images)
 
 
-def completed_images(output_dir: str, ledger: Sequence[Mapping[str, Any]], entries: Sequence,
+def completed_images(output_dir: str, ledger: Sequence[LedgerEntry], entries: Sequence,
                      outputs_per_image: int, related=None) -> set:
     """Keys of the input images whose work is all in committed parts.
 

@@ -18,7 +18,7 @@ from schemas.edition import Card
 from schemas.editions import get_edition
 from schemas.inputs import Input
 from schemas.publication import BENCHMARKS, OFFICIAL_RELEASE_TERMS, edition_and_benchmark, size_category
-from schemas.release import Release, ReleaseInput
+from schemas.release import BuildSettings, CSettings, Release, ReleaseInput
 
 from pipelines.formats.release_formats import loading_lines
 from pipelines.formats.release_sink import CardContext
@@ -65,7 +65,7 @@ def build_command(release: Release) -> str:
     words = ["imagenet-cp", COMMANDS[benchmark]]
     if (release.input or ReleaseInput()).kind != "sample":
         words += ["--input", "INPUT"]
-    for key, value in sorted((release.config or {}).items()):
+    for key, value in sorted((release.config.to_json() if release.config else {}).items()):
         option = "--" + key.replace("_", "-")
         if key in NOT_OPTIONS or value is None:
             continue
@@ -159,13 +159,25 @@ def _checking() -> list[str]:
             "`imagenet-cp verify` prints the release digest as its last line.", ""]
 
 
+def _seed(release: Release):
+    """``config.seed`` of a build, ``?`` where the release records none."""
+    seed = release.config.seed if isinstance(release.config, BuildSettings) else None
+    return "?" if seed is None else seed
+
+
+def _rng(release: Release) -> str:
+    """``config.rng`` of an ImageNet-C build; the reference's legacy streams where none is recorded."""
+    rng = release.config.rng if isinstance(release.config, CSettings) else None
+    return "reference (legacy RandomState)" if rng is None else rng
+
+
 def _provenance(release: Release) -> list[str]:
     source = release.input or ReleaseInput()
     lines = ["## How it was built", "", "```sh", build_command(release), "```", ""]
     facts = [("input", f"{_or_unknown(source.kind)}, {_or_unknown(source.images)} images"),
              ("input checksum (SHA-256 of `sources.jsonl`)", f"`{_or_unknown(source.sha256)}`"),
-             ("release seed", release.setting("seed", "?")),
-             ("random streams (`rng`)", release.setting("rng", "reference (legacy RandomState)")),
+             ("release seed", _seed(release)),
+             ("random streams (`rng`)", _rng(release)),
              ("manifest digest", f"`{_or_unknown(release.manifest.sha256 if release.manifest else None)}`"),
              ("release format", _or_unknown(release.format))]
     lines += _table(("fact", "value"), facts) + ["", "Library versions (from the workers):", ""]

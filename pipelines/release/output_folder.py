@@ -35,6 +35,7 @@ from schemas.release import (CHECKSUMS, FAILURES, MANIFEST_DIR, PACKAGES_DIR, PA
                              SOURCES, Release, json_line)
 
 from pipelines.formats import storage
+from pipelines.formats.scratch_files import parse_lock_record
 from pipelines.formats.release_document import read_release
 from pipelines.formats.release_formats import format_folders
 
@@ -207,10 +208,7 @@ class _LockObject:
             except FileNotFoundError:  # released in between: try once more
                 self._etag = storage.put_object(self.path, self._body(), if_absent=True)
             else:
-                try:
-                    info = json.loads(data or b"{}")
-                except ValueError:
-                    info = {}
+                info = parse_lock_record(data)
                 if time.time() - float(info.get("beat", 0)) < LOCK_STALE_SECONDS:
                     raise _busy(storage.parent(self.path), info) from None
                 try:
@@ -242,8 +240,8 @@ class _LockObject:
 def _read_info(fd: int) -> dict:
     try:
         os.lseek(fd, 0, os.SEEK_SET)
-        return json.loads(os.read(fd, 4096) or b"{}")
-    except (OSError, ValueError):
+        return parse_lock_record(os.read(fd, 4096))
+    except OSError:
         return {}
 
 

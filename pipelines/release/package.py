@@ -24,10 +24,10 @@ from typing import Iterable, Iterator, Mapping, NamedTuple, Optional
 
 from schemas.edition import Edition, Layout
 from schemas.editions import EDITIONS, category_trees
-from schemas.release import (CHECKSUMS, PACKAGES_DIR, RELEASE_JSON, TFDS_DIR, TFDS_FORMAT, TMP_DIR, TREE_FORMAT, Release,
-                             checksum_line)
+from schemas.release import PACKAGES_DIR, RELEASE_JSON, TFDS_DIR, TFDS_FORMAT, TMP_DIR, TREE_FORMAT, Release
 
 from pipelines.formats import storage
+from pipelines.formats.checksum_file import write_checksums
 from pipelines.formats.checksum_table import ChecksumTable
 from pipelines.formats.class_folders import listed_class_folders
 from pipelines.formats.release_document import read_release
@@ -305,7 +305,6 @@ def _write_package(release_dir: str, output_dir: Optional[str], plan: Optional[l
         below = "" if tar.base == release_dir else f"{tree_name}/"  # the tar's base, relative to the release
         tars[destination] = write_tar(tar.base, tar.members, destination, tar.folder_only,
                                       empty_folders=[f[len(below):] for f in empty if f.startswith(below)])
-    lines = "".join(checksum_line(sha256, storage.basename(path)) for path, sha256 in tars.items())
-    storage.write_atomic(output_dir, CHECKSUMS, lines.encode("utf-8"))
+    write_checksums(output_dir, [(storage.basename(path), sha256) for path, sha256 in tars.items()])
     storage.delete_tree(storage.join(output_dir, TMP_DIR))
     return list(tars)

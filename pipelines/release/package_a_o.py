@@ -18,6 +18,7 @@ predicted O class as ``<source synset>_<file>``. The meanings are recorded in ``
 """
 from __future__ import annotations
 
+import collections
 import hashlib
 import json
 import os
@@ -32,11 +33,12 @@ from schemas.edition import DEFAULT_EDITION
 from schemas.publication import PUBLISHED_NAMES
 from schemas.records import ManifestRecord, SourceRecord
 from schemas.release import (LEGACY_EDITIONS, CHECKSUMS, MANIFEST_DIR, PACKAGES_DIR, RELEASE_FORMAT, RELEASE_JSON, SOURCES,
-                             PackageFile, Release, ReleaseCounts, ReleaseInput, ReleaseManifest, checksum_line,
-                             is_safe_name, json_line)
+                             TMP_DIR, FilteredSettings, FilterSettings, PackageFile, Release, ReleaseCounts, ReleaseInput,
+                             ReleaseManifest, is_safe_name, json_line)
 from schemas.wnids import wnid_to_label
 from transforms.ten_crop import CENTRE_CROP
 
+from pipelines.formats.checksum_file import write_checksums
 from pipelines.formats.lists import read_decisions, read_reviews
 from pipelines.formats.release_document import read_release, write_release
 from pipelines.release.package import write_tar
@@ -102,6 +104,13 @@ def _write(path: str, data: bytes) -> None:
     os.replace(partial, path)
 
 
+def _write_checksums(directory: str, entries: list) -> None:
+    """Write ``directory/SHA256SUMS`` (:func:`pipelines.formats.checksum_file.write_checksums`), and
+    remove the folder its atomic write leaves behind (the package holds the listed files alone)."""
+    write_checksums(directory, entries)
+    shutil.rmtree(os.path.join(directory, TMP_DIR), ignore_errors=True)
+
+
 def package_set(task: str, filtered_dir: str, accepted_path: str, output_dir: str,
                 candidates: Optional[str] = None) -> dict:
     """Package the accepted items of a filter run; return the ``release.json`` document.
@@ -162,9 +171,7 @@ def package_set(task: str, filtered_dir: str, accepted_path: str, output_dir: st
     _write(os.path.join(output_dir, manifest), manifest_bytes)
     sources_bytes = "".join(json_line(s.to_json()) for s in sources).encode("utf-8")
     _write(os.path.join(output_dir, SOURCES), sources_bytes)
-    per_class: dict = {}
-    for r in rows:
-        per_class[r.fields["wnid"]] = per_class.get(r.fields["wnid"], 0) + 1
+    per_class = collections.Counter(r.fields["wnid"] for r in rows)
     with open(accepted_path, "rb") as stream:
         accepted_sha256 = hashlib.sha256(stream.read()).hexdigest()
     packages = os.path.join(output_dir, PACKAGES_DIR)
@@ -176,13 +183,14 @@ def package_set(task: str, filtered_dir: str, accepted_path: str, output_dir: st
         for chunk in iter(lambda: stream.read(1 << 20), b""):
             md5.update(chunk)
     tar_sha256 = file_sha256(tar)
-    _write(os.path.join(packages, CHECKSUMS), checksum_line(tar_sha256, os.path.basename(tar)).encode("utf-8"))
+    _write_checksums(packages, [(os.path.basename(tar), tar_sha256)])
     release = Release(
         edition=DEFAULT_EDITION, benchmark=LEGACY_EDITIONS[tree][1], tree=tree, format=RELEASE_FORMAT,
         package=PackageFile(file=f"{PACKAGES_DIR}/{tree}.tar", bytes=os.path.getsize(tar), sha256=tar_sha256,
                             md5=md5.hexdigest()),
-        config={"filter": run["config"], "models": run["models"], "decisions_sha256": run["decisions_sha256"],
-                "reviews_sha256": accepted_sha256, "file_names": NAME_FIELDS[task]},
+        config=FilteredSettings(filter=FilterSettings.from_json(run["config"]),
+                                models=tuple(run["models"]), decisions_sha256=run["decisions_sha256"],
+                                reviews_sha256=accepted_sha256, file_names=NAME_FIELDS[task]),
         input=ReleaseInput(kind="filtered", sha256=hashlib.sha256(sources_bytes).hexdigest(), images=len(sources)),
         counts=ReleaseCounts(images=len(rows), outputs=len(rows), failures=0, per_class=dict(sorted(per_class.items())),
                              reviewed=len(reviews), accepted=len(accepted)),
@@ -191,7 +199,6 @@ def package_set(task: str, filtered_dir: str, accepted_path: str, output_dir: st
     )
     write_release(output_dir, release)
     listed = sorted(relative_files(output_dir, (PACKAGES_DIR, CHECKSUMS)))
-    _write(os.path.join(output_dir, CHECKSUMS), "".join(
-        checksum_line(file_sha256(os.path.join(output_dir, p)), p) for p in listed).encode("utf-8"))
+    _write_checksums(output_dir, [(p, file_sha256(os.path.join(output_dir, p))) for p in listed])
     write_publication(output_dir)
     return release

@@ -20,9 +20,10 @@ import hashlib
 import os
 from typing import Optional
 
-from schemas.release import CHECKSUMS, PACKAGES_DIR, RELEASE_JSON, checksum_line, manifest_path
+from schemas.release import CHECKSUMS, PACKAGES_DIR, RELEASE_JSON, manifest_path
 
 from pipelines.formats import storage
+from pipelines.formats.checksum_file import write_checksums
 from pipelines.formats.parts import iter_file_chunks
 from pipelines.formats.release_document import read_release
 
@@ -78,26 +79,18 @@ def check_package_output(release_dir: str, output_dir: Optional[str]) -> None:
                          f"for {storage.join(release_dir, PACKAGES_DIR)}")
 
 
-_LINES_PER_CHUNK = 8192
-"""Lines of ``SHA256SUMS`` written at a time when it is rewritten."""
-
-
 def add_checksum_lines(release_dir: str, files: dict[str, str]) -> None:
     """Put ``{relative path: sha256}`` into ``SHA256SUMS``: a listed path's line is replaced where it
     stands, the others are appended in path order (the build's lines keep their order)."""
     from pipelines.release.verify import iter_checksums
 
-    def chunks():  # the file streamed through, a few thousand lines at a time
-        pending, lines = dict(files), []
+    def entries():  # the file streamed through
+        pending = dict(files)
         for path, digest in iter_checksums(release_dir):
-            lines.append(checksum_line(pending.pop(path, digest), path))
-            if len(lines) == _LINES_PER_CHUNK:
-                yield "".join(lines).encode("utf-8")
-                lines = []
-        lines += [checksum_line(pending[path], path) for path in sorted(pending)]
-        yield "".join(lines).encode("utf-8")
+            yield path, pending.pop(path, digest)
+        yield from ((path, pending[path]) for path in sorted(pending))
 
-    storage.write_atomic(release_dir, CHECKSUMS, chunks())
+    write_checksums(release_dir, entries())
 
 
 def publish_release(release_dir: str, check: bool = True) -> list[str]:

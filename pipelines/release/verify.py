@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import codecs
 import hashlib
-import json
 import os
 import stat
 from concurrent.futures import ThreadPoolExecutor
@@ -51,6 +50,7 @@ from typing import Callable, Iterable, Iterator, Optional
 
 from schemas.release import (CHECKSUMS, FAILURES, MANIFEST_DIR, PACKAGES_DIR, RELEASE_JSON, SOURCES, TFDS_FORMAT, TREE_FORMAT,
                              Release)
+from schemas.tfds import split_examples
 
 from pipelines.formats import storage
 from pipelines.formats.checksum_table import ChecksumTable, ListedTwice, folder_and_parents
@@ -474,9 +474,7 @@ def _check_manifests(root: str, release: Release, listed: ChecksumTable, report:
         if info_path not in listed or not _is_file(storage.join(root, info_path)):
             problems.append(f"{info_path} is not listed in {CHECKSUMS}")
             continue
-        info = json.loads(storage.read_bytes(storage.join(root, info_path)))
-        lengths = [sum(int(n) for n in s.get("shardLengths", [])) for s in info.get("splits", [])
-                   if split is None or s.get("name") == split]
+        lengths = split_examples(storage.read_bytes(storage.join(root, info_path)), split)
         if sum(lengths) != rows:
             problems.append(f"{info_path}: {sum(lengths)} examples, the manifest {rows}")
 

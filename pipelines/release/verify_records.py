@@ -30,7 +30,6 @@ from __future__ import annotations
 import collections
 import hashlib
 import io
-import json
 import os
 import posixpath
 from concurrent.futures import ThreadPoolExecutor
@@ -42,7 +41,8 @@ from PIL import Image
 from schemas.editions import release_identity
 from schemas.release import VCR_BENCHMARK
 from schemas.records import ManifestRecord
-from schemas.release import Release
+from schemas.release import PSettings, Release
+from schemas.tfds import feature_names
 
 from pipelines.formats import storage
 from pipelines.formats.checksum_table import ChecksumTable
@@ -120,8 +120,7 @@ def declared_features(root: str, shard: str) -> Optional[frozenset]:
     path = storage.join(root, posixpath.join(posixpath.dirname(shard), FEATURES_FILE))
     if not storage.exists(path):
         return None
-    document = json.loads(storage.read_bytes(path))
-    return frozenset(document.get("featuresDict", {}).get("features", {}))
+    return feature_names(storage.read_bytes(path))
 
 
 def expected_file_name(row: ManifestRecord, release: Release) -> str:
@@ -181,7 +180,7 @@ def _video_feature_problems(pngs: list, row: ManifestRecord, release: Release, v
 
     if len(pngs) != row.value("frames"):
         return [f"{len(pngs)} video frames, the manifest {row.value('frames')}"]
-    lossless = release.setting("tfds_frames") == "lossless"
+    lossless = isinstance(release.config, PSettings) and release.config.tfds_frames == "lossless"
     if not lossless and video is None:
         return []
     try:

@@ -9,7 +9,8 @@ each corruption are stacked into ``<corruption>.npy`` (rows 5 x N, severity 1 fi
 """
 from types import MappingProxyType
 
-from schemas.edition import NPY, CEdition, Card, Edition, Layout, ModelInput, Preprocessing, TfdsNames
+from schemas.edition import (NPY, RELEASE_LABELS, CEdition, Card, Edition, Layout, ModelInput, Preprocessing,
+                            TfdsNames)
 from schemas.inputs import CIFAR100_TEST, CIFAR10_TEST
 from schemas.imagenet_p import Ramp
 from schemas.imagenet_p_editions import DRIP_SMALL, NPY as P_NPY, Arrangement, PEdition, PTfdsNames, p_table
@@ -107,6 +108,7 @@ EDITION = Edition(
         layouts={
             "cifar10": Layout(
                 tree="CIFAR-10-C", path_template="{corruption}.npy", labels_file="labels.npy", num_classes=10,
+                label_space=RELEASE_LABELS,
                 clean_template=CLEAN_FILE,
                 packages={"CIFAR-10-C": ALL_CATEGORIES}, package_prefix=True,
                 tfds=TfdsNames("cifar10_corrupted", "1.0.0", "test", config_names=TFDS_NAMES, image_format="png",
@@ -114,6 +116,7 @@ EDITION = Edition(
                                description="CIFAR-10-C (make_cifar_c.py): the CIFAR-10 test set corrupted.")),
             "cifar100": Layout(
                 tree="CIFAR-100-C", path_template="{corruption}.npy", labels_file="labels.npy", num_classes=100,
+                label_space=RELEASE_LABELS,
                 clean_template=CLEAN_FILE,
                 packages={"CIFAR-100-C": ALL_CATEGORIES}, package_prefix=True,
                 tfds=TfdsNames("cifar100_corrupted", "1.0.0", "test", config_names=TFDS_NAMES, image_format="png",

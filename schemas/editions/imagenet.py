@@ -4,8 +4,8 @@ Its severity tables are :data:`schemas.imagenet_c.CORRUPTIONS`; the TFDS dataset
 ``imagenet2012_corrupted`` (:data:`schemas.tfds.IMAGENET2012_CORRUPTED`).
 """
 from schemas.baselines import ALEXNET_IMAGENET_C
-from schemas.edition import (CLEAN_TEMPLATE, JPEG, CEdition, Card, Edition, Layout, ModelInput, Preprocessing, Scoring,
-                             TfdsNames)
+from schemas.edition import (CLEAN_TEMPLATE, IMAGENET_LABELS, JPEG, CEdition, Card, Edition, Layout, ModelInput,
+                            Preprocessing, Scoring, TfdsNames)
 from schemas.inputs import IMAGENET_VAL
 from schemas.imagenet_p import PERTURBATIONS
 from schemas.imagenet_p_editions import MP4, Arrangement, PEdition, PTfdsNames
@@ -49,6 +49,7 @@ EDITION = Edition(
         encoding=JPEG,
         layouts={"imagenet": Layout(
             tree=C_TREE, path_template="{corruption}/{severity}/{wnid}/{file_name}", num_classes=1000,
+            label_space=IMAGENET_LABELS,
             clean_template=CLEAN_TEMPLATE,
             tfds=TfdsNames("imagenet2012_corrupted", "3.1.0", "validation"))},
         examples_per_shard=2048,

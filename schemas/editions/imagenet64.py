@@ -6,7 +6,8 @@ code, so :mod:`schemas.editions.tinyimagenet` reuses :data:`CORRUPTIONS`. Beyond
 a 64 plasma map, frost textures shrunk by ``cv2.resize(fx=fy=0.3)`` before the crop, elastic
 scaled by N = 64 with alpha = sigma = 0 at severity 1, zoom lists of 7..26 factors.
 """
-from schemas.edition import CLEAN_TEMPLATE, JPEG, CEdition, Card, Edition, Layout, ModelInput, Preprocessing, TfdsNames
+from schemas.edition import (CLEAN_TEMPLATE, IMAGENET_LABELS, JPEG, CEdition, Card, Edition, Layout, ModelInput,
+                            Preprocessing, TfdsNames)
 from schemas.inputs import IMAGENET_VAL
 from schemas.imagenet_p import Ramp
 from schemas.imagenet_p_editions import DRIP_SMALL, MP4, Arrangement, PEdition, PTfdsNames, p_table
@@ -106,6 +107,7 @@ EDITION = Edition(
         encoding=JPEG,
         layouts={"imagenet": Layout(
             tree="ImageNet-64x64-C", path_template="{corruption}/{severity}/{wnid}/{file_name}", num_classes=1000,
+            label_space=IMAGENET_LABELS,
             clean_template=CLEAN_TEMPLATE,
             tfds=TfdsNames("imagenet64x64_corrupted", "1.0.0", "validation",
                            description="ImageNet 64x64-C (make_imagenet_64_c.py), Pillow JPEG q85."))},

@@ -4,7 +4,8 @@ Values from ``hendrycks/robustness`` @ 8190fe3, ``ImageNet-C/create_c/make_image
 (see ``docs/reference/algorithms.md``, "Editions of ImageNet-C"). Differences from 224 beyond the constants: fog's
 plasma map is 512 (top-left 299 crop), elastic scales by 360, the zoom lists are the 224 ones.
 """
-from schemas.edition import CLEAN_TEMPLATE, JPEG, CEdition, Card, Edition, Layout, ModelInput, Preprocessing, TfdsNames
+from schemas.edition import (CLEAN_TEMPLATE, IMAGENET_LABELS, JPEG, CEdition, Card, Edition, Layout, ModelInput,
+                            Preprocessing, TfdsNames)
 from schemas.inputs import IMAGENET_VAL
 from schemas.imagenet_p import Ramp
 from schemas.imagenet_p_editions import DRIP_224, MP4, Arrangement, PEdition, PTfdsNames, p_table
@@ -100,6 +101,7 @@ EDITION = Edition(
         encoding=JPEG,
         layouts={"imagenet": Layout(
             tree="ImageNet-C-299", path_template="{corruption}/{severity}/{wnid}/{file_name}", num_classes=1000,
+            label_space=IMAGENET_LABELS,
             clean_template=CLEAN_TEMPLATE,
             tfds=TfdsNames("imagenet2012_corrupted_299", "1.0.0", "validation",
                            description="ImageNet-C at 299x299 (make_imagenet_c_inception.py), Pillow JPEG q85."))},

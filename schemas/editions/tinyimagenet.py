@@ -4,7 +4,8 @@ Its corruption code is that of ``make_imagenet_64_c.py`` (the two reference file
 the tables are :data:`schemas.editions.imagenet64.CORRUPTIONS`; the edition differs in its input
 (Tiny ImageNet's validation images, already 64x64 crops of their object) and its release tree.
 """
-from schemas.edition import CLEAN_TEMPLATE, JPEG, CEdition, Card, Edition, Layout, ModelInput, Preprocessing, TfdsNames
+from schemas.edition import (CLEAN_TEMPLATE, JPEG, RELEASE_LABELS, CEdition, Card, Edition, Layout, ModelInput,
+                            Preprocessing, TfdsNames)
 from schemas.inputs import TINY_IMAGENET_VAL
 from schemas.imagenet_p_editions import MP4, Arrangement, PEdition, PTfdsNames, p_table
 
@@ -42,6 +43,7 @@ EDITION = Edition(
         encoding=JPEG,
         layouts={"tinyimagenet": Layout(
             tree="Tiny-ImageNet-C", path_template="{corruption}/{severity}/{wnid}/{file_name}", num_classes=200,
+            label_space=RELEASE_LABELS,
             clean_template=CLEAN_TEMPLATE,
             # Zenodo's Tiny-ImageNet-C.tar (the 15) and its mirror's Tiny-ImageNet-C-extra.tar (the 4 extras)
             packages={"Tiny-ImageNet-C": ("noise", "blur", "weather", "digital"), "Tiny-ImageNet-C-extra": ("extra",)},

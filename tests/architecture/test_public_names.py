@@ -1,7 +1,8 @@
 """What a module offers is declared, and only that is used: every public module of ``pipelines/``,
 ``transforms/``, ``metrics/``, ``schemas/`` and ``scripts/`` declares ``__all__`` (each name in it bound by
-the module, each public function and class it defines listed), and no module of the project reads another
-module's private (``_name``) attributes.
+the module, each public function and class it defines listed; in ``schemas/`` and ``scripts/`` each public
+constant and type alias too), and no module of the project reads another module's private (``_name``)
+attributes.
 
 Read from the source with ``ast``, so the Beam and TensorFlow modules are checked without importing them;
 the modules light enough to import (``transforms``, ``metrics``, ``schemas``, ``scripts``) are also checked
@@ -67,6 +68,16 @@ def bound_names(tree: ast.Module) -> set:
     return names
 
 
+def assigned_public(tree: ast.Module) -> list:
+    """The public names a module binds at its top level by assignment (constants, type aliases)."""
+    names = []
+    for node in tree.body:
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+        names += [n.id for target in targets for n in ast.walk(target)
+                  if isinstance(n, ast.Name) and not n.id.startswith("_")]
+    return names
+
+
 def defined_public(tree: ast.Module) -> list:
     """The public functions and classes a module defines at its top level."""
     definitions = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
@@ -94,6 +105,18 @@ def test_every_public_module_declares_all_and_every_name_in_it_exists(name):
     assert not missing, f"{name}.__all__ names what the module does not bind: {missing}"
     unlisted = [n for n in defined_public(tree) if n not in names]
     assert not unlisted, f"{name} defines public {unlisted} but its __all__ does not list them"
+
+
+FULLY_DECLARING = ("schemas", "scripts")
+"""The rooms whose modules list in ``__all__`` every public name they bind, constants and type aliases too."""
+
+
+@pytest.mark.parametrize("name", sorted(n for n in MODULES if n.split(".")[0] in FULLY_DECLARING))
+def test_every_public_name_of_schemas_and_scripts_is_declared(name):
+    tree = ast.parse(MODULES[name].read_text(encoding="utf-8"))
+    names = declared_all(tree) or []
+    unlisted = [n for n in dict.fromkeys(assigned_public(tree)) if n not in names]
+    assert not unlisted, f"{name} binds public {unlisted} but its __all__ does not list them"
 
 
 @pytest.mark.parametrize("package", ["transforms", "metrics", "schemas", "scripts"])

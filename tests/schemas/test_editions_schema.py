@@ -79,3 +79,17 @@ def test_an_input_whose_licence_the_card_or_croissant_cannot_name_is_refused():
     with pytest.raises(ValueError, match="licence 'other' without a license_name"):
         Input("a set", "@misc{a}", "other", "terms", CIFAR_URL)
     assert Input("a set", "@misc{a}", "unknown", "terms", CIFAR_URL).license_name is None
+
+
+def test_every_layout_declares_its_label_space():
+    from schemas.edition import IMAGENET_LABELS, RELEASE_LABELS, Layout, TfdsNames
+
+    spaces = {layout.tree: layout.label_space for e in EDITIONS.values() if e.c for layout in e.c.layouts.values()}
+    assert spaces == {"ImageNet-C": IMAGENET_LABELS, "ImageNet-C-299": IMAGENET_LABELS,
+                      "ImageNet-64x64-C": IMAGENET_LABELS, "Tiny-ImageNet-C": RELEASE_LABELS,
+                      "CIFAR-10-C": RELEASE_LABELS, "CIFAR-100-C": RELEASE_LABELS}
+    names = TfdsNames("x", "1.0.0", "test")
+    with pytest.raises(ValueError, match="label_space"):
+        Layout(tree="X-C", path_template="{corruption}.npy", tfds=names, num_classes=10, label_space="wnids")
+    with pytest.raises(ValueError, match="1000 classes"):
+        Layout(tree="X-C", path_template="{corruption}.npy", tfds=names, num_classes=10, label_space=IMAGENET_LABELS)

@@ -6,8 +6,8 @@ import pytest
 
 from schemas.editions import release_identity
 from schemas.records import ManifestRecord
-from schemas.release import (RELEASE_FORMAT, Release, ReleaseCounts, ReleaseInput, ReleaseManifest, ReleaseTfds,
-                             dumps)
+from schemas.release import (RELEASE_FORMAT, CSettings, FilteredSettings, PSettings, Release, ReleaseCounts, ReleaseInput,
+                             ReleaseManifest, ReleaseTfds, VcrSettings, dumps)
 
 NEW = {
     "benchmark": "c", "edition": "cifar", "tree": "CIFAR-10-C", "format": RELEASE_FORMAT,
@@ -47,7 +47,7 @@ def test_an_old_release_loads_with_the_later_fields_absent():
     release = Release.from_text(dumps(OLD))
     assert (release.benchmark, release.source_family, release.encoding, release.image_size) == (None,) * 4
     assert release.input.kind is None and release.input.images == 2
-    assert release.formats == ("tfds", "tree") and release.setting("severities") == [3]  # the default formats
+    assert release.formats == ("tfds", "tree") and release.config.severities == (3,)  # the default formats
     assert release.manifest_parts == ("manifest/fog_3.jsonl",)
     assert release.extra == {"retired_field": {"kept": True}}
     assert tuple(release_identity(release)) == ("imagenet", "c")
@@ -63,7 +63,7 @@ def test_a_new_release_is_read_through_its_declared_fields():
 
 
 def test_the_fields_an_edition_and_the_driver_set_make_the_written_document():
-    edition = Release(edition="cifar", benchmark="c", tree="CIFAR-10-C", config=NEW["config"], encoding="npy",
+    edition = Release(edition="cifar", benchmark="c", tree="CIFAR-10-C", config=CSettings.from_json(NEW["config"]), encoding="npy",
                       image_size=32, labels="CIFAR-10-C/labels.npy", source_family="cifar10",
                       tfds=ReleaseTfds(data_dir="tfds", name="cifar10_corrupted", version="1.0.0", split="test",
                                        configs=("fog_1", "fog_5")),
@@ -96,3 +96,39 @@ def test_a_manifest_line_round_trips_through_its_record():
     assert (record.key, record.size, record.shard, record.label) == (row["key"], 1234, None, 0)
     assert record.value("severity") == 3 and record.value("sha256") == "ab" * 32 and record.value("seed") is None
     assert record.to_json() == row
+
+
+A_O = {"edition": "imagenet-a", "tree": "imagenet-a", "format": RELEASE_FORMAT,
+       "config": {"filter": {"task": "imagenet_a", "classes": "imagenet_a", "class_wnids": ["n01", "n02"],
+                             "threshold": 0.15, "cap": 2, "primary_model": 0, "msp_cut": 0.0, "min_size": None,
+                             "rules": {"R1": "r1"}},
+                  "models": [{"model": "m", "mean": [0.5, 0.5, 0.5]}], "decisions_sha256": "ab" * 32,
+                  "reviews_sha256": "cd" * 32, "file_names": {"p": "probability"}}}
+P_OLD = {"edition": "cifar", "tree": "CIFAR-10-P",  # an old P release of an edition: no benchmark field
+         "config": {"perturbations": ["rotate"], "difficulties": [1], "seed": 0}}
+VCR = {"edition": "imagenet", "benchmark": "vcr", "tree": "vcr",
+       "config": {"corruptions": ["blur"], "levels": 2, "seed": 0, "dv_resolution": "native", "limit": None}}
+
+
+@pytest.mark.parametrize("document, kind", [(NEW, CSettings), (OLD, CSettings), (A_O, FilteredSettings),
+                                            (P_OLD, PSettings), (VCR, VcrSettings)],
+                         ids=["c", "old-c", "a", "old-p", "vcr"])
+def test_the_config_is_read_as_its_benchmarks_type_and_written_back_key_for_key(document, kind):
+    release = Release.from_json(document)
+    assert type(release.config) is kind and release.to_json() == document
+    assert Release.from_text(release.text()).text() == release.text()
+
+
+def test_the_settings_are_read_by_attribute():
+    assert Release.from_json(A_O).config.filter.cap == 2 and Release.from_json(A_O).config.filter.min_size is None
+    assert Release.from_json(P_OLD).config.perturbations == ("rotate",)
+    assert Release.from_json(VCR).config.dv_resolution == "native" and Release.from_json(VCR).config.limit is None
+    assert Release.from_json(NEW).config.formats == ("webdataset",)
+
+
+def test_the_run_fields_are_written_even_when_null():
+    settings = CSettings(corruptions=("fog",), severities=(1,), seed=0)
+    assert settings.with_run(2048, None, None).to_json() == {
+        "corruptions": ["fog"], "severities": [1], "seed": 0, "examples_per_shard": 2048, "limit": None,
+        "image_ids_sha256": None}
+    assert settings.with_run(16, 5, "ab", ("tree",)).to_json()["formats"] == ["tree"]

@@ -188,7 +188,7 @@ def test_image_ids_and_limit_select_a_subset(sample_folder, tmp_path, fast_build
     result = fast_build(tmp_path / "subset", SourceSelection(str(sample_folder), str(ids), limit=2),
                         config=ImageNetCConfig.select(["contrast"], [1]))
     assert result.release.counts.outputs_per_config == {"clean": 2, "contrast_1": 2} and result.failures == 0
-    assert result.release.setting("image_ids_sha256") == hashlib.sha256(ids.read_bytes()).hexdigest()
+    assert result.release.config.image_ids_sha256 == hashlib.sha256(ids.read_bytes()).hexdigest()
     assert [row["image_key"] for row in manifest(tmp_path / "subset", "contrast_1")] == [keys[0], keys[3]]
 
 

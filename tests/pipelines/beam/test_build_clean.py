@@ -37,7 +37,7 @@ def test_clean_config_holds_the_images_as_the_corruptions_received_them(sample_r
         assert (row["corruption"], row["severity"], row["seed"]) == (None, None, None)
         assert (output / row["shard"]).is_file() and "/clean/3.1.0/" in row["shard"]
     release = result.release
-    assert release.setting("clean") is True and release.tfds.configs[0] == "clean"
+    assert release.config.clean is True and release.tfds.configs[0] == "clean"
     assert "manifest/clean.jsonl" in release.manifest_parts
 
 
@@ -106,7 +106,7 @@ def test_robustbench_5000_selects_exactly_the_listed_ids_present(sample_folder, 
                         config=ImageNetCConfig.select(["contrast"], [1]))
     assert [r["image_key"] for r in rows(tmp_path / "rb", "contrast_1")] == sorted(chosen)
     assert [r["image_key"] for r in rows(tmp_path / "rb", "clean")] == sorted(chosen)
-    assert result.release.setting("image_ids_sha256") == ID_LISTS["robustbench-5000"].sha256
+    assert result.release.config.image_ids_sha256 == ID_LISTS["robustbench-5000"].sha256
     failures = [json.loads(line) for line in (tmp_path / "rb" / FAILURES).read_text().splitlines()]
     assert len(failures) == 5000 - 3 and {f["stage"] for f in failures} == {"list"}
     assert not set(chosen) & {f["key"] for f in failures}

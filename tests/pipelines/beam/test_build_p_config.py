@@ -98,7 +98,7 @@ def test_document_records_the_encoder_settings_and_tfds_configs():
     document = imagenet_p_document(ImageNetPConfig.select(["shot_noise", "tilt"], preset="fast", simd=False,
                                                           tfds_frames="lossless"))
     assert (document.edition, document.benchmark, document.tree) == ("imagenet", "p", "ImageNet-P")
-    assert document.setting("preset") == "fast" and document.setting("simd") is False
+    assert document.config.preset == "fast" and document.config.simd is False
     assert document.video.encoder.x264_params == "asm=0"
     assert document.video.encoder.cpu_capabilities == "none!"
     assert document.video.tfds_frames.source == "lossless"

@@ -121,7 +121,7 @@ def test_native_resolution(tmp_path):
     config = VcrConfig.select(["gaussian_blur"], levels=1, seed=2, dv_resolution="native")
     result = build_vcr(str(tmp_path / "native"), run=RunOptions(workers=1, progress_interval=3600), config=config)
     root = tmp_path / "native"
-    assert result.failures == 0 and result.release.setting("dv_resolution") == "native"
+    assert result.failures == 0 and result.release.config.dv_resolution == "native"
     sizes = set()
     for row in (r for r in read_manifest(str(root)) if r["corruption"] != CLEAN):
         distorted = np.asarray(Image.open(root / row["path"]))

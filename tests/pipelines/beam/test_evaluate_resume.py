@@ -109,7 +109,7 @@ def test_a_killed_evaluation_reruns_only_what_is_missing_to_the_same_bytes(unint
     assert re.search(r"^progress: \d+(/~?\d+ .*predicted \(\d+\.\d%\)| .*predicted \(\d+ images and \d+ videos "
                      r"to predict\)), \d+\.\d/s, ", err, re.M), err
     assert not (out / "metrics.json").exists()
-    committed = sum(entry["records"] for entry in read_ledger(str(out / SCRATCH_DIR)))
+    committed = sum(entry.records for entry in read_ledger(str(out / SCRATCH_DIR)))
     assert 12 <= committed < C_IMAGES + P_FRAMES
 
     # another model into the same folder: one line, exit 2, the interrupted run's parts untouched

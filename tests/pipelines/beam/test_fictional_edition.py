@@ -18,7 +18,8 @@ pytestmark = pytest.mark.beam  # runs Beam builds: `pytest -m "not beam"` leaves
 
 MODULE = '''
 """The fictional ``imagenet128`` edition: ImageNet-C at 128 x 128, the 224 tables, Pillow JPEG q85."""
-from schemas.edition import CLEAN_TEMPLATE, JPEG, CEdition, Card, Edition, Layout, ModelInput, Preprocessing, TfdsNames
+from schemas.edition import (CLEAN_TEMPLATE, IMAGENET_LABELS, JPEG, CEdition, Card, Edition, Layout, ModelInput,
+                            Preprocessing, TfdsNames)
 from schemas.editions import register_edition
 from schemas.imagenet_c import CORRUPTIONS
 from schemas.editions.imagenet64 import P_SCHEDULES
@@ -46,6 +47,7 @@ EDITION = register_edition(Edition(
         encoding=JPEG,
         layouts={"imagenet": Layout(
             tree="ImageNet-128-C", path_template="{corruption}/{severity}/{wnid}/{file_name}", num_classes=1000,
+            label_space=IMAGENET_LABELS,
             clean_template=CLEAN_TEMPLATE,
             tfds=TfdsNames("imagenet128_corrupted", "1.0.0", "validation",
                            description="ImageNet 128-C (fictional), Pillow JPEG q85."))},

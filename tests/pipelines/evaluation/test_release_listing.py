@@ -52,3 +52,17 @@ def test_a_manifest_row_outside_its_condition_is_refused(release):
     part.write_text("".join(json.dumps(row) + "\n" for row in rows))
     with pytest.raises(ValueError, match="line 1"):
         list(c_examples(config, str(release), c, labels))
+
+
+def test_a_releases_tree_and_edition_are_found_one_way(tmp_path):
+    from pipelines.evaluation.release_inputs import release_tree
+    from schemas.release import Release
+
+    trees = {"ImageNet-C": "imagenet", "CIFAR-10-C": "cifar"}
+    named = Release(edition="cifar", benchmark="c", tree="CIFAR-10-C")
+    assert release_tree(str(tmp_path), named, trees) == ("CIFAR-10-C", "cifar")  # the tree release.json names
+    assert release_tree(str(tmp_path), None, trees) is None  # nothing named, no folder
+    (tmp_path / "ImageNet-C").mkdir()
+    assert release_tree(str(tmp_path), None, trees) == ("ImageNet-C", "imagenet")  # an official download
+    other = Release(edition="imagenet", benchmark="vcr", tree="vcr")  # names no tree of these
+    assert release_tree(str(tmp_path), other, trees) == ("ImageNet-C", "imagenet")

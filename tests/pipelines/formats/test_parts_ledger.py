@@ -31,7 +31,7 @@ def test_each_part_names_its_host_and_the_committed_outputs_grow_part_by_part(tm
     monkeypatch.setattr(storage, "read_bytes", lambda path: reads.append(path) or b"")
     assert counted() == 2 and reads == []  # a part is read once
     monkeypatch.undo()
-    assert {entry["host"] for entry in read_ledger(output)} == {socket.gethostname()}
+    assert {entry.host for entry in read_ledger(output)} == {socket.gethostname()}
     assert len(storage.list_files(output, LEDGER_DIR)) == 3
 
 
@@ -41,7 +41,7 @@ def test_committed_records_count_every_record_and_read_each_part_once(tmp_path, 
     assert counted() == 0  # no ledger yet
     commit(output, 2)
     commit(output, 0, lines=4)  # the sources lines count too
-    assert counted() == 6 == sum(entry["records"] for entry in read_ledger(output))
+    assert counted() == 6 == sum(entry.records for entry in read_ledger(output))
     reads = []
     monkeypatch.setattr(storage, "read_bytes", lambda path: reads.append(path) or b"")
     assert counted() == 6 and reads == []

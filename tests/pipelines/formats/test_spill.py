@@ -86,8 +86,8 @@ def test_output_writer_emits_part_names_not_outputs(tmp_path):
     assert len(names) == 3 and all(group == GROUP and run[0] == GROUP for group, run in names)
     assert max(len(pickle.dumps(name)) for name in names) < 200  # the examples are >= 1000 bytes
     ledger = read_ledger(str(tmp_path))
-    assert sorted(e["part"] for e in ledger) == sorted(run[1] for _, run in names)
-    assert sum(e["records"] for e in ledger) == 7
+    assert sorted(e.part for e in ledger) == sorted(run[1] for _, run in names)
+    assert sum(e.records for e in ledger) == 7
     assert (tmp_path / records[0].path).read_bytes() == records[0].data
 
 
@@ -104,7 +104,7 @@ def test_output_writer_writes_held_records_in_batches_and_the_rest_at_the_bundle
         names = part_names(dofn.finish_bundle())
         assert all((out / r.path).read_bytes() == r.data for r in records)
         (entry,) = read_ledger(str(out))
-        assert entry["records"] == 5 and [run[1] for _, run in names] == [entry["part"]]
+        assert entry.records == 5 and [run[1] for _, run in names] == [entry.part]
 
 
 def shard_bytes(tmp_path, index=0, count=1):
