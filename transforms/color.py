@@ -144,7 +144,18 @@ def hsv2rgb(hsv: np.ndarray) -> np.ndarray:
 
 
 def _recolor(x: np.ndarray, channel: int, scale: float, offset: float) -> np.ndarray:
-    """Map HSV ``channel`` (1 = S, 2 = V) to ``clip(c * scale + offset, 0, 1)``; back to RGB * 255."""
+    """Map HSV ``channel`` (1 = S, 2 = V) to ``clip(c * scale + offset, 0, 1)``; back to RGB * 255.
+
+    A C-contiguous uint8 (H, W, 3) image is done in one pass (:func:`_recolor_pixels`), any other
+    by the same steps over whole arrays; both give the same bits.
+    """
+    x = np.asarray(x)
+    if x.dtype == np.uint8 and x.ndim == 3 and x.shape[2] == 3 and x.flags.c_contiguous:
+        out = np.empty(x.shape)
+        scales, offsets = [1.0, 1.0], [0.0, 0.0]
+        scales[channel - 1], offsets[channel - 1] = float(scale), float(offset)
+        _recolor_pixels(x.reshape(-1), scales[0], offsets[0], scales[1], offsets[1], out.reshape(-1))
+        return out
     hsv = rgb2hsv(to_unit(x))
     plane = hsv[..., channel]
     plane *= scale  # exact when scale is 1
@@ -152,6 +163,70 @@ def _recolor(x: np.ndarray, channel: int, scale: float, offset: float) -> np.nda
     np.clip(plane, 0.0, 1.0, out=plane)
     rgb = hsv2rgb(hsv)
     return clip_to_255(rgb)
+
+
+@numba.njit(cache=True, error_model="numpy")
+def _recolor_pixels(x, s_scale, s_offset, v_scale, v_offset, out):
+    """Per pixel of a uint8 image (flat, RGB triples): :func:`_recolor`'s steps, in float64.
+
+    ``u = x / 255.``, scikit-image's rgb2hsv (:func:`_rgb_to_hsv_pixels`), the saturation and the
+    value each scaled, shifted and clipped to [0, 1] by NumPy's comparisons (the channel that
+    :func:`_recolor` leaves gets ``* 1.0 + 0.0``, which keeps it: it is in [0, 1] and not -0.0),
+    hsv2rgb (:func:`_hsv_to_rgb_pixels`), and :func:`transforms.units.clip_to_255`'s
+    comparisons and product. The conversions' branches depend on each pixel's colour, and
+    their mispredicted jumps were most of the time; here every pixel does the same operations,
+    the branches' values picked by selects (so the loop runs on vectors) or by exact
+    identities, with the same results:
+
+    - the hue's numerator and offset are chosen by the maximal channel (blue before green
+      before red); the red case adds the offset 0.0, exact as its quotient is never -0.0 (no
+      channel is -0.0, and ``x - x`` is +0.0);
+    - a grey pixel (``delta == 0``) divides by 1 instead of 0 and its hue is multiplied by 0.0
+      (a finite hue times 0.0 is +0.0, scikit-image's 0); other hues by 1.0, and their divisor
+      ``delta + 0.0`` is ``delta``; the saturation is ``delta / value``, or ``0 / 1`` for black;
+    - ``% 1`` of the hue over 6, which lies in [-1/6, 5/6]: Python's modulo adds 1 to a negative
+      value and keeps the others (a zero as +0.0), so ``+ 1.0`` or ``+ 0.0`` (never -0.0 here);
+    - hsv2rgb's sextant chooses red, green and blue among (v, t, p, q).
+
+    No component is NaN (``u`` is in [0, 1], the scales and offsets finite), so scikit-image's
+    NaN tests change nothing. Every colour of 2^24 gives the bits of the array steps for the
+    tables' parameters.
+    """
+    zero, one, two, four, six, full = 0.0, 1.0, 2.0, 4.0, 6.0, 255.0
+    for n in range(x.shape[0] // 3):
+        r, g, b = x[3 * n] / full, x[3 * n + 1] / full, x[3 * n + 2] / full
+        value = max(r, g, b)
+        delta = value - min(r, g, b)
+        grey = delta == zero
+        blue, green = b == value, g == value
+        numerator = (r - g) if blue else ((b - r) if green else (g - b))
+        base = four if blue else (two if green else zero)
+        hue = base + numerator / (delta + (one if grey else zero))
+        hue = hue * (zero if grey else one) / six
+        hue = hue + (one if hue < zero else zero)
+        saturation = delta / (value + (one if value == zero else zero))
+        saturation = _clip_unit(saturation * s_scale + s_offset)
+        value = _clip_unit(value * v_scale + v_offset)
+        h6 = hue * six
+        floor6 = np.floor(h6)
+        f = h6 - floor6
+        t = value * (one - (one - f) * saturation)
+        p = value * (one - saturation)
+        q = value * (one - f * saturation)
+        sextant = (int(floor6) & 0xFF) % 6  # NumPy's cast to uint8, then % 6
+        red = value if (sextant == 0 or sextant == 5) else (q if sextant == 1 else (t if sextant == 4 else p))
+        grn = t if sextant == 0 else (value if (sextant == 1 or sextant == 2) else (q if sextant == 3 else p))
+        blu = t if sextant == 2 else (value if (sextant == 3 or sextant == 4) else (q if sextant == 5 else p))
+        out[3 * n] = _clip_unit(red) * full
+        out[3 * n + 1] = _clip_unit(grn) * full
+        out[3 * n + 2] = _clip_unit(blu) * full
+
+
+@numba.njit(cache=True, inline="always")
+def _clip_unit(v):
+    """``v`` clipped to [0, 1] by NumPy's comparisons: ``0 if v < 0``, then ``1 if v > 1``."""
+    v = 0.0 if v < 0.0 else v
+    return 1.0 if v > 1.0 else v
 
 
 def brightness(x: np.ndarray, rng: np.random.RandomState, *, delta: float) -> np.ndarray:

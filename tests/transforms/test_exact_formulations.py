@@ -54,3 +54,20 @@ def test_unit_to_uint8_is_numpys_cast():
     from transforms.blur import unit_to_uint8
     u = np.concatenate((np.random.RandomState(4).rand(5000), [0.0, 1.0, 1 + 2 ** -52, 254.99999 / 255, 1 / 255]))
     assert unit_to_uint8(u).tobytes() == (u * 255).astype(np.uint8).tobytes()
+
+
+def _colour_sample() -> np.ndarray:
+    """Every colour whose channels are multiples of 5 or take one of the values near 0, 127 and 255
+    (greys, ties of two maximal channels, black and white among them), as a (N, 1, 3) uint8 image."""
+    levels = np.unique(np.concatenate((np.arange(0, 256, 5), [1, 2, 126, 127, 128, 253, 254, 255])))
+    return np.array(list(itertools.product(levels, repeat=3)), dtype=np.uint8).reshape(-1, 1, 3)
+
+
+@pytest.mark.parametrize("name,params", [("brightness", {"delta": d}) for d in (0.05, 0.1, 0.3, 0.5)]
+                         + [("saturate", {"multiplier": m, "offset": o}) for m, o in ((0.1, 0), (2, 0.1), (30, 0.2))])
+def test_recolor_in_one_pass_is_the_hsv_array_steps(name, params):
+    from transforms import color
+    image = _colour_sample()
+    one_pass = getattr(color, name)(image, None, **params)
+    steps = getattr(color, name)(np.asfortranarray(image), None, **params)  # not C-contiguous: the array steps
+    assert one_pass.dtype == steps.dtype == np.float64 and one_pass.tobytes() == steps.tobytes()
