@@ -173,10 +173,57 @@ def glass_blur(x: np.ndarray, rng: np.random.RandomState, *, sigma: float, max_d
     """
     if max_delta < 1 or iterations < 1:
         raise ValueError(f"max_delta and iterations must be >= 1, got {max_delta!r}, {iterations!r}")
-    image = unit_to_uint8(gaussian_rgb(to_unit(x), sigma))
+    blurred = gaussian_rgb(to_unit(x), sigma)
     shifts = rng.randint(-max_delta, max_delta, size=(glass_pixel_count(x.shape, max_delta, iterations), 2))
-    displace_pixels(image, shifts, max_delta, iterations)
-    return clip_to_255(gaussian_rgb(to_unit(image), sigma))
+    if blurred.shape[2] != 3:
+        image = unit_to_uint8(blurred)
+        displace_pixels(image, shifts, max_delta, iterations)
+        return clip_to_255(gaussian_rgb(to_unit(image), sigma))
+    # Each pixel's three bytes and a zero in one 32-bit word, so that a swap moves one word.
+    packed = np.empty(blurred.shape[:2] + (4,), dtype=np.uint8)
+    _scale_to_words(blurred.reshape(-1), packed.reshape(-1))
+    _displace_words(packed.view(np.uint32)[..., 0], shifts, max_delta, iterations)
+    unit = np.empty(blurred.shape)
+    _unpack_unit(packed.reshape(-1), _UNIT_TABLE, unit.reshape(-1))
+    return clip_to_255(gaussian_rgb(unit, sigma))
+
+
+#: ``v / 255.`` for every uint8 value v (:func:`transforms.units.to_unit`'s values).
+_UNIT_TABLE = to_unit(np.arange(256, dtype=np.uint8))
+_UNIT_TABLE.flags.writeable = False
+
+
+@numba.njit(cache=True)
+def _scale_to_words(u, packed):
+    """:func:`unit_to_uint8` of a flat RGB image into bytes ``4 m .. 4 m + 2`` of pixel m; byte ``4 m + 3`` is 0."""
+    for m in range(u.shape[0] // 3):
+        packed[4 * m] = np.uint8(u[3 * m] * 255.0)
+        packed[4 * m + 1] = np.uint8(u[3 * m + 1] * 255.0)
+        packed[4 * m + 2] = np.uint8(u[3 * m + 2] * 255.0)
+        packed[4 * m + 3] = 0
+
+
+@numba.njit(cache=True)
+def _displace_words(image, shifts, max_delta, iterations):
+    """:func:`displace_pixels` of an (H, W) image whose pixels are single words: the same visits and copies."""
+    height, width = image.shape
+    n = 0
+    for _ in range(iterations):
+        for h in range(height - max_delta, max_delta, -1):
+            row = image[h]
+            for w in range(width - max_delta, max_delta, -1):
+                dx, dy = shifts[n, 0], shifts[n, 1]
+                n += 1
+                row[w] = image[h + dy, w + dx]
+
+
+@numba.njit(cache=True)
+def _unpack_unit(packed, table, out):
+    """``out[3 m + k] = table[packed[4 m + k]]``, k < 3: the pixels' bytes back as floats (:func:`to_unit`)."""
+    for m in range(out.shape[0] // 3):
+        out[3 * m] = table[packed[4 * m]]
+        out[3 * m + 1] = table[packed[4 * m + 1]]
+        out[3 * m + 2] = table[packed[4 * m + 2]]
 
 
 def motion_blur(x: np.ndarray, rng: np.random.RandomState, *, radius: float, sigma: float) -> np.ndarray:
