@@ -226,3 +226,88 @@ def test_a_full_disk_stops_with_one_line_and_resumes(tmp_path, fast_build, unint
         assert tree(output) == uninterrupted
     finally:
         subprocess.run(["umount", "-l", str(disk)])
+
+
+CIFAR_DRIVER = """
+import argparse
+import sys
+from dataclasses import replace
+from pipelines.beam.imagenet_c import build_imagenet_c
+from pipelines.beam.imagenet_p import build_imagenet_p
+from schemas.configs import ImageNetCConfig, ImageNetPConfig
+from scripts.build_options import run_build
+
+benchmark = sys.argv[2]  # the configs of cifar_config
+
+def build(output, selection, config, run, **options):
+    run = replace(run, part_records=1, part_seconds=0, progress_interval=3600)
+    return (build_imagenet_c if benchmark == "c" else build_imagenet_p)(output, selection, config, run, **options)
+
+def config(args):
+    if benchmark == "c":
+        return ImageNetCConfig.select(["glass_blur", "zoom_blur"], [3, 5], edition="cifar")
+    return ImageNetPConfig.select(["rotate", "gaussian_noise"], [1], edition="cifar")
+
+args = argparse.Namespace(output=sys.argv[1], input=None, image_ids=None, limit=None, workers=2, beam_args=[],
+                          examples_per_shard=4, force=False)
+sys.exit(run_build(args, build, config))
+"""
+
+
+def cifar_config(benchmark: str):
+    """A CIFAR-10-C config (two corruptions at two severities, and the clean rows: five arrays' rows per
+    image) or a CIFAR-10-P one (two datasets)."""
+    from schemas.configs import ImageNetPConfig
+
+    if benchmark == "c":
+        return ImageNetCConfig.select(["glass_blur", "zoom_blur"], [3, 5], edition="cifar")
+    return ImageNetPConfig.select(["rotate", "gaussian_noise"], [1], edition="cifar")
+
+
+def cifar_build(benchmark: str):
+    from pipelines.beam.imagenet_c import build_imagenet_c
+    from pipelines.beam.imagenet_p import build_imagenet_p
+
+    return build_imagenet_c if benchmark == "c" else build_imagenet_p
+
+
+def committed_outputs(output: Path) -> int:
+    """Outputs in the committed parts (a part of the lists holds no output bytes)."""
+    ledger = output / LEDGER_DIR
+    entries = [json.loads(p.read_text()) for p in ledger.glob("*.json")] if ledger.is_dir() else []
+    return sum(entry["records"] for entry in entries if entry["bytes"])
+
+
+@pytest.mark.parametrize("benchmark", ["c", "p"])
+def test_a_killed_cifar_build_resumes_to_the_same_bytes_keeping_its_committed_rows(benchmark, tmp_path, capsys):
+    """The stacked .npy arrays are assembled from the committed parts: a CIFAR build killed (SIGKILL) half
+    way resumes, builds only the images its parts miss, and writes the same bytes."""
+    from pipelines.beam.runner import RunOptions
+
+    config, build = cifar_config(benchmark), cifar_build(benchmark)
+    reference = tmp_path / "uninterrupted"
+    build(str(reference), SourceSelection(), config, RunOptions(workers=2, progress_interval=3600),
+          examples_per_shard=4)
+    outputs = json.loads((reference / "release.json").read_text())["counts"]["outputs"]
+
+    output = tmp_path / "release"
+    driver = subprocess.Popen([sys.executable, "-c", CIFAR_DRIVER, str(output), benchmark], cwd=REPO,
+                              start_new_session=True, env={**os.environ, "PYTHONPATH": str(REPO)},
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 300
+    while committed_outputs(output) < outputs // 2:
+        assert driver.poll() is None, driver.communicate()
+        assert time.monotonic() < deadline, "no outputs were committed"
+        time.sleep(0.02)
+    os.killpg(driver.pid, signal.SIGKILL)
+    driver.communicate(timeout=60)
+    assert driver.returncode == -signal.SIGKILL
+    time.sleep(0.5)
+    assert not (output / "release.json").exists()
+
+    capsys.readouterr()
+    build(str(output), SourceSelection(), config, RunOptions(workers=2, progress_interval=3600, stream=sys.stderr),
+          examples_per_shard=4)
+    resumed = capsys.readouterr().err
+    assert "resuming: " in resumed and "resuming: 0 of" not in resumed  # the committed rows are kept
+    assert tree(output) == tree(reference)
