@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import io
 import itertools
-import json
 import tempfile
 from dataclasses import dataclass, replace
 from typing import Iterable, Iterator, Mapping, Optional, Sequence, Union
@@ -39,7 +38,8 @@ from schemas.records import SourceEntry
 from schemas.release import SPILL_DIR
 
 from pipelines.formats import storage
-from pipelines.formats.parts import iter_lines, run_path
+from pipelines.formats.manifests import parse_manifest_line
+from pipelines.formats.parts import run_fields
 from pipelines.formats.spill import SpillRef, iter_spilled
 from pipelines.formats.release_sink import ReleaseFiles, ReleaseSink
 
@@ -71,21 +71,14 @@ def _stream(header: bytes, scratch, size: int):
         yield chunk
 
 
-def _run_fields(output_dir: str, runs: Iterable[tuple]) -> Iterator[tuple[str, list]]:
-    """``(part, fields)`` of each line of the committed runs ``(part, offset, length)``, run after run."""
-    for part, offset, length in runs:
-        for line in iter_lines(storage.join(output_dir, run_path(part)), offset, length):
-            yield part, json.loads(line)
-
-
 def _row(part: str, fields: list, output_dir: str) -> Optional[tuple[str, Optional[int], str, SpillRef]]:
     """``(array path, severity, image key, SpillRef of the row's bytes)`` of a committed run line;
     None for an output that is not a row of a stacked array (its line has no row reference)."""
     if len(fields) < 8:
         return None
-    manifest = json.loads(fields[6])
+    manifest = parse_manifest_line(fields[6])
     offset, length = fields[7]
-    return (manifest["path"], manifest.get("severity"), manifest["image_key"],
+    return (manifest.path, manifest.fields.get("severity"), manifest.fields["image_key"],
             SpillRef(storage.join(output_dir, f"{SPILL_DIR}/{part}"), offset, length))
 
 
@@ -95,7 +88,7 @@ def _config_array(element, output_dir: str) -> Iterator[tuple[str, tuple]]:
     config belongs to one array); nothing for the release-wide lists or a config without rows."""
     config, names = element
     runs = sorted({tuple(name[1:]) for name in names if name is not None and name[0] == config})
-    for part, fields in itertools.islice(_run_fields(output_dir, runs), 1):
+    for part, fields in itertools.islice(run_fields(output_dir, runs), 1):
         row = _row(part, fields, output_dir)
         if row is not None:
             yield row[0], (config, runs)
@@ -104,7 +97,7 @@ def _config_array(element, output_dir: str) -> Iterator[tuple[str, tuple]]:
 def _block_rows(output_dir: str, runs: Iterable[tuple]) -> Iterator[tuple]:
     """The rows of committed runs: ``(array path, severity, image key, bytes)``, one at a time, each
     run's rows read in spill-file order (a run lists at most one part's records)."""
-    for part, lines in itertools.groupby(_run_fields(output_dir, runs), key=lambda item: item[0]):
+    for part, lines in itertools.groupby(run_fields(output_dir, runs), key=lambda item: item[0]):
         rows = [row for row in (_row(part, fields, output_dir) for _, fields in lines) if row is not None]
         for index, data in iter_spilled([row[3] for row in rows]):
             yield (*rows[index][:3], data)

@@ -47,7 +47,7 @@ from pipelines.formats.spill import SpillWriter
 
 __all__ = ["RUNS_DIR", "LEDGER_DIR", "SOURCES_TABLE", "FAILURES_TABLE", "PART_RECORDS", "PART_SECONDS", "READ_CHUNK",
            "MERGE_BYTES", "MIN_READ_CHUNK", "LedgerEntry", "ledger_path", "run_path", "PartWriter", "read_ledger", "iter_file_chunks", "iter_lines",
-           "merge_runs", "ledger_runs", "completed_images", "CommittedOutputs",
+           "merge_runs", "run_fields", "ledger_runs", "completed_images", "CommittedOutputs",
            "CommittedRecords"]
 
 RUNS_DIR = f"{PARTS_DIR}/runs"
@@ -327,11 +327,19 @@ def ledger_runs(ledger: Iterable[LedgerEntry]) -> dict:
     return tables
 
 
-def _run_records(output_dir: str, runs: Iterable[tuple]) -> Iterator[list]:
-    """The records (decoded run lines) of runs ``(part, offset, length)``, run after run."""
+def run_fields(output_dir: str, runs: Iterable[tuple]) -> Iterator[tuple[str, list]]:
+    """``(part, fields)`` of each line of the committed runs ``(part, offset, length)``, run after
+    run: the fields of a run line as :meth:`PartWriter.add_output`, :meth:`PartWriter.add_stacked_output`
+    and :meth:`PartWriter.add_line` write them."""
     for part, offset, length in runs:
         for line in iter_lines(storage.join(output_dir, run_path(part)), offset, length):
-            yield json.loads(line)
+            yield part, json.loads(line)
+
+
+def _run_records(output_dir: str, runs: Iterable[tuple]) -> Iterator[list]:
+    """The records (decoded run lines) of runs ``(part, offset, length)``, run after run."""
+    for _, fields in run_fields(output_dir, runs):
+        yield fields
 
 
 def _distinct_per_image(pairs: Iterable[tuple[int, str]], images: int) -> np.ndarray:
