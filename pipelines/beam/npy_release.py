@@ -38,8 +38,7 @@ from schemas.records import SourceEntry
 from schemas.release import SPILL_DIR
 
 from pipelines.formats import storage
-from pipelines.formats.manifests import parse_manifest_line
-from pipelines.formats.parts import run_fields
+from pipelines.formats.parts import run_fields, run_manifest
 from pipelines.formats.spill import SpillRef, iter_spilled
 from pipelines.formats.release_sink import ReleaseFiles, ReleaseSink
 
@@ -76,9 +75,9 @@ def _row(part: str, fields: list, output_dir: str) -> Optional[tuple[str, Option
     None for an output that is not a row of a stacked array (its line has no row reference)."""
     if len(fields) < 8:
         return None
-    manifest = parse_manifest_line(fields[6])
+    manifest = run_manifest(fields)
     offset, length = fields[7]
-    return (manifest.path, manifest.fields.get("severity"), manifest.fields["image_key"],
+    return (manifest["path"], manifest.get("severity"), manifest["image_key"],
             SpillRef(storage.join(output_dir, f"{SPILL_DIR}/{part}"), offset, length))
 
 

@@ -47,7 +47,7 @@ from pipelines.formats.spill import SpillWriter
 
 __all__ = ["RUNS_DIR", "LEDGER_DIR", "SOURCES_TABLE", "FAILURES_TABLE", "PART_RECORDS", "PART_SECONDS", "READ_CHUNK",
            "MERGE_BYTES", "MIN_READ_CHUNK", "LedgerEntry", "ledger_path", "run_path", "PartWriter", "read_ledger", "iter_file_chunks", "iter_lines",
-           "merge_runs", "run_fields", "ledger_runs", "completed_images", "CommittedOutputs",
+           "merge_runs", "run_fields", "run_manifest", "ledger_runs", "completed_images", "CommittedOutputs",
            "CommittedRecords"]
 
 RUNS_DIR = f"{PARTS_DIR}/runs"
@@ -334,6 +334,12 @@ def run_fields(output_dir: str, runs: Iterable[tuple]) -> Iterator[tuple[str, li
     for part, offset, length in runs:
         for line in iter_lines(storage.join(output_dir, run_path(part)), offset, length):
             yield part, json.loads(line)
+
+
+def run_manifest(fields: list) -> dict:
+    """The manifest object (``path``, ``image_key``, the edition's fields) of an output run line's
+    ``fields`` (:func:`run_fields`)."""
+    return json.loads(fields[6])
 
 
 def _run_records(output_dir: str, runs: Iterable[tuple]) -> Iterator[list]:
