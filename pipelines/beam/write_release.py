@@ -10,7 +10,9 @@ of any edition and writes, under the release directory:
   ``--formats``, e.g. the tree, the TFDS records, WebDataset shards, and the edition's, e.g. stacked
   ``.npy`` arrays), each through the same three steps: per output, per group, or a branch of its own
   over the committed parts;
-- per-group checksum parts and the worker environments, in ``.parts/`` for the driver.
+- per-group checksum parts and the worker environments, in ``.parts/`` for the driver (each
+  environment as soon as a worker reports it, before that worker commits an output made in it:
+  a resumed build keeps the environments of the parts it keeps).
 
 No per-output element goes through a shuffle (a local runner would hold it in the driver's
 memory): workers commit *parts* (:mod:`pipelines.formats.parts`: sorted runs of manifest lines, checksums
@@ -26,7 +28,6 @@ import hashlib
 import heapq
 import itertools
 import json
-import uuid
 from dataclasses import replace
 from typing import Any, Iterable, Iterator, Mapping, Optional, Sequence
 
@@ -50,11 +51,11 @@ from pipelines.formats.tfrecord import encode_example
 
 __all__ = ["CHECKSUM_PARTS", "ENVIRONMENTS_DIR", "RELEASE_WIDE_GROUP", "OutputsFn", "shard_index", "global_windowed",
            "WRITE_BATCH", "write_group", "write_lists", "write_checksum_part", "committed_files",
-           "committed_names", "WriteRelease", "read_environments", "seal_release"]
+           "committed_names", "environment_path", "WriteRelease", "read_environments", "seal_release"]
 
 CHECKSUM_PARTS = f"{PARTS_DIR}/sha256"
 ENVIRONMENTS_DIR = f"{PARTS_DIR}/environments"
-"""One file per run of a build: the distinct worker environments it saw."""
+"""One file per distinct worker environment a build's workers reported (:func:`environment_path`)."""
 RELEASE_WIDE_GROUP = "_release"
 """Checksum-part name of the files that belong to no group (sources, failures)."""
 
@@ -64,8 +65,9 @@ class OutputsFn(beam.DoFn):
 
     Runs OpenCV on the worker's own thread (:func:`transforms.threads.one_opencv_thread`), keeps
     freed memory for reuse (:func:`transforms.heap.retain_freed_memory`), holds the worker's :class:`ProgressCounter` and reports the worker's environment (the versions
-    from :meth:`environment`, as JSON, tagged ``environments``) once per bundle, so that
-    ``release.json`` can show every environment a release was built in.
+    from :meth:`environment`, as JSON, tagged ``environments``) once per bundle, before the
+    bundle's first output (:class:`WriteRelease` writes it down at once), so that ``release.json``
+    can show every environment a release was built in, a resumed build's among them.
     """
 
     def __init__(self, progress_dir: Optional[str]):
@@ -227,6 +229,33 @@ class _WriteListPartsFn(beam.DoFn):
 
     def finish_bundle(self):
         return global_windowed(self._committed())
+
+
+def environment_path(environment: str) -> str:
+    """Relative path of the file of one worker environment (its JSON text):
+    ``.parts/environments/<SHA-256 of the text>.json``, so that every report of it, by any worker
+    or run of the build, writes the same file with the same bytes."""
+    return f"{ENVIRONMENTS_DIR}/{hashlib.sha256(environment.encode('utf-8')).hexdigest()}.json"
+
+
+class _WriteEnvironmentFn(beam.DoFn):
+    """A worker environment (JSON text) -> its file (:func:`environment_path`), written when the
+    worker reports it: fused with the DoFn that reports it (:class:`OutputsFn`, before the
+    bundle's first output; no shuffle and no Flatten of several stages in between), so it is on
+    disk before any part that holds an output made in it commits, wherever an interruption lands.
+    Each worker writes each environment once."""
+
+    def __init__(self, output_dir: str):
+        self._output_dir = output_dir
+
+    def setup(self):
+        self._written: set = set()
+
+    def process(self, environment: str):
+        if environment not in self._written:
+            storage.write_atomic(self._output_dir, environment_path(environment), environments_bytes([environment]))
+            self._written.add(environment)
+        return []
 
 
 def _tagged(record, table: str) -> tuple:
@@ -410,7 +439,7 @@ class WriteRelease(beam.PTransform):
                       for name, table, pcoll in lists]
         earlier = pipeline | "CommittedParts" >> beam.Create(
             self._committed + [(RELEASE_WIDE_GROUP, None)], reshuffle=False)
-        environments = self._write_environments(inputs["environments"])
+        environments = inputs["environments"] | "WriteEnvironments" >> beam.ParDo(_WriteEnvironmentFn(out))
         group_sinks = [sink for sink in self._sinks if sink.writes_groups]
         parts = ((output_parts, *list_parts, earlier) | "AllParts" >> beam.Flatten()
                  | "GroupPartsByConfig" >> beam.GroupByKey())
@@ -430,15 +459,6 @@ class WriteRelease(beam.PTransform):
                  | f"Collect{label}Files" >> beam.combiners.ToList()
                  | f"Write{label}Checksums" >> beam.Map(
                      lambda infos, part: write_checksum_part(out, (part, infos)), sink.checksum_part))
-
-    def _write_environments(self, environments):
-        relative = f"{ENVIRONMENTS_DIR}/{uuid.uuid4().hex}.json"
-        out = self._output_dir
-        return (environments
-                | "DistinctEnvironments" >> beam.Distinct()
-                | "CollectEnvironments" >> beam.combiners.ToList()
-                | "WriteEnvironments" >> beam.Map(lambda envs: storage.write_atomic(
-                    out, relative, environments_bytes(envs))))
 
 
 def _count_and_digest(output_dir: str, relative_paths: Iterable[str]) -> tuple[dict, str]:
