@@ -37,7 +37,7 @@ __all__ = ["RELEASE_FORMAT", "RELEASE_JSON", "CHECKSUMS", "SOURCES", "FAILURES",
            "PACKAGES_DIR", "WEBDATASET_DIR", "TREE_FORMAT", "TFDS_FORMAT", "DEFAULT_FORMATS", "TMP_DIR", "PARTS_DIR",
            "PROGRESS_DIR", "SAMPLE_DIR", "SPILL_DIR", "SCRATCH_DIRS", "C_TREE", "CLEAN", "P_TREE", "C_BENCHMARK",
            "P_BENCHMARK", "VCR_BENCHMARK", "A_BENCHMARK", "O_BENCHMARK", "BENCHMARKS", "LEGACY_EDITIONS",
-           "MANIFEST_FIELDS", "dumps", "json_line", "manifest_path", "checksum_line", "parse_checksum_lines",
+           "MANIFEST_FIELDS", "dumps", "json_object", "json_line", "manifest_path", "checksum_line", "parse_checksum_lines",
            "is_safe_name", "ReleaseInput", "ReleaseCounts", "ReleaseManifest", "ReleaseTfds", "PEditionFacts",
            "EncoderSettings", "TfdsFrames", "VideoSettings", "ArrayLayout", "PackageFile", "JsonValue",
            "BuildSettings", "CSettings", "PSettings", "VcrSettings", "FilterSettings", "FilteredSettings",
@@ -111,6 +111,20 @@ JsonValue = Union[None, bool, int, float, str, Sequence["JsonValue"], Mapping[st
 def dumps(document: JsonValue) -> str:
     """Canonical JSON text of a document: sorted keys, two-space indent, trailing newline."""
     return json.dumps(document, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
+
+
+def json_object(text: Union[str, bytes], what: str) -> dict:
+    """The JSON object of a text; ``what`` names the text in the error.
+
+    Raises
+    ------
+    ValueError
+        When the text is not JSON or not a JSON object.
+    """
+    document = json.loads(text)
+    if not isinstance(document, dict):
+        raise ValueError(f"{what} is not a JSON object")
+    return document
 
 
 def json_line(record: Mapping[str, JsonValue]) -> str:
@@ -530,10 +544,7 @@ class Release(_JsonObject):
         ValueError
             When the text is not JSON or not a JSON object.
         """
-        document = json.loads(text)
-        if not isinstance(document, dict):
-            raise ValueError(f"{RELEASE_JSON} is not a JSON object")
-        return cls.from_json(document)
+        return cls.from_json(json_object(text, RELEASE_JSON))
 
     def text(self) -> str:
         """The ``release.json`` text (:func:`dumps`: sorted keys, two-space indent)."""

@@ -16,26 +16,12 @@ from __future__ import annotations
 import json
 from typing import Iterable, Mapping, Union
 
-from schemas.release import JsonValue
+from schemas.release import JsonValue, json_object
 
 __all__ = ["counts_bytes", "parse_counts", "environments_bytes", "parse_environments", "parse_environment",
            "identity_bytes", "parse_identity", "parse_lock_record"]
 
 _Data = Union[str, bytes]
-
-
-def _object(data: _Data, what: str) -> dict:
-    """The JSON object of a text.
-
-    Raises
-    ------
-    ValueError
-        When the text is not JSON or not a JSON object.
-    """
-    document = json.loads(data)
-    if not isinstance(document, dict):
-        raise ValueError(f"{what} is not a JSON object")
-    return document
 
 
 def counts_bytes(counts: Mapping[str, int]) -> bytes:
@@ -51,7 +37,7 @@ def parse_counts(data: _Data) -> dict[str, int]:
     ValueError
         When the text is not a JSON object of counts (a file being replaced, say).
     """
-    counts = _object(data, "a progress file")
+    counts = json_object(data, "a progress file")
     if not all(isinstance(n, int) for n in counts.values()):
         raise ValueError("a progress file holds a count that is not an integer")
     return counts
@@ -78,7 +64,7 @@ def parse_environments(data: _Data) -> list[str]:
 
 def parse_environment(text: str) -> dict[str, str]:
     """``{library: version}`` of one environment's JSON text."""
-    return _object(text, "a worker environment")
+    return json_object(text, "a worker environment")
 
 
 def identity_bytes(identity: Mapping[str, JsonValue]) -> bytes:
@@ -94,13 +80,13 @@ def parse_identity(data: _Data) -> dict[str, JsonValue]:
     ValueError
         When the text is not a JSON object.
     """
-    return _object(data, "an evaluation's identity file")
+    return json_object(data, "an evaluation's identity file")
 
 
 def parse_lock_record(data: _Data) -> dict[str, JsonValue]:
     """A lock's record (``pid``, ``host``, ``beat``, ...); empty for an empty or unreadable record
     (a lock being written, or one made by something else)."""
     try:
-        return _object(data or b"{}", "a lock record")
+        return json_object(data or b"{}", "a lock record")
     except ValueError:
         return {}
