@@ -204,9 +204,8 @@ class BuildPlan:
     sinks : tuple of ReleaseSink
         The benchmark's own sinks (:class:`pipelines.formats.release_sink.ReleaseSink`, e.g. the
         stacked ``.npy`` arrays), handed to ``WriteRelease`` after those of ``formats`` when a format
-        brings them (the tree: the stacked ``.npy`` arrays are the tree of CIFAR). A sink with a branch of its own sees
-        every output, so a resumed build with one builds every image again (the parts still dedupe
-        the rest).
+        brings them (the tree: the stacked ``.npy`` arrays are the tree of CIFAR). A sink with a branch of its own
+        writes its files from the committed parts, so a resumed build with one keeps what they hold too.
     related : callable, optional
         ``related(entry)`` -> a name; images sharing one are resumed together (see
         :func:`pipelines.formats.parts.completed_images`).
@@ -282,13 +281,13 @@ def run_build(output_dir: str, plan: BuildPlan, run: RunOptions = RunOptions()) 
             return _locked_build(output_dir, replace(plan, document=document), run, ids)
 
 
-def _write_pending(output_dir: str, entries: Sequence, ledger: list, sinks: Sequence[ReleaseSink],
-                   outputs_per_image: int, related, stream) -> tuple[list, int]:
+def _write_pending(output_dir: str, entries: Sequence, ledger: list, outputs_per_image: int, related,
+                   stream) -> tuple[list, int]:
     """Write the entry lists of the images that no committed part completes (all of them on a
     first run, :func:`pipelines.formats.parts.completed_images` on a rerun); return the lists'
     paths and how many images they hold."""
     done = set()
-    if ledger and not any(sink.sees_every_output for sink in sinks):
+    if ledger:
         done = completed_images(output_dir, ledger, entries, outputs_per_image, related)
     if ledger:
         print(f"resuming: {len(done)} of {len(entries)} images are built already", file=stream)
@@ -335,8 +334,7 @@ def _locked_build(output_dir: str, plan: BuildPlan, run: RunOptions, ids: Option
     formats = plan.formats
     sinks: Sequence[ReleaseSink] = release_sinks(formats, plan.sinks, index.entries)
     images, listing_failures = len(index.entries), index.failures
-    entry_lists, pending = _write_pending(output_dir, index.entries, ledger, sinks, outputs_per_image, plan.related,
-                                          stream)
+    entry_lists, pending = _write_pending(output_dir, index.entries, ledger, outputs_per_image, plan.related, stream)
     del index  # from here on the driver holds no entry of the input (50,000 of them: some 25 MiB)
     shard_count = max(1, math.ceil(images / plan.examples_per_shard))
 

@@ -226,7 +226,7 @@ def plan(config: ImageNetCConfig, source: SourceSelection = SourceSelection(),
         selection=source, source=opened, document=imagenet_c_document(config, opened.class_names),
         dataset=imagenet_c_dataset(config, opened.class_names), outputs_per_image=len(config.conditions),
         transform=lambda progress_dir: CorruptImages(config, progress_dir),
-        sinks=(arrays,) if edition.c.encoding == NPY else (),  # a sink makes a resumed build redo all
+        sinks=(arrays,) if edition.c.encoding == NPY else (),
         examples_per_shard=edition.c.examples_per_shard if examples_per_shard is None else examples_per_shard,
         formats=tuple(formats))
 

@@ -310,7 +310,7 @@ def plan(config: ImageNetPConfig, source: SourceSelection = SourceSelection(),
         selection=source, source=opened, document=imagenet_p_document(config, opened.class_names),
         dataset=p_dataset(config.edition, config.family, opened.class_names), outputs_per_image=len(config.pairs),
         transform=lambda progress_dir: PerturbImages(config, progress_dir),
-        sinks=(arrays,) if config.table.output == NPY else (),  # a sink makes a resumed build redo all
+        sinks=(arrays,) if config.table.output == NPY else (),
         related=lambda entry: video_name(entry).casefold(),
         examples_per_shard=DEFAULT_EXAMPLES_PER_SHARD if examples_per_shard is None else examples_per_shard,
         formats=tuple(formats))

@@ -12,26 +12,34 @@ row i the sequence of the i-th input image in input order (a CIFAR test set's or
 ``make_cifar_p.py`` saves it: one block, as its rows have no severity.
 
 The rows arrive as stacked :class:`schemas.records.OutputRecord` s (``stacked=True``, raw bytes).
-The worker that made a row parks its bytes in a spill file (:mod:`pipelines.formats.spill`), so that
-only a reference crosses the shuffle that brings an array's rows together: a local runner holds
-every shuffled element in the driver's memory, and a whole CIFAR-10-P is 19 GB of rows. Each array
-is assembled in a local scratch file from its rows' spilled bytes (memory stays flat) and streamed
-into place. The files go into the release checksums through a checksum part of their own.
+No row, and no reference to one, crosses a shuffle: the writer commits each row in the build's
+parts (:meth:`pipelines.formats.parts.PartWriter.add_stacked_output`: its bytes in the part's spill
+file, where they lie in its run line), as it commits every output, and once every part is committed
+(after the shuffle of the parts' names, :class:`pipelines.beam.write_release.WriteRelease`) each
+array is assembled from the committed runs of its configs: a config's first run line names its
+array, only the runs' names are grouped by array, and one task per array reads its rows' spilled
+bytes one at a time into a local scratch file (memory stays flat, whatever the release) and streams
+it into place. A resumed build's earlier parts are among the committed ones, so an interrupted
+build keeps the rows it committed and builds only the images they miss. The files go into the
+release checksums through a checksum part of their own.
 """
 from __future__ import annotations
 
 import io
+import itertools
 import tempfile
 from dataclasses import dataclass, replace
-from typing import Mapping, Optional, Sequence, Union
+from typing import Iterable, Iterator, Mapping, Optional, Sequence, Union
 
 import apache_beam as beam
 import numpy as np
 
-from schemas.records import OutputRecord, SourceEntry
+from schemas.records import SourceEntry
+from schemas.release import SPILL_DIR
 
 from pipelines.formats import storage
-from pipelines.formats.spill import SpillWriter, iter_spilled
+from pipelines.formats.parts import run_fields, run_manifest
+from pipelines.formats.spill import SpillRef, iter_spilled
 from pipelines.formats.release_sink import ReleaseFiles, ReleaseSink
 
 ARRAYS_GROUP = "_arrays"
@@ -62,31 +70,45 @@ def _stream(header: bytes, scratch, size: int):
         yield chunk
 
 
-class _SpillRowsFn(beam.DoFn):
-    """A stacked record -> ``(path, (severity, image key, SpillRef))``: its bytes appended to this
-    bundle's spill file (a retried bundle writes a file of its own; only the references of the
-    bundle that succeeded cross the shuffle)."""
+def _row(part: str, fields: list, output_dir: str) -> Optional[tuple[str, Optional[int], str, SpillRef]]:
+    """``(array path, severity, image key, SpillRef of the row's bytes)`` of a committed run line;
+    None for an output that is not a row of a stacked array (its line has no row reference)."""
+    if len(fields) < 8:
+        return None
+    manifest = run_manifest(fields)
+    offset, length = fields[7]
+    return (manifest["path"], manifest.get("severity"), manifest["image_key"],
+            SpillRef(storage.join(output_dir, f"{SPILL_DIR}/{part}"), offset, length))
 
-    def __init__(self, output_dir: str):
-        self._output_dir = output_dir
 
-    def start_bundle(self):
-        self._spill = SpillWriter(self._output_dir)
+def _config_array(element, output_dir: str) -> Iterator[tuple[str, tuple]]:
+    """``(config, [(table, part, offset, length)])`` of the committed parts ->
+    ``(array path, (config, runs))``, the array named by the config's first row (every row of a
+    config belongs to one array); nothing for the release-wide lists or a config without rows."""
+    config, names = element
+    runs = sorted({tuple(name[1:]) for name in names if name is not None and name[0] == config})
+    for part, fields in itertools.islice(run_fields(output_dir, runs), 1):
+        row = _row(part, fields, output_dir)
+        if row is not None:
+            yield row[0], (config, runs)
 
-    def process(self, record: OutputRecord):
-        yield record.path, (record.metadata.get("severity"), record.metadata["image_key"],
-                            self._spill.append(record.data))
 
-    def finish_bundle(self):
-        self._spill.close()
+def _block_rows(output_dir: str, runs: Iterable[tuple]) -> Iterator[tuple]:
+    """The rows of committed runs: ``(array path, severity, image key, bytes)``, one at a time, each
+    run's rows read in spill-file order (a run lists at most one part's records)."""
+    for part, lines in itertools.groupby(run_fields(output_dir, runs), key=lambda item: item[0]):
+        rows = [row for row in (_row(part, fields, output_dir) for _, fields in lines) if row is not None]
+        for index, data in iter_spilled([row[3] for row in rows]):
+            yield (*rows[index][:3], data)
 
 
 class _WriteArrayFn(beam.DoFn):
-    """``(path, [(severity, image key, SpillRef of the row)])`` -> the stacked ``.npy`` at ``path``;
-    a FileInfo.
+    """``(path, [(config, committed runs)])`` -> the stacked ``.npy`` at ``path``, assembled from the
+    rows the runs commit; a FileInfo.
 
     One block of N rows per severity; rows of severity None (the clean config, a P dataset) make
-    one block of N rows."""
+    one block of N rows. A row two parts hold (an image rebuilt after an interruption) is written
+    twice at its place, with the same bytes."""
 
     def __init__(self, output_dir: str, keys: Sequence[str], severities: Sequence[int],
                  row_shape: Union[tuple, Mapping[str, tuple]], group: str):
@@ -98,23 +120,25 @@ class _WriteArrayFn(beam.DoFn):
         self._block = {s: i for i, s in enumerate(self._severities)}
 
     def process(self, element):
-        path, rows = element
-        rows = list(rows)  # references only: the rows' bytes are read one at a time below
+        path, configs = element
+        runs = sorted({run for _, config_runs in configs for run in config_runs})
         shape = tuple(self._row_shape[path] if isinstance(self._row_shape, Mapping) else self._row_shape)
         row_bytes = int(np.prod(shape))
-        one_block = rows[0][0] is None  # the clean config, a P dataset: one block of N rows
-        blocks = {None: 0} if one_block else self._block
-        count = len(self._keys) * (1 if one_block else len(self._severities))
         with tempfile.TemporaryFile() as scratch:
-            scratch.truncate(count * row_bytes)  # rows that failed stay zero (they are in failures.jsonl)
-            for index, data in iter_spilled([ref for _, _, ref in rows]):
-                severity, image_key, _ = rows[index]
+            one_block = None  # the clean config, a P dataset: one block of N rows
+            for row_path, severity, image_key, data in _block_rows(self._output_dir, runs):
+                one_block = (severity is None) if one_block is None else one_block
+                if row_path != path:
+                    raise ValueError(f"{path}: a row of {row_path} among its configs' rows")
                 if len(data) != row_bytes:
                     raise ValueError(f"{path}: a row of {len(data)} bytes, expected {row_bytes} for {shape}")
                 if (severity is None) != one_block:
                     raise ValueError(f"{path}: clean and corrupted rows in one array")
-                scratch.seek((blocks[severity] * len(self._keys) + self._position[image_key]) * row_bytes)
+                block = 0 if one_block else self._block[severity]
+                scratch.seek((block * len(self._keys) + self._position[image_key]) * row_bytes)
                 scratch.write(data)
+            count = len(self._keys) * (1 if one_block else len(self._severities))
+            scratch.truncate(count * row_bytes)  # rows that failed stay zero (they are in failures.jsonl)
             header = npy_header((count, *shape))
             yield storage.write_atomic(self._output_dir, path, _stream(header, scratch, count * row_bytes),
                                        group=self._group)
@@ -129,7 +153,8 @@ def labels_array(labels: Sequence[int], severities: int) -> np.ndarray:
 class StackedArrays(ReleaseSink):
     """Stacked output records -> one ``.npy`` per path (``record.path``), rows in input order, one
     block per severity (and ``labels.npy`` where ``labels_path`` is given); a
-    :class:`pipelines.formats.release_sink.ReleaseSink` with a branch of its own, so it sees every output.
+    :class:`pipelines.formats.release_sink.ReleaseSink` that keeps the rows in the committed parts
+    (``keeps_rows``) and assembles the arrays from them in a branch of its own (module doc).
 
     Attributes
     ----------
@@ -149,6 +174,7 @@ class StackedArrays(ReleaseSink):
     """
 
     name = "npy"
+    keeps_rows = True
     row_shape: Union[tuple, Mapping[str, tuple]] = ()
     severities: tuple = ()
     labels_path: Optional[str] = None
@@ -159,18 +185,17 @@ class StackedArrays(ReleaseSink):
     def for_input(self, entries: Sequence[SourceEntry]) -> "StackedArrays":
         return replace(self, keys=tuple(e.key for e in entries), labels=tuple(e.label for e in entries))
 
-    def expand(self, records, release: ReleaseFiles):
+    def expand(self, parts, release: ReleaseFiles):
         out = release.output_dir
-        arrays = (records
-                  | "StackedRows" >> beam.Filter(lambda r: r.stacked)
-                  | "SpillRows" >> beam.ParDo(_SpillRowsFn(out))
+        arrays = (parts
+                  | "ConfigArrays" >> beam.FlatMap(_config_array, out)
                   | "GroupArrays" >> beam.GroupByKey()
                   | "WriteArrays" >> beam.ParDo(_WriteArrayFn(out, self.keys, self.severities, self.row_shape,
                                                               self.checksum_part)))
         if self.labels_path is None:
             return arrays
         labels = labels_array([int(v) for v in self.labels], len(self.severities))
-        labels_file = (records.pipeline
+        labels_file = (parts.pipeline
                        | "Labels" >> beam.Create([self.labels_path])
                        | "WriteLabels" >> beam.Map(lambda path, group: storage.write_atomic(
                            out, path, npy_header(labels.shape) + labels.tobytes(), group=group), self.checksum_part))

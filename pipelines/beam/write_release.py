@@ -8,13 +8,16 @@ of any edition and writes, under the release directory:
   inside a shard, so the bytes do not depend on workers or order), whichever formats the release holds;
 - the files of the build's sinks, one class per format (:mod:`pipelines.formats.release_sink`: the
   ``--formats``, e.g. the tree, the TFDS records, WebDataset shards, and the edition's, e.g. stacked
-  ``.npy`` arrays), each through the same three steps: per output, per group, or a branch of its own;
-- per-group checksum parts and the worker environments, in ``.parts/`` for the driver.
+  ``.npy`` arrays), each through the same three steps: per output, per group, or a branch of its own
+  over the committed parts;
+- per-group checksum parts and the worker environments, in ``.parts/`` for the driver (each
+  environment as soon as a worker reports it, before that worker commits an output made in it:
+  a resumed build keeps the environments of the parts it keeps).
 
 No per-output element goes through a shuffle (a local runner would hold it in the driver's
 memory): workers commit *parts* (:mod:`pipelines.formats.parts`: sorted runs of manifest lines, checksums
-and shard references, the serialized examples in ``DIR/.spill/``) and emit only the parts' names;
-one task per group then merges the group's runs with a streaming merge.
+and shard references, the serialized examples and stacked rows in ``DIR/.spill/``) and emit only the
+parts' names; one task per group then merges the group's runs with a streaming merge.
 
 :func:`seal_release` (driver, after the pipeline) writes ``release.json`` and ``SHA256SUMS`` and
 removes the scratch folders.
@@ -25,7 +28,6 @@ import hashlib
 import heapq
 import itertools
 import json
-import uuid
 from dataclasses import replace
 from typing import Any, Iterable, Iterator, Mapping, Optional, Sequence
 
@@ -49,11 +51,11 @@ from pipelines.formats.tfrecord import encode_example
 
 __all__ = ["CHECKSUM_PARTS", "ENVIRONMENTS_DIR", "RELEASE_WIDE_GROUP", "OutputsFn", "shard_index", "global_windowed",
            "WRITE_BATCH", "write_group", "write_lists", "write_checksum_part", "committed_files",
-           "committed_names", "WriteRelease", "read_environments", "seal_release"]
+           "committed_names", "environment_path", "WriteRelease", "read_environments", "seal_release"]
 
 CHECKSUM_PARTS = f"{PARTS_DIR}/sha256"
 ENVIRONMENTS_DIR = f"{PARTS_DIR}/environments"
-"""One file per run of a build: the distinct worker environments it saw."""
+"""One file per distinct worker environment a build's workers reported (:func:`environment_path`)."""
 RELEASE_WIDE_GROUP = "_release"
 """Checksum-part name of the files that belong to no group (sources, failures)."""
 
@@ -63,8 +65,9 @@ class OutputsFn(beam.DoFn):
 
     Runs OpenCV on the worker's own thread (:func:`transforms.threads.one_opencv_thread`), keeps
     freed memory for reuse (:func:`transforms.heap.retain_freed_memory`), holds the worker's :class:`ProgressCounter` and reports the worker's environment (the versions
-    from :meth:`environment`, as JSON, tagged ``environments``) once per bundle, so that
-    ``release.json`` can show every environment a release was built in.
+    from :meth:`environment`, as JSON, tagged ``environments``) once per bundle, before the
+    bundle's first output (:class:`WriteRelease` writes it down at once), so that ``release.json``
+    can show every environment a release was built in, a resumed build's among them.
     """
 
     def __init__(self, progress_dir: Optional[str]):
@@ -143,16 +146,17 @@ class _WriteOutputFilesFn(beam.DoFn):
     line (manifest line, checksum, shard) and its serialized example go to this worker's current
     part (:class:`pipelines.formats.parts.PartWriter`). Records are written in batches (at most
     ``batch``: records, bytes; :data:`WRITE_BATCH`; no more records than a part holds), the last one
-    at the end of the bundle, each before the part that lists it commits.
+    at the end of the bundle, each before the part that lists it commits. With ``keep_rows``, a
+    stacked row's bytes go to the part too (:meth:`~pipelines.formats.parts.PartWriter.add_stacked_output`).
     Emits ``(group, (group, part, offset, length))`` of each run it commits, nothing per output."""
 
     def __init__(self, release: ReleaseFiles, progress_dir: Optional[str], part_records: int = PART_RECORDS,
                  part_seconds: float = PART_SECONDS, batch: tuple[int, int] = WRITE_BATCH,
-                 sinks: Sequence[ReleaseSink] = ()):
+                 sinks: Sequence[ReleaseSink] = (), keep_rows: bool = False):
         self._output_dir, self._release = release.output_dir, release
         self._progress_dir, self._part_limits = progress_dir, (part_records, part_seconds)
         self._batch = (min(batch[0], part_records), batch[1])  # a batch never holds more than a part
-        self._sinks = tuple(sinks)
+        self._sinks, self._keep_rows = tuple(sinks), keep_rows
 
     def setup(self):
         self._progress = ProgressCounter(self._progress_dir)
@@ -170,6 +174,10 @@ class _WriteOutputFilesFn(beam.DoFn):
         info, written = _output_file(self._release, record, self._sinks)
         index, shard, example = _example(self._release, record)
         row = ManifestRecord(record.key, record.path, info.sha256, info.size, shard, record.metadata)
+        if record.stacked and self._keep_rows and not written:  # a row of an array its sink assembles
+            self._parts.add_stacked_output(record.group, record.key, index, json_line(row.to_json()), info.sha256,
+                                           example, record.data)
+            return
         self._parts.add_output(record.group, record.key, index, json_line(row.to_json()), info.sha256,
                                info.path if written else None, info.size, example)  # a file of its own to list
 
@@ -223,6 +231,33 @@ class _WriteListPartsFn(beam.DoFn):
         return global_windowed(self._committed())
 
 
+def environment_path(environment: str) -> str:
+    """Relative path of the file of one worker environment (its JSON text):
+    ``.parts/environments/<SHA-256 of the text>.json``, so that every report of it, by any worker
+    or run of the build, writes the same file with the same bytes."""
+    return f"{ENVIRONMENTS_DIR}/{hashlib.sha256(environment.encode('utf-8')).hexdigest()}.json"
+
+
+class _WriteEnvironmentFn(beam.DoFn):
+    """A worker environment (JSON text) -> its file (:func:`environment_path`), written when the
+    worker reports it: fused with the DoFn that reports it (:class:`OutputsFn`, before the
+    bundle's first output; no shuffle and no Flatten of several stages in between), so it is on
+    disk before any part that holds an output made in it commits, wherever an interruption lands.
+    Each worker writes each environment once."""
+
+    def __init__(self, output_dir: str):
+        self._output_dir = output_dir
+
+    def setup(self):
+        self._written: set = set()
+
+    def process(self, environment: str):
+        if environment not in self._written:
+            storage.write_atomic(self._output_dir, environment_path(environment), environments_bytes([environment]))
+            self._written.add(environment)
+        return []
+
+
 def _tagged(record, table: str) -> tuple:
     return table, record
 
@@ -264,7 +299,8 @@ def write_group(release: ReleaseFiles, group: str, runs: Iterable[tuple], sinks:
     checksums: list = []  # (path, line) of the outputs' own files, in key order (= path order)
 
     def manifest_lines():
-        for _, shard, offset, length, sha256, path, line, part in merge_runs(output_dir, group, runs):
+        for fields in merge_runs(output_dir, group, runs):  # a stacked row's has its row reference too
+            (_, shard, offset, length, sha256, path, line), part = fields[:7], fields[-1]
             outputs.shard_refs[shard].append((part, offset, length))
             if path is not None:  # None: no file in the tree (a stacked row, checksummed by its own sink)
                 outputs.folders.add(path.rpartition("/")[0])
@@ -335,14 +371,15 @@ def committed_names(ledger: Iterable[Mapping[str, Any]]) -> list:
 
 
 class _SinkBranch(beam.PTransform):
-    """Output records -> the FileInfo s of the files a sink's branch writes (:meth:`ReleaseSink.expand`)."""
+    """The committed parts of each config, ``(config, [(table, part, offset, length)])`` -> the
+    FileInfo s of the files a sink's branch writes (:meth:`ReleaseSink.expand`)."""
 
     def __init__(self, sink: ReleaseSink, release: ReleaseFiles):
         super().__init__()
         self._sink, self._release = sink, release
 
-    def expand(self, records):
-        return self._sink.expand(records, self._release)
+    def expand(self, parts):
+        return self._sink.expand(parts, self._release)
 
 
 class WriteRelease(beam.PTransform):
@@ -372,7 +409,8 @@ class WriteRelease(beam.PTransform):
         :meth:`~pipelines.formats.release_sink.ReleaseSink.write_output` runs per output on the
         workers; its :meth:`~pipelines.formats.release_sink.ReleaseSink.write_group` per config once
         its manifest is written; its :meth:`~pipelines.formats.release_sink.ReleaseSink.expand` adds a
-        branch over the records, whose files go into a checksum part of their own (``sink.checksum_part``).
+        branch over the committed parts of each config (those of ``committed`` among them), whose
+        files go into a checksum part of their own (``sink.checksum_part``).
     """
 
     def __init__(self, release: ReleaseFiles, progress_dir: Optional[str] = None, committed: Sequence = (),
@@ -389,7 +427,8 @@ class WriteRelease(beam.PTransform):
         out, release = self._output_dir, self._release
         pipeline = inputs["records"].pipeline
         output_parts = inputs["records"] | "WriteOutputFiles" >> beam.ParDo(_WriteOutputFilesFn(
-            release, self._progress_dir, *self._part_limits, sinks=[sink for sink in self._sinks if sink.writes_outputs]))
+            release, self._progress_dir, *self._part_limits, sinks=[sink for sink in self._sinks if sink.writes_outputs],
+            keep_rows=any(sink.keeps_rows for sink in self._sinks)))
         # One sink per input, fused with the stage that makes it (a Flatten would be materialized
         # by a local runner, in the driver's memory, until its last input is done).
         failures = [inputs[name] for name in sorted(inputs) if name.startswith("failures")]
@@ -400,34 +439,26 @@ class WriteRelease(beam.PTransform):
                       for name, table, pcoll in lists]
         earlier = pipeline | "CommittedParts" >> beam.Create(
             self._committed + [(RELEASE_WIDE_GROUP, None)], reshuffle=False)
-        environments = self._write_environments(inputs["environments"])
-        self._expand_sinks(inputs["records"])
+        environments = inputs["environments"] | "WriteEnvironments" >> beam.ParDo(_WriteEnvironmentFn(out))
         group_sinks = [sink for sink in self._sinks if sink.writes_groups]
-        return ((output_parts, *list_parts, earlier) | "AllParts" >> beam.Flatten()
-                | "GroupPartsByConfig" >> beam.GroupByKey()
-                | "WriteTables" >> beam.ParDo(_WriteTablesFn(release, group_sinks)), environments)
+        parts = ((output_parts, *list_parts, earlier) | "AllParts" >> beam.Flatten()
+                 | "GroupPartsByConfig" >> beam.GroupByKey())
+        self._expand_sinks(parts)
+        return parts | "WriteTables" >> beam.ParDo(_WriteTablesFn(release, group_sinks)), environments
 
-    def _expand_sinks(self, records) -> None:
-        """The branch of each sink that has one, and the checksum part of the files it writes."""
+    def _expand_sinks(self, parts) -> None:
+        """The branch of each sink that has one, over the committed parts of each config, and the
+        checksum part of the files it writes."""
         out, release = self._output_dir, self._release
         for sink in self._sinks:
-            if not sink.sees_every_output:
+            if not sink.has_branch:
                 continue
             label = type(sink).__name__
-            files = records | label >> _SinkBranch(sink, release)
+            files = parts | label >> _SinkBranch(sink, release)
             _ = (files
                  | f"Collect{label}Files" >> beam.combiners.ToList()
                  | f"Write{label}Checksums" >> beam.Map(
                      lambda infos, part: write_checksum_part(out, (part, infos)), sink.checksum_part))
-
-    def _write_environments(self, environments):
-        relative = f"{ENVIRONMENTS_DIR}/{uuid.uuid4().hex}.json"
-        out = self._output_dir
-        return (environments
-                | "DistinctEnvironments" >> beam.Distinct()
-                | "CollectEnvironments" >> beam.combiners.ToList()
-                | "WriteEnvironments" >> beam.Map(lambda envs: storage.write_atomic(
-                    out, relative, environments_bytes(envs))))
 
 
 def _count_and_digest(output_dir: str, relative_paths: Iterable[str]) -> tuple[dict, str]:

@@ -4,8 +4,9 @@ crosses a shuffle and a build can resume after any interruption.
 A local FnApiRunner holds every shuffled element in the driver's memory, so the release sinks do
 not shuffle outputs. A worker's :class:`PartWriter` collects, for each output, a small *run line*
 (key, TFRecord shard, manifest line, checksum, where its serialized example lies in the part's
-spill file) and, for each source or failure record, its JSON line. Every :data:`PART_RECORDS`
-records or :data:`PART_SECONDS` seconds, and at the end of a bundle, it *commits a part*:
+spill file; for a row of a stacked ``.npy`` array, where the row's bytes lie too) and, for each
+source or failure record, its JSON line. Every :data:`PART_RECORDS` records or :data:`PART_SECONDS`
+seconds, and at the end of a bundle, it *commits a part*:
 
 1. the spill file ``DIR/.spill/<part>`` (the serialized examples) is closed;
 2. the part's runs, ``DIR/.parts/runs/<part>.jsonl``, are written: one sorted run per table (a
@@ -46,7 +47,7 @@ from pipelines.formats.spill import SpillWriter
 
 __all__ = ["RUNS_DIR", "LEDGER_DIR", "SOURCES_TABLE", "FAILURES_TABLE", "PART_RECORDS", "PART_SECONDS", "READ_CHUNK",
            "MERGE_BYTES", "MIN_READ_CHUNK", "LedgerEntry", "ledger_path", "run_path", "PartWriter", "read_ledger", "iter_file_chunks", "iter_lines",
-           "merge_runs", "ledger_runs", "completed_images", "CommittedOutputs",
+           "merge_runs", "run_fields", "run_manifest", "ledger_runs", "completed_images", "CommittedOutputs",
            "CommittedRecords"]
 
 RUNS_DIR = f"{PARTS_DIR}/runs"
@@ -170,6 +171,18 @@ class PartWriter:
         self._records += 1
         self._bytes += size + len(example)
 
+    def add_stacked_output(self, group: str, key: str, shard: int, manifest_line: str, sha256: str, example: bytes,
+                           row: bytes) -> None:
+        """One row of a stacked array (no file of its own): its example and then its row's bytes go to
+        the part's spill file; its run line ends in ``[row offset, row length]``, so that the array
+        is assembled from the committed parts (:mod:`pipelines.beam.npy_release`)."""
+        ref, row_ref = self._spill.append(example), self._spill.append(row)
+        self._runs[group].append((key, json.dumps(
+            [key, shard, ref.offset, ref.length, sha256, None, manifest_line, [row_ref.offset, row_ref.length]],
+            ensure_ascii=False)))
+        self._records += 1
+        self._bytes += len(row) + len(example)
+
     def add_line(self, table: str, key: str, line: str) -> None:
         """One line of a release-wide list (``sources.jsonl``, ``failures.jsonl``), sorted by key then text."""
         self._runs[table].append(((key, line), json.dumps([key, line], ensure_ascii=False)))
@@ -285,8 +298,8 @@ def iter_lines(path: str, start: int = 0, length: Optional[int] = None, chunk: i
 def merge_runs(output_dir: str, table: str, runs: Iterable[tuple]) -> Iterator[list]:
     """The lines of runs ``(part, offset, length)`` of ``table``, merged in sort order, each record once.
 
-    Output runs yield ``[key, shard, offset, length, sha256, path, manifest line, part]``; list
-    runs ``[key, line, part]``. Records with equal sort keys (the same output built twice) are
+    Output runs yield ``[key, shard, offset, length, sha256, path, manifest line, part]`` (a stacked
+    row ``[..., manifest line, [row offset, row length], part]``); list runs ``[key, line, part]``. Records with equal sort keys (the same output built twice) are
     yielded once.
     """
     runs = sorted(set(map(tuple, runs)))
@@ -314,11 +327,25 @@ def ledger_runs(ledger: Iterable[LedgerEntry]) -> dict:
     return tables
 
 
-def _run_records(output_dir: str, runs: Iterable[tuple]) -> Iterator[list]:
-    """The records (decoded run lines) of runs ``(part, offset, length)``, run after run."""
+def run_fields(output_dir: str, runs: Iterable[tuple]) -> Iterator[tuple[str, list]]:
+    """``(part, fields)`` of each line of the committed runs ``(part, offset, length)``, run after
+    run: the fields of a run line as :meth:`PartWriter.add_output`, :meth:`PartWriter.add_stacked_output`
+    and :meth:`PartWriter.add_line` write them."""
     for part, offset, length in runs:
         for line in iter_lines(storage.join(output_dir, run_path(part)), offset, length):
-            yield json.loads(line)
+            yield part, json.loads(line)
+
+
+def run_manifest(fields: list) -> dict:
+    """The manifest object (``path``, ``image_key``, the edition's fields) of an output run line's
+    ``fields`` (:func:`run_fields`)."""
+    return json.loads(fields[6])
+
+
+def _run_records(output_dir: str, runs: Iterable[tuple]) -> Iterator[list]:
+    """The records (decoded run lines) of runs ``(part, offset, length)``, run after run."""
+    for _, fields in run_fields(output_dir, runs):
+        yield fields
 
 
 def _distinct_per_image(pairs: Iterable[tuple[int, str]], images: int) -> np.ndarray:

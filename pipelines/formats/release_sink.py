@@ -7,8 +7,9 @@ the format, so that no other module names it:
 - what it writes, in one or more of three steps: :meth:`ReleaseSink.write_output` (per output, on
   the worker: the output's own file, the tree), :meth:`ReleaseSink.write_group` (per TFDS config,
   once its manifest ``manifest/<config>.jsonl`` is written: the TFDS records, the WebDataset
-  shards) and :meth:`ReleaseSink.expand` (a branch of the graph of its own over every output
-  record: the stacked ``.npy`` arrays, which need every row of an array together);
+  shards) and :meth:`ReleaseSink.expand` (a branch of the graph of its own over the committed
+  parts of every config, once all are committed: the stacked ``.npy`` arrays, whose rows span
+  configs and which :attr:`ReleaseSink.keeps_rows` has kept in the parts);
 - :attr:`ReleaseSink.folders`: the top-level names of a release it owns, which ``--force`` removes
   (:func:`pipelines.release.output_folder.remove_release`) and a resumed build writes again;
 - :meth:`ReleaseSink.check`: what ``imagenet-cp verify`` checks of its files, beyond their listed
@@ -146,6 +147,10 @@ class ReleaseSink:
         Its per-config files go into the config's own checksum part ``.parts/sha256/<config>.txt``,
         sorted by path with the outputs' files (the tree's and the TFDS records' files), instead of
         a part of their own.
+    keeps_rows : bool
+        The writer keeps the bytes of each stacked row (``record.stacked``, no file of its own) in the
+        committed parts, for :meth:`expand` to read back
+        (:meth:`pipelines.formats.parts.PartWriter.add_stacked_output`).
     checksum_part : str
         Name of the checksum part of the files :meth:`expand` writes, ``.parts/sha256/<checksum_part>.txt``
         (its place in ``SHA256SUMS``: parts are concatenated in name order).
@@ -156,6 +161,7 @@ class ReleaseSink:
     help: ClassVar[str] = ""
     published: ClassVar[bool] = False
     shares_config_part: ClassVar[bool] = False
+    keeps_rows: ClassVar[bool] = False
     checksum_part: str = ""
 
     @property
@@ -169,9 +175,8 @@ class ReleaseSink:
         return type(self).write_group is not ReleaseSink.write_group
 
     @property
-    def sees_every_output(self) -> bool:
-        """Whether the sink has a branch of its own (:meth:`expand`): it must see every output, so a
-        resumed build builds every image again (the committed parts still dedupe the rest)."""
+    def has_branch(self) -> bool:
+        """Whether the sink has a branch of its own (:meth:`expand`) over the committed parts."""
         return type(self).expand is not ReleaseSink.expand
 
     def for_input(self, entries: Sequence["SourceEntry"]) -> "ReleaseSink":
@@ -194,9 +199,13 @@ class ReleaseSink:
         (nothing by default)."""
         return []
 
-    def expand(self, records: "PCollection", release: ReleaseFiles) -> Optional["PCollection"]:
-        """Add a branch over every :class:`schemas.records.OutputRecord` that writes the sink's files;
-        return the PCollection of their :class:`FileInfo` s (None by default: no branch)."""
+    def expand(self, parts: "PCollection", release: ReleaseFiles) -> Optional["PCollection"]:
+        """Add a branch that writes the sink's files from the committed parts, once every part is
+        committed (those of an interrupted run of the build among them, so that a resumed build
+        keeps them): ``parts`` holds ``(config, [(table, part, offset, length)])``, the runs of each
+        config (:func:`pipelines.formats.parts.merge_runs` reads them; the release-wide lists come
+        under ``_release``, with ``None`` among the names). Return the PCollection of the files'
+        :class:`FileInfo` s (None by default: no branch)."""
         return None
 
     def check_build(self, formats: Sequence[str], build: BuildKind) -> None:

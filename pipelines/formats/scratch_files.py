@@ -3,7 +3,8 @@
 Each is written and read here, the one place its shape is known:
 
 - a worker's progress counts, ``DIR/.progress/<id>.json`` (:func:`counts_bytes`, :func:`parse_counts`);
-- a run's worker environments, ``DIR/.parts/environments/<run>.json``: a JSON list of the
+- a build's worker environments, ``DIR/.parts/environments/<digest>.json``, one file per distinct
+  environment (:func:`pipelines.beam.write_release.environment_path`): a JSON list of the
   environments' JSON texts (:func:`environments_bytes`, :func:`parse_environments`), each one
   ``{library: version}`` (:func:`parse_environment`);
 - an evaluation's identity, ``OUT/.evaluation/identity.json`` (:func:`identity_bytes`,
@@ -43,12 +44,12 @@ def parse_counts(data: _Data) -> dict[str, int]:
 
 
 def environments_bytes(environments: Iterable[str]) -> bytes:
-    """The bytes of a run's environments file: the environments' JSON texts, sorted."""
+    """The bytes of an environments file: the environments' JSON texts, sorted."""
     return json.dumps(sorted(environments)).encode("utf-8")
 
 
 def parse_environments(data: _Data) -> list[str]:
-    """The environments' JSON texts of a run's environments file.
+    """The environments' JSON texts of an environments file.
 
     Raises
     ------

@@ -226,3 +226,137 @@ def test_a_full_disk_stops_with_one_line_and_resumes(tmp_path, fast_build, unint
         assert tree(output) == uninterrupted
     finally:
         subprocess.run(["umount", "-l", str(disk)])
+
+
+CIFAR_DRIVER = """
+import argparse
+import sys
+from dataclasses import replace
+from pipelines.beam.imagenet_c import build_imagenet_c
+from pipelines.beam.imagenet_p import build_imagenet_p
+from schemas.configs import ImageNetCConfig, ImageNetPConfig
+from scripts.build_options import run_build
+
+benchmark = sys.argv[2]  # the configs of cifar_config
+
+def build(output, selection, config, run, **options):
+    run = replace(run, part_records=1, part_seconds=0, progress_interval=3600)
+    return (build_imagenet_c if benchmark == "c" else build_imagenet_p)(output, selection, config, run, **options)
+
+def config(args):
+    if benchmark == "c":
+        return ImageNetCConfig.select(["glass_blur", "zoom_blur"], [3, 5], edition="cifar")
+    return ImageNetPConfig.select(["rotate", "gaussian_noise"], [1], edition="cifar")
+
+args = argparse.Namespace(output=sys.argv[1], input=None, image_ids=None, limit=None, workers=2, beam_args=[],
+                          examples_per_shard=4, force=False)
+sys.exit(run_build(args, build, config))
+"""
+
+
+def cifar_config(benchmark: str):
+    """A CIFAR-10-C config (two corruptions at two severities, and the clean rows: five arrays' rows per
+    image) or a CIFAR-10-P one (two datasets)."""
+    from schemas.configs import ImageNetPConfig
+
+    if benchmark == "c":
+        return ImageNetCConfig.select(["glass_blur", "zoom_blur"], [3, 5], edition="cifar")
+    return ImageNetPConfig.select(["rotate", "gaussian_noise"], [1], edition="cifar")
+
+
+def cifar_build(benchmark: str):
+    from pipelines.beam.imagenet_c import build_imagenet_c
+    from pipelines.beam.imagenet_p import build_imagenet_p
+
+    return build_imagenet_c if benchmark == "c" else build_imagenet_p
+
+
+def committed_records(output: Path) -> tuple[int, int]:
+    """Outputs in the committed parts (a part of the lists holds no output bytes), and all their records."""
+    ledger = output / LEDGER_DIR
+    entries = [json.loads(p.read_text()) for p in ledger.glob("*.json")] if ledger.is_dir() else []
+    return sum(entry["records"] for entry in entries if entry["bytes"]), sum(entry["records"] for entry in entries)
+
+
+def kill_point_reached(kill: str, output: Path, outputs: int, images: int) -> bool:
+    """``half``: more than half the outputs and more than ``outputs - images`` committed (at least one
+    image has every output committed: each image lacking one would leave ``images`` outputs out);
+    ``all``: every output and source record committed (the rerun builds no image)."""
+    committed, records = committed_records(output)
+    if kill == "all":
+        return records >= outputs + images
+    return committed > max(outputs // 2, outputs - images)
+
+
+@pytest.mark.parametrize("benchmark, kill", [("c", "half"), ("p", "half"), ("p", "all")])
+def test_a_killed_cifar_build_resumes_to_the_same_bytes_keeping_its_committed_rows(benchmark, kill, tmp_path, capsys):
+    """The stacked .npy arrays are assembled from the committed parts: a CIFAR build killed (SIGKILL) once
+    an image's outputs are all committed resumes, builds only the images its parts miss, and writes the same
+    bytes. Killed once every record is committed, the rerun builds nothing: its workers report no
+    environment, and release.json still lists the encoder versions the killed run's workers reported."""
+    from pipelines.beam.runner import RunOptions
+
+    config, build = cifar_config(benchmark), cifar_build(benchmark)
+    reference = tmp_path / "uninterrupted"
+    build(str(reference), SourceSelection(), config, RunOptions(workers=2, progress_interval=3600),
+          examples_per_shard=4)
+    counts = json.loads((reference / "release.json").read_text())["counts"]
+    outputs, images = counts["outputs"], counts["images"]
+
+    output = tmp_path / "release"
+    driver = subprocess.Popen([sys.executable, "-c", CIFAR_DRIVER, str(output), benchmark], cwd=REPO,
+                              start_new_session=True, env={**os.environ, "PYTHONPATH": str(REPO)},
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 300
+    while not kill_point_reached(kill, output, outputs, images):  # the rerun must keep a whole image
+        assert driver.poll() is None, driver.communicate()
+        assert time.monotonic() < deadline, "no outputs were committed"
+        time.sleep(0.02)
+    os.killpg(driver.pid, signal.SIGKILL)
+    driver.communicate(timeout=60)
+    assert driver.returncode == -signal.SIGKILL
+    time.sleep(0.5)
+    assert not (output / "release.json").exists()
+
+    capsys.readouterr()
+    build(str(output), SourceSelection(), config, RunOptions(workers=2, progress_interval=3600, stream=sys.stderr),
+          examples_per_shard=4)
+    resumed = capsys.readouterr().err
+    assert "resuming: " in resumed and "resuming: 0 of" not in resumed  # the committed rows are kept
+    if kill == "all":
+        assert f"resuming: {images} of {images} images are built already" in resumed
+    assert tree(output) == tree(reference)
+
+
+def environment_check():
+    """``--formats envcheck``: writes no file; fails an output that reaches the writer before a
+    worker environment is on disk. Made in a function: Beam's workers get the class itself, pickled by value."""
+    from pipelines.beam.write_release import read_environments
+    from pipelines.formats.release_sink import ReleaseSink
+
+    class EnvironmentCheck(ReleaseSink):
+        """Checks, per output, that the environment of the worker that made it is written down."""
+
+        name = "envcheck"
+        help = "no file: checks that each output's worker environment is on disk before the output"
+
+        def write_output(self, release, record):
+            if not read_environments(release.output_dir):
+                raise RuntimeError(f"{record.key} reached the writer before its worker's environment was written")
+            return None
+
+    return EnvironmentCheck
+
+
+def test_a_worker_environment_is_written_before_an_output_made_in_it(tmp_path, fast_build, monkeypatch):
+    """A part that commits an output is preceded by the file of its worker's environment, so that a
+    build interrupted at any point keeps the environments of the parts it keeps (a rerun that builds
+    no image reports none)."""
+    from pipelines.formats.release_formats import FORMATS
+    from pipelines.release.versions import library_versions
+
+    check = environment_check()
+    monkeypatch.setitem(FORMATS, check.name, check)
+    output = tmp_path / "release"
+    fast_build(output, formats=["envcheck", "tree"], workers=1)  # fails where an output comes first
+    assert json.loads((output / "release.json").read_text())["library_versions"] == library_versions()

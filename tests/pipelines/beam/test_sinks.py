@@ -16,6 +16,7 @@ from pipelines.beam.imagenet_c import build_imagenet_c, plan
 from pipelines.beam.runner import RunOptions
 from pipelines.beam.npy_release import ARRAYS_GROUP, SEQUENCE_ARRAYS_GROUP, StackedArrays
 from pipelines.formats import storage
+from pipelines.formats.parts import PartWriter, merge_runs
 from pipelines.formats.release_formats import (FORMATS, TfdsRecords, TreeFiles, WebDatasetShards, formats_help,
                                                release_sinks)
 from pipelines.formats.release_sink import ReleaseSink
@@ -129,21 +130,27 @@ def test_a_resumed_build_writes_a_formats_files_again(tmp_path, monkeypatch, cap
     assert verify_release(str(release)).ok
 
 
-def test_an_edition_sink_with_a_branch_of_its_own_sees_every_output(tmp_path):
+def test_an_edition_sink_with_a_branch_of_its_own_reads_the_committed_parts(tmp_path):
     class RecordKeys(ReleaseSink):
-        """``record-keys.txt``: every output key, sorted, from a branch over the records."""
+        """``record-keys.txt``: every output key, sorted, from a branch over the committed parts."""
 
         checksum_part = "_record_keys"
 
-        def expand(self, records, release):
+        def expand(self, parts, release):
             out = release.output_dir
-            return (records
-                    | "Keys" >> beam.Map(lambda r: r.key)
+
+            def keys(element):
+                config, names = element
+                runs = [name[1:] for name in names if name is not None and name[0] == config]
+                return [fields[0] for fields in merge_runs(out, config, runs)]
+
+            return (parts
+                    | "Keys" >> beam.FlatMap(keys)
                     | "AllKeys" >> beam.combiners.ToList()
                     | "WriteKeys" >> beam.Map(lambda keys: storage.write_atomic(
                         out, "record-keys.txt", "".join(k + "\n" for k in sorted(keys)).encode("utf-8"))))
 
-    assert RecordKeys().sees_every_output and not WebDatasetShards().sees_every_output
+    assert RecordKeys().has_branch and not WebDatasetShards().has_branch
     built = plan(CONFIG, SourceSelection())
     release = tmp_path / "release"
     run_build(str(release), replace(built, sinks=(*built.sinks, RecordKeys())), RUN)
@@ -175,29 +182,41 @@ def test_release_sinks_are_the_formats_in_name_order_then_the_editions_made_for_
 
 def test_one_npy_sink_stacks_c_severity_blocks_and_p_datasets(tmp_path):
     """The C layout (a block per severity, labels.npy) and the P layout (one block, a row shape per
-    array) are the same sink, configured."""
+    array) are the same sink, configured; it reads the rows the parts committed, a row that two
+    parts hold (an image built again after an interruption) once."""
     import numpy as np
 
     from pipelines.formats.release_sink import ReleaseFiles
-    from schemas.records import OutputRecord
     from schemas.tfds import IMAGENET2012_CORRUPTED
 
     keys, out = ("k0", "k1"), str(tmp_path)
 
-    def row(path, key, severity, value, shape):
-        metadata = {"image_key": key, **({} if severity is None else {"severity": severity})}
-        return OutputRecord(key=f"{path}/{key}/{severity}", group="g", path=path, stacked=True, example={},
-                            metadata=metadata, data=np.full(shape, value, np.uint8).tobytes())
+    def commit(*rows):
+        """Commit ``(config, array path, image key, severity, value, shape)`` rows as one part;
+        its ``(config, run name)`` s."""
+        writer = PartWriter(out)
+        for config, path, key, severity, value, shape in rows:
+            line = json.dumps({"path": path, "image_key": key, "severity": severity})
+            writer.add_stacked_output(config, f"{config}/{key}", 0, line, "0" * 64, b"example",
+                                      np.full(shape, value, np.uint8).tobytes())
+        return [(name[0], name) for name in writer.commit()]
+
+    def configs(*committed):
+        grouped = {}
+        for config, name in (pair for names in committed for pair in names):
+            grouped.setdefault(config, []).append(name)
+        return sorted(grouped.items()) + [("_release", [None])]
 
     c = StackedArrays((1, 1, 3), (1, 5), "C/labels.npy", ARRAYS_GROUP, keys, (4, 7))
     p = StackedArrays({"P/t.npy": (2, 1, 1, 3)}, checksum_part=SEQUENCE_ARRAYS_GROUP, keys=keys)
-    c_rows = [row("C/fog.npy", "k1", 5, 9, (1, 1, 3)), row("C/fog.npy", "k0", 1, 1, (1, 1, 3)),
-              row("C/clean.npy", "k1", None, 2, (1, 1, 3))]
-    p_rows = [row("P/t.npy", "k1", None, 6, (2, 1, 1, 3))]
+    fog5 = ("fog_5", "C/fog.npy", "k1", 5, 9, (1, 1, 3))
+    c_parts = configs(commit(fog5, ("fog_1", "C/fog.npy", "k0", 1, 1, (1, 1, 3))),
+                      commit(("clean", "C/clean.npy", "k1", None, 2, (1, 1, 3)), fog5))
+    p_parts = configs(commit(("t", "P/t.npy", "k1", None, 6, (2, 1, 1, 3))))
     release = ReleaseFiles(out, IMAGENET2012_CORRUPTED, 1)
     with beam.Pipeline() as pipeline:
-        _ = pipeline | "CRows" >> beam.Create(c_rows) | "C" >> _Branch(c, release)
-        _ = pipeline | "PRows" >> beam.Create(p_rows) | "P" >> _Branch(p, release)
+        _ = pipeline | "CParts" >> beam.Create(c_parts) | "C" >> _Branch(c, release)
+        _ = pipeline | "PParts" >> beam.Create(p_parts) | "P" >> _Branch(p, release)
 
     fog = np.load(tmp_path / "C" / "fog.npy")
     assert fog.shape == (4, 1, 1, 3) and fog[:, 0, 0, 0].tolist() == [1, 0, 0, 9]  # severity 1 rows, then 5
@@ -213,5 +232,5 @@ class _Branch(beam.PTransform):
         super().__init__()
         self._sink, self._release = sink, release
 
-    def expand(self, records):
-        return self._sink.expand(records, self._release)
+    def expand(self, parts):
+        return self._sink.expand(parts, self._release)
