@@ -25,7 +25,9 @@ Every file is sorted by key, so equal predictions give equal bytes whatever the 
 
 Workers commit each prediction in a part (:mod:`pipelines.beam.prediction_parts`, in
 ``OUT/.evaluation/``, removed at the end); only the parts' names are grouped, per prediction file,
-and one task per file merges them from disk. The same call after an interruption lists only the
+and one task per file merges them from disk. The images and videos to predict are listed there too
+(``.lists/``), so that only references to the lists cross the shuffle that spreads them over the
+workers. The same call after an interruption lists only the
 images (and videos) no committed part holds, and writes the bytes of an uninterrupted run. A local
 run prints a progress line (predicted / to predict, rate, time left) on stderr. The
 release and ``OUT`` may lie on any file system :mod:`pipelines.formats.storage` reaches (a local disk,
@@ -33,9 +35,12 @@ release and ``OUT`` may lie on any file system :mod:`pipelines.formats.storage` 
 """
 from __future__ import annotations
 
+import array
+import io
+import pickle
 import time
 from dataclasses import replace
-from typing import Iterable, Optional, Sequence
+from typing import Iterable, NamedTuple, Optional, Sequence
 
 import apache_beam as beam
 
@@ -45,8 +50,8 @@ from schemas.release import C_TREE, P_TREE, TFDS_DIR
 from pipelines.beam.evaluate_a_o import evaluate_adversarial
 from pipelines.beam.inference import (Model, PredictLogits, count_refused, mark_time, model_handler, step_seconds,
                                      threads_per_worker)
-from pipelines.beam.prediction_parts import (C_TABLE, EVALUATION_COUNTERS, P_TABLE, CommitPredictionsFn, c_record,
-                                             committed_names, evaluation_identity, p_record, pending_images,
+from pipelines.beam.prediction_parts import (C_TABLE, EVALUATION_COUNTERS, LISTS_DIR, P_TABLE, CommitPredictionsFn,
+                                             c_record, committed_names, evaluation_identity, p_record, pending_images,
                                              pending_videos, run_resumable, table_runs, write_config_file,
                                              write_set_file)
 from pipelines.beam.progress import ProgressCounter
@@ -61,8 +66,8 @@ from pipelines.evaluation.scores import (PREDICTIONS_DIR, ScoreBaselines, defaul
 from pipelines.formats import storage
 from pipelines.formats.parts import PART_RECORDS, PART_SECONDS
 
-__all__ = ["LISTED_PER_ELEMENT", "PREDICTION_FOLDERS", "PredictTop5", "PredictImageNetC", "PredictImageNetP",
-           "check_evaluation_model", "chosen_configs", "even_lists", "evaluate_release"]
+__all__ = ["LISTED_PER_ELEMENT", "ListedRef", "PREDICTION_FOLDERS", "PredictTop5", "PredictImageNetC",
+           "PredictImageNetP", "check_evaluation_model", "chosen_configs", "even_lists", "write_listed", "read_listed", "evaluate_release"]
 
 PREDICTION_FOLDERS = {C_TREE: "imagenet-c", P_TREE: "imagenet-p"}
 """Folders below ``predictions/`` of the 224 trees: the benchmarks' names, as before the trees became
@@ -90,9 +95,16 @@ class PredictTop5(beam.PTransform):
 
 
 LISTED_PER_ELEMENT = 64
-"""The most listed images (or videos) per element of the shuffle that spreads them over the
-workers: the driver of a local runner holds what is shuffled, so it holds locators in lists, not
-an element per image (and never pixels: see :func:`pipelines.evaluation.release_inputs.c_examples`)."""
+"""The most listed images (or videos) per list, the unit of work the shuffle that spreads them over
+the workers hands out (one :class:`ListedRef` per list: see :func:`write_listed`)."""
+
+
+class ListedRef(NamedTuple):
+    """Where one list of pending items lies: ``length`` bytes at ``offset`` of the listing file ``path``."""
+
+    path: str
+    offset: int
+    length: int
 
 
 def even_lists(items: Iterable, most: int = LISTED_PER_ELEMENT) -> list[list]:
@@ -111,14 +123,59 @@ def even_lists(items: Iterable, most: int = LISTED_PER_ELEMENT) -> list[list]:
     [43, 43, 44]
     """
     items = list(items)
-    count = -(-len(items) // most)
-    return [items[len(items) * index // count:len(items) * (index + 1) // count] for index in range(count)]
+    return [items[first:last] for first, last in _even_bounds(len(items), most)]
+
+
+def _even_bounds(length: int, most: int) -> list:
+    """``(first, last)`` index bounds of :func:`even_lists` of ``length`` items."""
+    count = -(-length // most)
+    return [(length * index // count, length * (index + 1) // count) for index in range(count)]
+
+
+def write_listed(scratch: str, table: str, items: Iterable, most: int = LISTED_PER_ELEMENT) -> list:
+    """Sink: write a table's pending ``items`` to ``scratch/.lists/<table>.pickle`` as they come, one
+    pickle each (atomically; the same listing writes the same bytes), and return a :class:`ListedRef`
+    per list of :func:`even_lists` (the same lists).
+
+    The driver of a local runner holds everything shuffled: only these references cross the
+    shuffle, one per :data:`LISTED_PER_ELEMENT` items, not the items; and the lister holds an
+    offset per item, not the items.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> scratch = tempfile.mkdtemp()
+    >>> refs = write_listed(scratch, "C/fog_1", [(("fog_1", f"a/{i}.JPEG", 0), f"x{i}") for i in range(3)], 2)
+    >>> [read_listed(ref) for ref in refs]
+    [[(('fog_1', 'a/0.JPEG', 0), 'x0')], [(('fog_1', 'a/1.JPEG', 0), 'x1'), (('fog_1', 'a/2.JPEG', 0), 'x2')]]
+    """
+    relative = f"{LISTS_DIR}/{table}.pickle"
+    offsets = array.array("q", [0])
+
+    def pickles():
+        for item in items:
+            data = pickle.dumps(item, protocol=pickle.HIGHEST_PROTOCOL)
+            offsets.append(offsets[-1] + len(data))
+            yield data
+
+    storage.write_atomic(scratch, relative, pickles())
+    path = storage.join(scratch, relative)
+    return [ListedRef(path, offsets[first], offsets[last] - offsets[first])
+            for first, last in _even_bounds(len(offsets) - 1, most)]
+
+
+def read_listed(ref: ListedRef) -> list:
+    """The items of one list :func:`write_listed` wrote."""
+    stream, items = io.BytesIO(storage.read_bytes(ref.path, ref.offset, ref.length)), []
+    while stream.tell() < ref.length:
+        items.append(pickle.load(stream))
+    return items
 
 
 class _ListPendingFn(beam.DoFn):
     """A C config (``(CConfig, runs)``) -> the ``((config, key, label), item)`` of its images that
     no committed run holds; a P set (``((name, path), runs)``) -> its videos not all committed;
-    in :func:`even_lists`."""
+    written by :func:`write_listed`: emits a :class:`ListedRef` per list of :func:`even_lists`."""
 
     def __init__(self, kind: str, scratch: str, progress_dir, release_dir: str, c=None, labels=None):
         self._kind, self._scratch, self._progress_dir = kind, scratch, progress_dir
@@ -131,10 +188,12 @@ class _ListPendingFn(beam.DoFn):
         what, runs = element
         if self._kind == "c":
             examples = c_examples(what, self._release_dir, self._c, self._labels)
-            yield from even_lists(pending_images(examples, self._scratch, what.name, runs, self._progress))
+            table, pending = C_TABLE + what.name, pending_images(examples, self._scratch, what.name, runs,
+                                                                 self._progress)
         else:
-            yield from even_lists(pending_videos(_list_sequences(what, self._release_dir), self._scratch, what[0],
-                                                 runs, self._progress))
+            table, pending = P_TABLE + what[0], pending_videos(_list_sequences(what, self._release_dir),
+                                                               self._scratch, what[0], runs, self._progress)
+        yield from write_listed(self._scratch, table, pending)
 
 
 class PredictImageNetC(beam.PTransform):
@@ -161,7 +220,7 @@ class PredictImageNetC(beam.PTransform):
                 | "ListImages" >> beam.ParDo(_ListPendingFn("c", self._scratch, self._progress_dir,
                                                             self._release_dir, self._c, labels))
                 | "Spread" >> beam.Reshuffle()
-                | "ReadImages" >> beam.FlatMap(lambda listed: ((key, read_item(item)) for key, item in listed))
+                | "ReadImages" >> beam.FlatMap(lambda ref: ((key, read_item(item)) for key, item in read_listed(ref)))
                 | "Predict" >> predict)
         self.nonfinite = predict.nonfinite
         return top5 | "CommitPredictions" >> beam.ParDo(
@@ -215,7 +274,7 @@ class PredictImageNetP(beam.PTransform):
                 | "ListSets" >> beam.Create(listed)
                 | "ListVideos" >> beam.ParDo(_ListPendingFn("p", self._scratch, self._progress_dir, self._release_dir))
                 | "Spread" >> beam.Reshuffle()
-                | "Videos" >> beam.FlatMap(lambda listed: listed)
+                | "Videos" >> beam.FlatMap(read_listed)
                 | "DecodeFrames" >> beam.ParDo(_DecodeFramesFn(self._progress_dir))
                 | "Predict" >> predict)
         self.nonfinite = predict.nonfinite

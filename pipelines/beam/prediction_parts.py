@@ -7,6 +7,7 @@ as a build's workers commit their outputs), in the evaluation's scratch folder `
     evaluation.json      what is evaluated (model SHA-256, release, source, framework, configs, sets)
     .parts/ledger/, .parts/runs/   the committed parts
     .progress/           the workers' counts, for the progress line
+    .lists/              the images and videos to predict, per table (listed again by a rerun)
 
 Each output file is a *table* of the parts: ``C/<config>`` holds one line per image (key -> its
 ``predictions/`` JSON line), ``P/<set>`` one line per frame (video key -> ``[frame, frames,
@@ -51,8 +52,8 @@ from pipelines.formats.parts import (PART_RECORDS, PART_SECONDS, LedgerEntry, Pa
 from pipelines.formats.scratch_files import identity_bytes, parse_identity
 from pipelines.release.output_folder import FolderLock, OutputFolderError, WorkerLock, wait_for_orphan_workers
 
-__all__ = ["SCRATCH_DIR", "IDENTITY_FILE", "C_TABLE", "P_TABLE", "A_TABLE", "EVALUATION_COUNTERS", "scratch_dir",
-           "model_sha256", "evaluation_identity", "local_place", "open_scratch", "table_runs", "committed_names",
+__all__ = ["SCRATCH_DIR", "IDENTITY_FILE", "LISTS_DIR", "C_TABLE", "P_TABLE", "A_TABLE", "EVALUATION_COUNTERS",
+           "scratch_dir", "model_sha256", "evaluation_identity", "local_place", "open_scratch", "table_runs", "committed_names",
            "pending_images", "complete_videos", "pending_videos", "c_record", "p_record", "a_record", "read_logits",
            "committed_keys", "CommitPredictionsFn", "write_config_file", "write_set_file", "prediction_progress_text",
            "finished_text", "run_resumable"]
@@ -60,6 +61,9 @@ __all__ = ["SCRATCH_DIR", "IDENTITY_FILE", "C_TABLE", "P_TABLE", "A_TABLE", "EVA
 SCRATCH_DIR = ".evaluation"
 """The evaluation's scratch folder inside ``OUT``: removed when the evaluation completes."""
 IDENTITY_FILE = "evaluation.json"
+LISTS_DIR = ".lists"
+"""Folder of the scratch folder where the listing workers write the images and videos to predict,
+one file per table (:func:`pipelines.beam.evaluate.write_listed`); a rerun lists them again."""
 C_TABLE, P_TABLE, A_TABLE = "C/", "P/", "A/"
 """Table-name prefixes of the ImageNet-C configs, the ImageNet-P sets (a P set may be named like a
 C config) and the parts of an ImageNet-A / -O evaluation (the set, and ``in-distribution``)."""
@@ -152,7 +156,7 @@ def open_scratch(out_dir: str, identity: Mapping[str, Any], force: bool = False)
         except ValueError:
             there = {}
         if there == dict(identity):
-            for leftover in (".progress", ".tmp"):  # display counts and half-written files of the killed run
+            for leftover in (".progress", ".tmp", LISTS_DIR):  # counts, half-written files, lists of the killed run
                 storage.delete_tree(storage.join(scratch, leftover))
             return read_ledger(scratch)
         if not force:
