@@ -374,7 +374,7 @@ def measure_size(plan: FullSizePlan, input_dir: str, count: int, scratch: str, w
         evaluate = ["evaluate", "--release", release, "--model", model, "--output", evaluation,
                     "--workers", str(workers), "--configs", ",".join(configs)]
         steps += killed_and_rerun("evaluate", evaluate, evaluation, os.path.join(evaluation, ".evaluation"),
-                                  (predictions, predictions), log)
+                                  (predictions, count * plan.evaluated_records()), log)
     return [dict(step, images=count) for step in steps]
 
 

@@ -109,6 +109,14 @@ class FullSizePlan:
         """Images and configs of the whole release: the family's whole input and every config."""
         return WHOLE_INPUT_IMAGES[self.family], len(self.selection("all").groups)
 
+    def evaluated_records(self) -> int:
+        """What the evaluation's parts commit per image: one prediction per evaluated config (C), one
+        per frame of each evaluated set's sequence (P), the count its kill at a fraction waits for."""
+        config = self.selection(self.configs)
+        if self.benchmark == "c":
+            return len(config.groups[:self.evaluated])
+        return sum(config.table.perturbations[name].frames for name, _ in config.pairs[:self.evaluated])
+
     def build_args(self) -> list[str]:
         """The build's arguments that select the edition, the formats and the configs."""
         names, levels = _SELECTIONS[self.benchmark, self.configs]

@@ -159,6 +159,13 @@ def test_a_plan_names_its_configs_and_the_builds_flags(benchmark, configs, group
         full_size.FullSizePlan(benchmark, "nonexistent")
 
 
+def test_a_plans_evaluation_commits_a_record_per_prediction_or_per_frame():
+    assert full_size.FullSizePlan("c", "imagenet64", "all", 4).evaluated_records() == 4
+    plan = full_size.FullSizePlan("p", "cifar", "all", 4)
+    frames = [plan.selection("all").table.perturbations[name].frames for name, _ in plan.selection("all").pairs[:4]]
+    assert plan.evaluated_records() == sum(frames) and min(frames) > 1  # the kill waits for frames, not videos
+
+
 def test_a_plan_hands_its_formats_to_the_build_and_refuses_an_unknown_one():
     plan = full_size.FullSizePlan("p", "cifar", "all", formats=("tree",))
     assert plan.build_args() == ["--edition", "cifar", "--formats", "tree"]
