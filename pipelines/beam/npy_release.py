@@ -12,26 +12,32 @@ row i the sequence of the i-th input image in input order (a CIFAR test set's or
 ``make_cifar_p.py`` saves it: one block, as its rows have no severity.
 
 The rows arrive as stacked :class:`schemas.records.OutputRecord` s (``stacked=True``, raw bytes).
-The worker that made a row parks its bytes in a spill file (:mod:`pipelines.formats.spill`), so that
-only a reference crosses the shuffle that brings an array's rows together: a local runner holds
-every shuffled element in the driver's memory, and a whole CIFAR-10-P is 19 GB of rows. Each array
+The worker that made a row parks its bytes in a spill file (:mod:`pipelines.formats.spill`), and the
+list of an array's rows (key, severity, place) in the same file, a list per bundle and array (or per
+:data:`ROWS_PER_LIST` rows), so that only references to these lists cross the shuffle that brings an
+array's rows together: a local runner holds every shuffled element in the driver's memory, a whole
+CIFAR-10-P is 19 GB of rows, and even a reference per row (200,000 of them) would make the driver
+grow with the input. Each array
 is assembled in a local scratch file from its rows' spilled bytes (memory stays flat) and streamed
 into place. The files go into the release checksums through a checksum part of their own.
 """
 from __future__ import annotations
 
+import collections
 import io
+import json
 import tempfile
 from dataclasses import dataclass, replace
 from typing import Mapping, Optional, Sequence, Union
 
 import apache_beam as beam
 import numpy as np
+from apache_beam.transforms.window import GlobalWindows
 
 from schemas.records import OutputRecord, SourceEntry
 
 from pipelines.formats import storage
-from pipelines.formats.spill import SpillWriter, iter_spilled
+from pipelines.formats.spill import SpillRef, SpillWriter, iter_spilled
 from pipelines.formats.release_sink import ReleaseFiles, ReleaseSink
 
 ARRAYS_GROUP = "_arrays"
@@ -62,28 +68,56 @@ def _stream(header: bytes, scratch, size: int):
         yield chunk
 
 
+ROWS_PER_LIST = 4096
+"""Most rows in one spilled row list: a worker holds at most this many rows' references per array."""
+
+
 class _SpillRowsFn(beam.DoFn):
-    """A stacked record -> ``(path, (severity, image key, SpillRef))``: its bytes appended to this
-    bundle's spill file (a retried bundle writes a file of its own; only the references of the
-    bundle that succeeded cross the shuffle)."""
+    """Stacked records -> ``(path, SpillRef of a row list)``: each record's bytes are appended to this
+    bundle's spill file, and so is, per array, the list of its rows (:func:`rows_bytes`) at the end of
+    the bundle or every :data:`ROWS_PER_LIST` rows. A retried bundle writes a file of its own; only
+    the references of the bundle that succeeded cross the shuffle, a few per bundle and array."""
 
     def __init__(self, output_dir: str):
         self._output_dir = output_dir
 
     def start_bundle(self):
         self._spill = SpillWriter(self._output_dir)
+        self._rows: dict[str, list] = collections.defaultdict(list)
+        self._lists: list[tuple[str, SpillRef]] = []
 
     def process(self, record: OutputRecord):
-        yield record.path, (record.metadata.get("severity"), record.metadata["image_key"],
-                            self._spill.append(record.data))
+        rows = self._rows[record.path]
+        rows.append((record.metadata.get("severity"), record.metadata["image_key"], self._spill.append(record.data)))
+        if len(rows) >= ROWS_PER_LIST:
+            self._spill_rows(record.path)
+        return []
+
+    def _spill_rows(self, path: str) -> None:
+        self._lists.append((path, self._spill.append(rows_bytes(self._rows.pop(path)))))
 
     def finish_bundle(self):
+        for path in sorted(self._rows):
+            self._spill_rows(path)
         self._spill.close()
+        for element in self._lists:
+            yield GlobalWindows.windowed_value(element)
+
+
+def rows_bytes(rows: Sequence[tuple]) -> bytes:
+    """``[(severity, image key, SpillRef)]`` as JSON lines (:func:`read_rows` reads them back)."""
+    return "".join(json.dumps([severity, key, *ref]) + "\n" for severity, key, ref in rows).encode("utf-8")
+
+
+def read_rows(refs: Sequence[SpillRef]) -> list:
+    """The rows ``[(severity, image key, SpillRef)]`` of the spilled row lists at ``refs``, in
+    file and offset order."""
+    return [(severity, key, SpillRef(*ref)) for _, data in iter_spilled(refs)
+            for severity, key, *ref in map(json.loads, data.decode("utf-8").splitlines())]
 
 
 class _WriteArrayFn(beam.DoFn):
-    """``(path, [(severity, image key, SpillRef of the row)])`` -> the stacked ``.npy`` at ``path``;
-    a FileInfo.
+    """``(path, [SpillRef of a row list])`` -> the stacked ``.npy`` at ``path``; a FileInfo.
 
     One block of N rows per severity; rows of severity None (the clean config, a P dataset) make
     one block of N rows."""
@@ -98,8 +132,8 @@ class _WriteArrayFn(beam.DoFn):
         self._block = {s: i for i, s in enumerate(self._severities)}
 
     def process(self, element):
-        path, rows = element
-        rows = list(rows)  # references only: the rows' bytes are read one at a time below
+        path, lists = element
+        rows = read_rows(list(lists))  # references only: the rows' bytes are read one at a time below
         shape = tuple(self._row_shape[path] if isinstance(self._row_shape, Mapping) else self._row_shape)
         row_bytes = int(np.prod(shape))
         one_block = rows[0][0] is None  # the clean config, a P dataset: one block of N rows

@@ -3,10 +3,12 @@ import os
 import pickle
 import random
 
+import numpy as np
 import pytest
 
 from schemas.configs import ImageNetPConfig
-from pipelines.beam.imagenet_p import _DecodeImagesFn, VideoTask
+from pipelines.beam.imagenet_p import _DecodeImagesFn
+from pipelines.beam.npy_release import _SpillRowsFn, _WriteArrayFn
 from pipelines.formats.parts import read_ledger
 from pipelines.formats.release_formats import TfdsRecords, TreeFiles
 from pipelines.formats.release_sink import ReleaseFiles
@@ -136,18 +138,30 @@ def test_a_record_in_two_parts_is_written_once(tmp_path):
     assert len((tmp_path / "manifest" / f"{GROUP}.jsonl").read_text().splitlines()) == 3
 
 
-def test_video_tasks_carry_no_pixels(sample_folder):
+def test_the_spread_of_the_videos_carries_one_entry_per_image(sample_folder):
     path = next(sample_folder.glob("*/*.JPEG"))
     key = f"{path.parent.name}/{path.name}"
     image = SourceImage(SourceEntry(key, path.parent.name, 0, Locator(str(path)), key), path.read_bytes())
     dofn = _DecodeImagesFn(ImageNetPConfig.select(["gaussian_noise", "rotate"]), None)
     dofn.setup()
-    tasks = main_outputs(run_bundle(dofn, [image]))
-    assert [(t.perturbation, t.difficulty) for t in tasks] == [
-        ("gaussian_noise", 1), ("gaussian_noise", 2), ("gaussian_noise", 3), ("rotate", 1)]
-    assert all(isinstance(t, VideoTask) and len(pickle.dumps(t)) < 1000 for t in tasks)
+    spread = main_outputs(run_bundle(dofn, [image]))
+    assert spread == [image.entry] and len(pickle.dumps(spread[0])) < 1000  # not one per video, no bytes
 
 
 def test_a_build_leaves_no_spill_folder(sample_release):
     release_dir, _ = sample_release
     assert not (release_dir / SPILL_DIR).exists()
+
+
+def test_stacked_rows_cross_the_shuffle_as_one_row_list_per_bundle_and_array(tmp_path):
+    records = [OutputRecord(key=f"k{i}", group="g", path=f"T/{'ab'[i % 2]}.npy", data=bytes([i]) * 6, example={},
+                            metadata={"image_key": f"img{i // 2}"}, stacked=True) for i in range(10)]
+    spill = _SpillRowsFn(str(tmp_path))
+    spill.start_bundle()
+    assert all(list(spill.process(r)) == [] for r in records)
+    crossing = sorted(value.value for value in spill.finish_bundle())
+    assert [path for path, _ in crossing] == ["T/a.npy", "T/b.npy"]  # not one element per row
+    writer = _WriteArrayFn(str(tmp_path), [f"img{i}" for i in range(5)], (), {"T/b.npy": (2, 3)}, "_g")
+    writer.setup()
+    list(writer.process(("T/b.npy", [crossing[1][1]])))
+    assert np.load(tmp_path / "T" / "b.npy").tolist() == [[[2 * i + 1] * 3] * 2 for i in range(5)]
