@@ -18,6 +18,7 @@ from apache_beam.metrics.metric import MetricsFilter
 
 from schemas.editions import release_identity
 from schemas.image_ids import is_named_id_list, named_id_list_bytes
+from schemas.records import SourceEntry
 from schemas.release import (DEFAULT_FORMATS, FAILURES, PROGRESS_DIR, SAMPLE_DIR, SOURCES, TFDS_FORMAT, TMP_DIR,
                              BuildSettings, Release, ReleaseInput)
 from schemas.tfds import TfdsDataset
@@ -206,9 +207,12 @@ class BuildPlan:
         stacked ``.npy`` arrays), handed to ``WriteRelease`` after those of ``formats`` when a format
         brings them (the tree: the stacked ``.npy`` arrays are the tree of CIFAR). A sink with a branch of its own
         writes its files from the committed parts, so a resumed build with one keeps what they hold too.
-    related : callable, optional
-        ``related(entry)`` -> a name; images sharing one are resumed together (see
-        :func:`pipelines.formats.parts.completed_images`).
+    exclusive : callable, optional
+        ``exclusive(entries)`` -> ``(kept, rejected)``: the listed entries to build, in input order,
+        and a Failure for each other one (ImageNet-P: one image per video name). The driver decides
+        it before any image is read, so no worker needs to see the other images; the rejected join
+        the listing's failures, and the release is sized (TFRecord shards, ``.npy`` rows) by the
+        whole listing.
     examples_per_shard : int
         Average examples per TFRecord shard; the shard count is derived from the image count.
     formats : tuple of str
@@ -224,7 +228,7 @@ class BuildPlan:
     outputs_per_image: int
     transform: Callable[[Optional[str]], beam.PTransform]
     sinks: tuple = ()
-    related: Optional[Callable] = None
+    exclusive: Optional[Callable[[Sequence[SourceEntry]], tuple[list, list]]] = None
     examples_per_shard: int = DEFAULT_EXAMPLES_PER_SHARD
     formats: tuple = DEFAULT_FORMATS
 
@@ -281,14 +285,14 @@ def run_build(output_dir: str, plan: BuildPlan, run: RunOptions = RunOptions()) 
             return _locked_build(output_dir, replace(plan, document=document), run, ids)
 
 
-def _write_pending(output_dir: str, entries: Sequence, ledger: list, outputs_per_image: int, related,
+def _write_pending(output_dir: str, entries: Sequence, ledger: list, outputs_per_image: int,
                    stream) -> tuple[list, int]:
     """Write the entry lists of the images that no committed part completes (all of them on a
     first run, :func:`pipelines.formats.parts.completed_images` on a rerun); return the lists'
     paths and how many images they hold."""
     done = set()
     if ledger:
-        done = completed_images(output_dir, ledger, entries, outputs_per_image, related)
+        done = completed_images(output_dir, ledger, entries, outputs_per_image)
     if ledger:
         print(f"resuming: {len(done)} of {len(entries)} images are built already", file=stream)
     pending = [entry for entry in entries if entry.key not in done]
@@ -333,9 +337,11 @@ def _locked_build(output_dir: str, plan: BuildPlan, run: RunOptions, ids: Option
     ledger = read_ledger(output_dir)
     formats = plan.formats
     sinks: Sequence[ReleaseSink] = release_sinks(formats, plan.sinks, index.entries)
-    images, listing_failures = len(index.entries), index.failures
-    entry_lists, pending = _write_pending(output_dir, index.entries, ledger, outputs_per_image, plan.related, stream)
-    del index  # from here on the driver holds no entry of the input (50,000 of them: some 25 MiB)
+    images = len(index.entries)
+    entries, rejected = plan.exclusive(index.entries) if plan.exclusive else (index.entries, [])
+    listing_failures = [*index.failures, *rejected]
+    entry_lists, pending = _write_pending(output_dir, entries, ledger, outputs_per_image, stream)
+    del index, entries  # from here on the driver holds no entry of the input (50,000 of them: some 25 MiB)
     shard_count = max(1, math.ceil(images / plan.examples_per_shard))
 
     local = is_local(beam_args) and storage.is_local(output_dir)

@@ -1,14 +1,14 @@
 """ImageNet-P: PerturbImages turns each source image into one H.264 video per perturbation dataset.
 
 Per image: decode and preprocess (``Resize(256)`` then RGB, no crop:
-``transforms.preprocess_uncropped``), then one task per selected (perturbation, difficulty). The
-tasks are spread over the workers. A task carries the source entry, not its pixels (a shuffle of
-up to 20 decoded images per source would pass through the driver of a local run), so it reads and
-decodes its source again, milliseconds against the seconds of a video. It makes its frames with
-``transforms.perturb_sequence`` and ``RandomState(example_seed(release_seed, image_key,
-perturbation, difficulty))``, encodes them as the reference's MP4
+``transforms.preprocess_uncropped``), then the images are spread over the workers, and each makes
+one video per selected (perturbation, difficulty). What crosses that spread is the source entry, not
+its bytes or pixels, one per image (a local runner holds every shuffled element in the driver's
+memory), so the worker reads and decodes its source again, once for all its videos. A video's frames
+come from ``transforms.perturb_sequence`` and ``RandomState(example_seed(release_seed, image_key,
+perturbation, difficulty))``; it is encoded as the reference's MP4
 (:func:`pipelines.formats.video.encode_h264`: libx264, yuv444p, 1 fps, ``-tune grain`` for the noise
-types, ``-crf 20`` otherwise, one thread) and decodes that MP4 back as the official evaluator does
+types, ``-crf 20`` otherwise, one thread) and decoded back as the official evaluator does
 (``--tfds-frames lossless``: keeps the frames before the encode) for the TFDS PNG frames. Each result is an
 :class:`OutputRecord` for ``WriteRelease``: the file ``ImageNet-P/<dataset>/<wnid>/<stem>.mp4``
 (``<dataset>`` = ``<perturbation>[_<difficulty>]``, ``<stem>`` = the source file name without its
@@ -22,7 +22,9 @@ as a stacked row of ``CIFAR-10-P/<dataset>.npy`` (:mod:`pipelines.beam.npy_relea
 TFDS frames; the inputs are the editions' own (:mod:`pipelines.inputs.families`).
 
 Two source images whose videos would share a path (``x.JPEG`` and ``x.png`` in one class folder)
-cannot both be built: the first by key is, the other is reported in ``failures.jsonl``.
+cannot both be built: the first by key is, the other is reported in ``failures.jsonl``. The driver
+decides it from the listing (:func:`one_image_per_video_name`, the plan's ``exclusive``), so no
+image crosses a shuffle for it.
 """
 from __future__ import annotations
 
@@ -58,7 +60,7 @@ from pipelines.formats.video import (FRAME_RATE, PIXEL_FORMAT, PNG_COMPRESS_LEVE
                     x264_cpu_capabilities)
 
 __all__ = ["BENCHMARK", "ENCODER_THREADS", "TFDS_FRAMES",
-           "DEFAULT_EXAMPLES_PER_SHARD", "ImageNetPConfig", "SequenceTask", "VideoTask", "EditionOutputs",
+           "DEFAULT_EXAMPLES_PER_SHARD", "ImageNetPConfig", "SequenceTask", "EditionOutputs",
            "video_name", "is_noise", "make_video", "one_image_per_video_name", "PerturbImages",
            "imagenet_p_document", "plan", "build_imagenet_p"]
 
@@ -91,25 +93,6 @@ class SequenceTask:
 
     entry: SourceEntry
     image: np.ndarray
-    perturbation: str
-    difficulty: int
-
-
-@dataclass(frozen=True)
-class VideoTask:
-    """One video to make as the fan-out carries it: the source entry and the dataset, no pixels.
-
-    Attributes
-    ----------
-    entry : SourceEntry
-        Key, class and place of the source image (read again by the task).
-    perturbation : str
-        A name of :data:`schemas.imagenet_p.PERTURBATIONS`.
-    difficulty : int
-        One of that perturbation's difficulties.
-    """
-
-    entry: SourceEntry
     perturbation: str
     difficulty: int
 
@@ -179,18 +162,41 @@ def make_video(task: SequenceTask, config: ImageNetPConfig) -> Union[OutputRecor
                         example={"video": pngs, **example}, metadata=metadata)
 
 
-def one_image_per_video_name(name: str, images) -> list:
-    """``(video name, SourceImages)`` -> the first image by key, and a Failure for each other one."""
-    first, *others = sorted(images, key=lambda image: image.entry.key)
-    return [first] + [beam.pvalue.TaggedOutput("failures", Failure(
-        image.entry.key, image.entry.source, "list",
-        f"duplicate video name: {image.entry.key} and {first.entry.key} would both make <dataset>/"
-        f"{video_name(first.entry)}; {first.entry.key} is used")) for image in others]
+def one_image_per_video_name(entries: Sequence[SourceEntry]) -> tuple[list, list]:
+    """The entries to build and a Failure for each other one: of the entries whose videos would
+    share a path (:func:`video_name`, case-folded), the first by key is built.
+
+    Parameters
+    ----------
+    entries : sequence of SourceEntry
+        The listed input, in input order.
+
+    Returns
+    -------
+    kept : list of SourceEntry
+        The entries to build, in input order.
+    rejected : list of Failure
+        One ``list`` failure per other entry, naming the entry that is built.
+    """
+    first: dict[str, SourceEntry] = {}
+    for entry in sorted(entries, key=lambda e: e.key):
+        first.setdefault(video_name(entry).casefold(), entry)
+    chosen = [(entry, first[video_name(entry).casefold()]) for entry in entries]
+    return ([entry for entry, kept in chosen if kept.key == entry.key],
+            [_duplicate(entry, kept) for entry, kept in chosen if kept.key != entry.key])
+
+
+def _duplicate(entry: SourceEntry, kept: SourceEntry) -> Failure:
+    """The ``list`` failure of ``entry``, whose videos would take the path of ``kept`` 's."""
+    return Failure(entry.key, entry.source, "list",
+                   f"duplicate video name: {entry.key} and {kept.key} would both make <dataset>/"
+                   f"{video_name(kept)}; {kept.key} is used")
 
 
 class _DecodeImagesFn(beam.DoFn):
-    """SourceImage -> one VideoTask per selected dataset once the image decodes; tagged ``sources``
-    (one record per decoded image) and ``failures`` (images that do not decode)."""
+    """SourceImage -> its SourceEntry once the image decodes (no bytes: the entry is what is spread
+    over the workers); tagged ``sources`` (one record per decoded image) and ``failures`` (images
+    that do not decode)."""
 
     def __init__(self, config: ImageNetPConfig, progress_dir: Optional[str]):
         self._config, self._progress_dir = config, progress_dir
@@ -201,15 +207,14 @@ class _DecodeImagesFn(beam.DoFn):
     def process(self, image: SourceImage):
         try:
             info = inspect_image(image.data)
-            edition_input(image.data, self._config.table)  # raises here for a bad image; each task decodes it again
+            edition_input(image.data, self._config.table)  # raises here for a bad image; decoded again after the spread
         except BadInput as err:  # this image cannot be built: reported; any other error is a bug
             self._progress.add(failures=1)
             yield beam.pvalue.TaggedOutput("failures", Failure(
                 image.entry.key, image.entry.source, "decode", str(err)))
             return
         yield beam.pvalue.TaggedOutput("sources", source_record(image, info))
-        for name, difficulty in self._config.pairs:
-            yield VideoTask(image.entry, name, difficulty)
+        yield image.entry
 
     def finish_bundle(self):
         self._progress.flush()  # this stage ends long before the workers are torn down
@@ -219,9 +224,9 @@ class _DecodeImagesFn(beam.DoFn):
 
 
 class _MakeVideosFn(OutputsFn):
-    """VideoTask -> OutputRecord (the source is read and preprocessed again); tagged ``failures``
-    and ``environments`` (this worker's library and encoder versions, as JSON). Setup fails when
-    ffmpeg or its libx264 is unusable."""
+    """SourceEntry -> one OutputRecord per selected dataset (the source is read and preprocessed
+    again, once); tagged ``failures`` and ``environments`` (this worker's library and encoder
+    versions, as JSON). Setup fails when ffmpeg or its libx264 is unusable."""
 
     def __init__(self, config: ImageNetPConfig, progress_dir: Optional[str]):
         super().__init__(progress_dir)
@@ -232,11 +237,12 @@ class _MakeVideosFn(OutputsFn):
         return {**super().environment(), **encoder_versions(),
                 "x264_cpu_capabilities": x264_cpu_capabilities(self._config.simd)}
 
-    def process(self, task: VideoTask):
+    def process(self, entry: SourceEntry):
         yield from self.report_environment()
-        image = edition_input(read_entry(task.entry), self._config.table)
-        output = make_video(SequenceTask(task.entry, image, task.perturbation, task.difficulty), self._config)
-        yield self.fail(output) if isinstance(output, Failure) else output
+        image = edition_input(read_entry(entry), self._config.table)
+        for name, difficulty in self._config.pairs:
+            output = make_video(SequenceTask(entry, image, name, difficulty), self._config)
+            yield self.fail(output) if isinstance(output, Failure) else output
 
 
 class PerturbImages(beam.PTransform):
@@ -248,18 +254,13 @@ class PerturbImages(beam.PTransform):
         self._config, self._progress_dir = config, progress_dir
 
     def expand(self, images):
-        unique = (images
-                  | "KeyByVideoName" >> beam.Map(lambda image: (video_name(image.entry).casefold(), image))
-                  | "GroupByVideoName" >> beam.GroupByKey()
-                  | "OneImagePerVideoName" >> beam.FlatMapTuple(one_image_per_video_name).with_outputs(
-                      "failures", main="images"))
-        decoded = unique.images | "Decode" >> beam.ParDo(_DecodeImagesFn(self._config, self._progress_dir)).with_outputs(
-            "sources", "failures", main="tasks")
-        videos = (decoded.tasks
-                  | "SpreadSequences" >> beam.Reshuffle()
+        decoded = images | "Decode" >> beam.ParDo(_DecodeImagesFn(self._config, self._progress_dir)).with_outputs(
+            "sources", "failures", main="entries")
+        videos = (decoded.entries
+                  | "SpreadImages" >> beam.Reshuffle()  # one entry per image crosses: no bytes, no fan-out
                   | "PerturbAndEncode" >> beam.ParDo(_MakeVideosFn(self._config, self._progress_dir)).with_outputs(
                       "failures", "environments", main="records"))
-        failures = (unique.failures, decoded.failures, videos.failures) | "PerturbFailures" >> beam.Flatten()
+        failures = (decoded.failures, videos.failures) | "PerturbFailures" >> beam.Flatten()
         return EditionOutputs(videos.records, decoded.sources, failures, videos.environments)
 
 
@@ -311,7 +312,7 @@ def plan(config: ImageNetPConfig, source: SourceSelection = SourceSelection(),
         dataset=p_dataset(config.edition, config.family, opened.class_names), outputs_per_image=len(config.pairs),
         transform=lambda progress_dir: PerturbImages(config, progress_dir),
         sinks=(arrays,) if config.table.output == NPY else (),
-        related=lambda entry: video_name(entry).casefold(),
+        exclusive=one_image_per_video_name,
         examples_per_shard=DEFAULT_EXAMPLES_PER_SHARD if examples_per_shard is None else examples_per_shard,
         formats=tuple(formats))
 

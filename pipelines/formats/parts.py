@@ -360,7 +360,7 @@ def _distinct_per_image(pairs: Iterable[tuple[int, str]], images: int) -> np.nda
 
 
 def completed_images(output_dir: str, ledger: Sequence[LedgerEntry], entries: Sequence,
-                     outputs_per_image: int, related=None) -> set:
+                     outputs_per_image: int) -> set:
     """Keys of the input images whose work is all in committed parts.
 
     An image is complete when a failure rejects it as a whole (its key is the image's key), or
@@ -374,10 +374,6 @@ def completed_images(output_dir: str, ledger: Sequence[LedgerEntry], entries: Se
     ----------
     entries : sequence of SourceEntry
         The build's input images.
-    related : callable, optional
-        ``related(entry)`` -> a name; images that share one are built together (ImageNet-P
-        decides between images whose videos would share a path), so they count as complete only
-        together.
     """
     index = {entry.key: i for i, entry in enumerate(entries)}
     by_source = {entry.source: i for i, entry in enumerate(entries)}
@@ -399,9 +395,4 @@ def completed_images(output_dir: str, ledger: Sequence[LedgerEntry], entries: Se
                        for fields in _run_records(output_dir, runs))
             counts += _distinct_per_image(((i, k) for i, k in outputs if i is not None), len(entries))
     done = whole | {i for i in sourced if counts[i] >= outputs_per_image}
-    if related is not None:
-        groups = collections.defaultdict(list)
-        for i, entry in enumerate(entries):
-            groups[related(entry)].append(i)
-        done = {i for members in groups.values() if all(m in done for m in members) for i in members}
     return {entries[i].key for i in done}

@@ -9,7 +9,7 @@ from schemas.configs import ImageNetPConfig
 from pipelines.beam.imagenet_p import (SequenceTask, imagenet_p_document, make_video,
                                   one_image_per_video_name, video_name)
 from pipelines.formats.video import decode_frames_lossless, decode_video
-from schemas.records import Failure, Locator, OutputRecord, SourceEntry, SourceImage
+from schemas.records import Failure, Locator, OutputRecord, SourceEntry
 from transforms import example_rng, example_seed, perturb_sequence, preprocess_uncropped
 
 
@@ -88,10 +88,12 @@ def test_a_sequence_that_meets_bad_input_becomes_a_failure_and_any_other_error_s
 def test_images_sharing_a_video_name_keep_the_first_by_key():
     jpeg, png = entry("n01440764/x.JPEG"), entry("n01440764/x.png")
     assert video_name(jpeg) == video_name(png) == "n01440764/x.mp4"
-    kept, rejected = one_image_per_video_name("n01440764/x.mp4", [SourceImage(png, b"2"), SourceImage(jpeg, b"1")])
-    assert kept.entry == jpeg
-    assert rejected.tag == "failures" and rejected.value.key == png.key and rejected.value.stage == "list"
-    assert "duplicate video name" in rejected.value.reason
+    other = entry("n01440764/y.JPEG")
+    kept, (rejected,) = one_image_per_video_name([png, other, jpeg])
+    assert kept == [other, jpeg]  # input order
+    assert rejected == Failure(png.key, png.source, "list", "duplicate video name: n01440764/x.png and "
+                               "n01440764/x.JPEG would both make <dataset>/n01440764/x.mp4; n01440764/x.JPEG is used")
+    assert one_image_per_video_name([entry("n01440764/X.png"), jpeg])[0] == [entry("n01440764/X.png")]  # case-folded
 
 
 def test_document_records_the_encoder_settings_and_tfds_configs():

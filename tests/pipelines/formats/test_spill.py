@@ -6,7 +6,7 @@ import random
 import pytest
 
 from schemas.configs import ImageNetPConfig
-from pipelines.beam.imagenet_p import _DecodeImagesFn, VideoTask
+from pipelines.beam.imagenet_p import _DecodeImagesFn
 from pipelines.formats.parts import read_ledger
 from pipelines.formats.release_formats import TfdsRecords, TreeFiles
 from pipelines.formats.release_sink import ReleaseFiles
@@ -136,18 +136,17 @@ def test_a_record_in_two_parts_is_written_once(tmp_path):
     assert len((tmp_path / "manifest" / f"{GROUP}.jsonl").read_text().splitlines()) == 3
 
 
-def test_video_tasks_carry_no_pixels(sample_folder):
+def test_the_spread_of_the_videos_carries_one_entry_per_image(sample_folder):
     path = next(sample_folder.glob("*/*.JPEG"))
     key = f"{path.parent.name}/{path.name}"
     image = SourceImage(SourceEntry(key, path.parent.name, 0, Locator(str(path)), key), path.read_bytes())
     dofn = _DecodeImagesFn(ImageNetPConfig.select(["gaussian_noise", "rotate"]), None)
     dofn.setup()
-    tasks = main_outputs(run_bundle(dofn, [image]))
-    assert [(t.perturbation, t.difficulty) for t in tasks] == [
-        ("gaussian_noise", 1), ("gaussian_noise", 2), ("gaussian_noise", 3), ("rotate", 1)]
-    assert all(isinstance(t, VideoTask) and len(pickle.dumps(t)) < 1000 for t in tasks)
+    spread = main_outputs(run_bundle(dofn, [image]))
+    assert spread == [image.entry] and len(pickle.dumps(spread[0])) < 1000  # not one per video, no bytes
 
 
 def test_a_build_leaves_no_spill_folder(sample_release):
     release_dir, _ = sample_release
     assert not (release_dir / SPILL_DIR).exists()
+
