@@ -40,7 +40,7 @@ import io
 import pickle
 import time
 from dataclasses import replace
-from typing import Iterable, NamedTuple, Optional, Sequence
+from typing import Iterable, Optional, Sequence
 
 import apache_beam as beam
 
@@ -64,9 +64,10 @@ from pipelines.evaluation.release_inputs import (adversarial_tree, c_configs, c_
 from pipelines.evaluation.scores import (PREDICTIONS_DIR, ScoreBaselines, default_output, model_name_of, output_path,
                                          write_evaluation)
 from pipelines.formats import storage
+from pipelines.formats.spill import SpillRef
 from pipelines.formats.parts import PART_RECORDS, PART_SECONDS
 
-__all__ = ["LISTED_PER_ELEMENT", "ListedRef", "PREDICTION_FOLDERS", "PredictTop5", "PredictImageNetC",
+__all__ = ["LISTED_PER_ELEMENT", "PREDICTION_FOLDERS", "PredictTop5", "PredictImageNetC",
            "PredictImageNetP", "check_evaluation_model", "chosen_configs", "even_lists", "write_listed", "read_listed", "evaluate_release"]
 
 PREDICTION_FOLDERS = {C_TREE: "imagenet-c", P_TREE: "imagenet-p"}
@@ -96,15 +97,7 @@ class PredictTop5(beam.PTransform):
 
 LISTED_PER_ELEMENT = 64
 """The most listed images (or videos) per list, the unit of work the shuffle that spreads them over
-the workers hands out (one :class:`ListedRef` per list: see :func:`write_listed`)."""
-
-
-class ListedRef(NamedTuple):
-    """Where one list of pending items lies: ``length`` bytes at ``offset`` of the listing file ``path``."""
-
-    path: str
-    offset: int
-    length: int
+the workers hands out (one :class:`~pipelines.formats.spill.SpillRef` per list: see :func:`write_listed`)."""
 
 
 def even_lists(items: Iterable, most: int = LISTED_PER_ELEMENT) -> list[list]:
@@ -134,7 +127,7 @@ def _even_bounds(length: int, most: int) -> list:
 
 def write_listed(scratch: str, table: str, items: Iterable, most: int = LISTED_PER_ELEMENT) -> list:
     """Sink: write a table's pending ``items`` to ``scratch/.lists/<table>.pickle`` as they come, one
-    pickle each (atomically; the same listing writes the same bytes), and return a :class:`ListedRef`
+    pickle each (atomically; the same listing writes the same bytes), and return a :class:`~pipelines.formats.spill.SpillRef`
     per list of :func:`even_lists` (the same lists).
 
     The driver of a local runner holds everything shuffled: only these references cross the
@@ -160,11 +153,11 @@ def write_listed(scratch: str, table: str, items: Iterable, most: int = LISTED_P
 
     storage.write_atomic(scratch, relative, pickles())
     path = storage.join(scratch, relative)
-    return [ListedRef(path, offsets[first], offsets[last] - offsets[first])
+    return [SpillRef(path, offsets[first], offsets[last] - offsets[first])
             for first, last in _even_bounds(len(offsets) - 1, most)]
 
 
-def read_listed(ref: ListedRef) -> list:
+def read_listed(ref: SpillRef) -> list:
     """The items of one list :func:`write_listed` wrote."""
     stream, items = io.BytesIO(storage.read_bytes(ref.path, ref.offset, ref.length)), []
     while stream.tell() < ref.length:
@@ -175,7 +168,7 @@ def read_listed(ref: ListedRef) -> list:
 class _ListPendingFn(beam.DoFn):
     """A C config (``(CConfig, runs)``) -> the ``((config, key, label), item)`` of its images that
     no committed run holds; a P set (``((name, path), runs)``) -> its videos not all committed;
-    written by :func:`write_listed`: emits a :class:`ListedRef` per list of :func:`even_lists`."""
+    written by :func:`write_listed`: emits a :class:`~pipelines.formats.spill.SpillRef` per list of :func:`even_lists`."""
 
     def __init__(self, kind: str, scratch: str, progress_dir, release_dir: str, c=None, labels=None):
         self._kind, self._scratch, self._progress_dir = kind, scratch, progress_dir

@@ -5,7 +5,8 @@ import pytest
 from apache_beam.coders import registry
 
 import pipelines.beam.evaluate as evaluate
-from pipelines.beam.evaluate import LISTED_PER_ELEMENT, ListedRef, even_lists, read_listed, write_listed
+from pipelines.formats.spill import SpillRef
+from pipelines.beam.evaluate import LISTED_PER_ELEMENT, even_lists, read_listed, write_listed
 
 
 def items(count, size=40):
@@ -15,7 +16,7 @@ def items(count, size=40):
 @pytest.mark.parametrize("count", [0, 1, 64, 65, 200, 2200])
 def test_the_lists_read_back_are_even_lists_of_the_items(tmp_path, count):
     refs = write_listed(str(tmp_path), "C/fog_1", iter(items(count)))
-    assert all(isinstance(ref, ListedRef) for ref in refs)
+    assert all(isinstance(ref, SpillRef) for ref in refs)
     assert [read_listed(ref) for ref in refs] == even_lists(items(count))
 
 
@@ -33,6 +34,6 @@ def test_the_listing_step_emits_references_not_items(tmp_path, monkeypatch):
     listing = evaluate._ListPendingFn("p", str(tmp_path), None, "/release")
     listing.setup()
     emitted = list(listing.process((("rotate", "/release/ImageNet-P/rotate"), [])))
-    assert all(isinstance(ref, ListedRef) for ref in emitted)
+    assert all(isinstance(ref, SpillRef) for ref in emitted)
     assert len(emitted) == -(-300 // LISTED_PER_ELEMENT)
     assert [video for ref in emitted for video in read_listed(ref)] == videos
