@@ -184,7 +184,8 @@ class _ListPendingFn(beam.DoFn):
         count = [0]
 
         def counted(items):
-            for count[0], item in enumerate(items, 1):
+            for item in items:
+                count[0] += 1
                 yield item
 
         if self._kind == "c":

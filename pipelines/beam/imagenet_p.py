@@ -156,9 +156,11 @@ def make_video(task: SequenceTask, config: ImageNetPConfig, examples: bool = Tru
     metadata = {"image_key": entry.key, "wnid": entry.wnid, "label": entry.label, "perturbation": name,
                 "difficulty": difficulty, "seed": example_seed(config.seed, entry.key, name, difficulty),
                 "frames": len(frames), "frames_sha256": hashlib.sha256(frames.tobytes()).hexdigest()}
-    def example(video: np.ndarray) -> Optional[dict]:
-        return {"video": encode_frames_lossless(video), "label": entry.label, "file_name": entry.file_name} \
-            if examples else None
+
+    def example(video: np.ndarray) -> Optional[dict]:  # the TFDS example, where a format reads it
+        if not examples:
+            return None
+        return {"video": encode_frames_lossless(video), "label": entry.label, "file_name": entry.file_name}
 
     if npy:  # lossless arrays: one row of <tree>/<group>.npy (StackedArrays)
         return OutputRecord(key=key, group=group, path=f"{tree}/{group}.npy", data=frames.tobytes(),
@@ -268,7 +270,8 @@ class PerturbImages(beam.PTransform):
             "sources", "failures", main="entries")
         videos = (decoded.entries
                   | "SpreadImages" >> beam.Reshuffle()  # one entry per image crosses: no bytes, no fan-out
-                  | "PerturbAndEncode" >> beam.ParDo(_MakeVideosFn(self._config, self._progress_dir, self._examples)).with_outputs(
+                  | "PerturbAndEncode" >> beam.ParDo(_MakeVideosFn(self._config, self._progress_dir,
+                                                                   self._examples)).with_outputs(
                       "failures", "environments", main="records"))
         failures = (decoded.failures, videos.failures) | "PerturbFailures" >> beam.Flatten()
         return EditionOutputs(videos.records, decoded.sources, failures, videos.environments)

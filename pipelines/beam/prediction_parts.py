@@ -371,11 +371,11 @@ def write_set_file(scratch: str, out_dir: str, relative: str, table: str, runs,
         When the file would hold other than ``listed`` videos (the set's, committed or not), or
         videos of different lengths.
     """
-    rows = []
+    rows = []  # a (T, 5) int16 array per video: 0.4 KB at 31 frames, where its lists of ints took 4 KB
 
     def lines():
         for key, label, top5 in _videos(_committed_records(scratch, table, runs)):
-            rows.append(top5)
+            rows.append(np.asarray(top5, dtype=np.int16))
             yield prediction_line(PredictionRecord(key, label, top5)).encode("utf-8")
         _check_count(relative, len(rows), listed, "videos")
 
@@ -383,7 +383,7 @@ def write_set_file(scratch: str, out_dir: str, relative: str, table: str, runs,
     lengths = {len(top5) for top5 in rows}
     if len(lengths) != 1:
         raise ValueError(f"{relative}: videos differ in frame count {sorted(lengths)}")
-    return np.asarray(rows, dtype=np.int16)
+    return np.stack(rows)
 
 
 def prediction_progress_text(counts: Mapping[str, int], elapsed: float) -> str:

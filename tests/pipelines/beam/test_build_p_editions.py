@@ -125,7 +125,8 @@ def test_a_cifar_release_without_tfds_makes_no_tfds_frames_and_the_same_arrays(t
     import pipelines.beam.imagenet_p as imagenet_p
 
     encoded, encode = [], imagenet_p.encode_frames_lossless
-    monkeypatch.setattr(imagenet_p, "encode_frames_lossless", lambda frames: encoded.append(len(frames)) or encode(frames))
+    monkeypatch.setattr(imagenet_p, "encode_frames_lossless",
+                        lambda frames: encoded.append(len(frames)) or encode(frames))
     config = ImageNetPConfig.select(["translate", "shot_noise"], [1, 2], edition="cifar")
     in_process = RunOptions(workers=1, progress_interval=3600, beam_args=("--direct_running_mode=in_memory",))
     sums = {}
