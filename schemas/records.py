@@ -107,9 +107,11 @@ class OutputRecord:
         Path of the file relative to the release directory (``ImageNet-C/<key>`` for C).
     data : bytes
         The file's bytes (JPEG for C, mp4 for P).
-    example : Mapping[str, FeatureValue]
+    example : Mapping[str, FeatureValue] or None
         Values of its ``tf.train.Example`` by feature name; the writer stores those of the
-        dataset's declared features (:func:`pipelines.formats.tfrecord.encode_example`).
+        dataset's declared features (:func:`pipelines.formats.tfrecord.encode_example`). None when
+        no format of the release reads examples
+        (:func:`pipelines.formats.release_formats.examples_read`), so none was made.
     metadata : Mapping[str, JsonValue]
         The edition's fields of its manifest record (:attr:`ManifestRecord.fields`: image_key,
         wnid, label, seed, ...).
@@ -122,7 +124,7 @@ class OutputRecord:
     group: str
     path: str
     data: bytes
-    example: Mapping[str, FeatureValue] = field(default_factory=dict)
+    example: Optional[Mapping[str, FeatureValue]] = field(default_factory=dict)
     metadata: Mapping[str, JsonValue] = field(default_factory=dict)
     stacked: bool = False
 

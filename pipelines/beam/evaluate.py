@@ -168,7 +168,9 @@ def read_listed(ref: SpillRef) -> list:
 class _ListPendingFn(beam.DoFn):
     """A C config (``(CConfig, runs)``) -> the ``((config, key, label), item)`` of its images that
     no committed run holds; a P set (``((name, path), runs)``) -> its videos not all committed;
-    written by :func:`write_listed`: emits a :class:`~pipelines.formats.spill.SpillRef` per list of :func:`even_lists`."""
+    written by :func:`write_listed`: emits a :class:`~pipelines.formats.spill.SpillRef` per list of :func:`even_lists`,
+    and ``(table, count)`` of all its images or videos, committed or not (tagged ``listed``), which
+    its prediction file must hold (:class:`_WritePredictionFilesFn`)."""
 
     def __init__(self, kind: str, scratch: str, progress_dir, release_dir: str, c=None, labels=None):
         self._kind, self._scratch, self._progress_dir = kind, scratch, progress_dir
@@ -179,14 +181,22 @@ class _ListPendingFn(beam.DoFn):
 
     def process(self, element):
         what, runs = element
+        count = [0]
+
+        def counted(items):
+            for item in items:
+                count[0] += 1
+                yield item
+
         if self._kind == "c":
-            examples = c_examples(what, self._release_dir, self._c, self._labels)
+            examples = counted(c_examples(what, self._release_dir, self._c, self._labels))
             table, pending = C_TABLE + what.name, pending_images(examples, self._scratch, what.name, runs,
                                                                  self._progress)
         else:
-            table, pending = P_TABLE + what[0], pending_videos(_list_sequences(what, self._release_dir),
+            table, pending = P_TABLE + what[0], pending_videos(counted(_list_sequences(what, self._release_dir)),
                                                                self._scratch, what[0], runs, self._progress)
         yield from write_listed(self._scratch, table, pending)
+        yield beam.pvalue.TaggedOutput("listed", (table, count[0]))
 
 
 class PredictImageNetC(beam.PTransform):
@@ -194,7 +204,7 @@ class PredictImageNetC(beam.PTransform):
     (:mod:`pipelines.beam.prediction_parts`): ``(table, (part, offset, length))`` per committed run.
 
     ``committed`` maps a config's table to the runs an interrupted run committed: those images are not
-    listed again."""
+    listed again. Once expanded, ``listed`` holds ``(table, images)`` of each config, committed or not."""
 
     def __init__(self, configs, release_dir, c, handler, scratch: str, committed=None, progress_dir=None,
                  part_limits=(PART_RECORDS, PART_SECONDS)):
@@ -202,16 +212,19 @@ class PredictImageNetC(beam.PTransform):
         self._configs, self._release_dir, self._c, self._handler = configs, release_dir, c, handler
         self._scratch, self._committed, self._progress_dir = scratch, committed or {}, progress_dir
         self._part_limits = part_limits
-        self.nonfinite = None
+        self.nonfinite = self.listed = None
 
     def expand(self, pipeline):
         labels = tree_labels(self._release_dir, self._c)
         predict = PredictTop5(self._handler, image_model_input(self._c.edition))
         listed = [(config, self._committed.get(C_TABLE + config.name, [])) for config in self._configs]
-        top5 = (pipeline
-                | "ListConfigs" >> beam.Create(listed)
-                | "ListImages" >> beam.ParDo(_ListPendingFn("c", self._scratch, self._progress_dir,
-                                                            self._release_dir, self._c, labels))
+        lists = (pipeline
+                 | "ListConfigs" >> beam.Create(listed)
+                 | "ListImages" >> beam.ParDo(_ListPendingFn("c", self._scratch, self._progress_dir,
+                                                             self._release_dir, self._c, labels)).with_outputs(
+                     "listed", main="lists"))
+        self.listed = lists.listed
+        top5 = (lists.lists
                 | "Spread" >> beam.Reshuffle()
                 | "ReadImages" >> beam.FlatMap(lambda ref: ((key, read_item(item)) for key, item in read_listed(ref)))
                 | "Predict" >> predict)
@@ -249,7 +262,8 @@ def _list_sequences(p_set, release_dir):
 
 class PredictImageNetP(beam.PTransform):
     """ImageNet-P set folders -> the frames' predictions committed in parts: ``(table, (part,
-    offset, length))`` per committed run; the videos whose every frame ``committed`` holds are skipped."""
+    offset, length))`` per committed run; the videos whose every frame ``committed`` holds are skipped.
+    Once expanded, ``listed`` holds ``(table, videos)`` of each set, committed or not."""
 
     def __init__(self, sets, handler, release_dir="", scratch: str = "", committed=None, progress_dir=None,
                  part_limits=(PART_RECORDS, PART_SECONDS)):
@@ -257,15 +271,18 @@ class PredictImageNetP(beam.PTransform):
         self._sets, self._handler, self._release_dir = sets, handler, release_dir
         self._scratch, self._committed, self._progress_dir = scratch, committed or {}, progress_dir
         self._part_limits = part_limits
-        self.nonfinite = None
+        self.nonfinite = self.listed = None
 
     def expand(self, pipeline):
         edition = self._sets[0].edition  # applied only to a release with sets (evaluate_release)
         predict = PredictTop5(self._handler, frame_model_input(edition))
         listed = [((p_set.name, p_set.path), self._committed.get(P_TABLE + p_set.name, [])) for p_set in self._sets]
-        top5 = (pipeline
-                | "ListSets" >> beam.Create(listed)
-                | "ListVideos" >> beam.ParDo(_ListPendingFn("p", self._scratch, self._progress_dir, self._release_dir))
+        lists = (pipeline
+                 | "ListSets" >> beam.Create(listed)
+                 | "ListVideos" >> beam.ParDo(_ListPendingFn("p", self._scratch, self._progress_dir,
+                                                             self._release_dir)).with_outputs("listed", main="lists"))
+        self.listed = lists.listed
+        top5 = (lists.lists
                 | "Spread" >> beam.Reshuffle()
                 | "Videos" >> beam.FlatMap(read_listed)
                 | "DecodeFrames" >> beam.ParDo(_DecodeFramesFn(self._progress_dir))
@@ -276,27 +293,29 @@ class PredictImageNetP(beam.PTransform):
 
 
 class _WritePredictionFilesFn(beam.DoFn):
-    """Sink: ``(table, [runs])`` -> its sorted prediction file, merged from the committed runs;
-    emits ``(config, top-1 error)`` (tagged ``errors``) or ``(set, (V, T, 5) int array)`` (``sets``)."""
+    """Sink: ``(table, [runs])`` -> its sorted prediction file, merged from the committed runs, which
+    must hold every image or video the listing found (``listed``: table -> count); emits ``(config,
+    top-1 error)`` (tagged ``errors``) or ``(set, (V, T, 5) int array)`` (``sets``)."""
 
     def __init__(self, scratch: str, out_dir: str, tree: str):
         self._scratch, self._out_dir, self._tree = scratch, out_dir, tree
 
-    def process(self, element, refused=0):
+    def process(self, element, refused=0, listed=None):
         table, runs = element
         runs = sorted({tuple(run) for run in runs if run is not None})
         if refused or not runs:  # a model that gave NaN or infinite logits: nothing is written
             return
+        count = (listed or {}).get(table)
         if table.startswith(C_TABLE):
             name = table[len(C_TABLE):]
             relative = f"{PREDICTIONS_DIR}/{PREDICTION_FOLDERS.get(self._tree, self._tree)}/{name}.jsonl"
             yield beam.pvalue.TaggedOutput("errors", (name, write_config_file(self._scratch, self._out_dir,
-                                                                              relative, table, runs)))
+                                                                              relative, table, runs, count)))
         else:
             name = table[len(P_TABLE):]
             relative = f"{PREDICTIONS_DIR}/{PREDICTION_FOLDERS[P_TREE]}/{name}.jsonl"
             yield beam.pvalue.TaggedOutput("sets", (name, write_set_file(self._scratch, self._out_dir, relative,
-                                                                         table, runs)))
+                                                                         table, runs, count)))
 
 
 def check_evaluation_model(model_path, framework, release_dir, c, configs, sets) -> None:
@@ -413,17 +432,20 @@ def evaluate_release(release_dir: str, model: Model, out_dir: str | None = None,
             [pipeline | "ImageNetP" >> predict_p] if sets else [])
         names.append(pipeline | "CommittedParts" >> beam.Create(committed_names(ledger), reshuffle=False))
         refused = count_refused(pipeline, [p.nonfinite for p in (predict_c, predict_p) if p.nonfinite is not None])
+        listed = beam.pvalue.AsDict([p.listed for p in (predict_c, predict_p) if p.listed is not None]
+                                    | "AllListed" >> beam.Flatten())
         files = (names | "AllParts" >> beam.Flatten()
                  | "GroupPartsByFile" >> beam.GroupByKey()
                  | "WritePredictions" >> beam.ParDo(_WritePredictionFilesFn(scratch, out, c.layout.tree),
-                                                    refused).with_outputs("errors", "sets"))
+                                                    refused, listed).with_outputs("errors", "sets"))
         errors = files.errors | "CollectErrors" >> beam.combiners.ToList()
         flips = files.sets | "CollectSets" >> beam.combiners.ToList()
         (pipeline
          | "Output" >> beam.Create([out])
          | "WriteMetricsAndReport" >> beam.Map(
              _write_unless_refused, config_errors=beam.pvalue.AsSingleton(errors),
-             set_predictions=beam.pvalue.AsSingleton(flips), refused=refused, model_name=model_name_of(model_path),
+             set_predictions=beam.pvalue.AsSingleton(flips), refused=refused, listed=listed,
+             model_name=model_name_of(model_path),
              baselines=baselines, edition=c.edition, layout=c.layout))
         return pipeline, {}
 
@@ -446,7 +468,16 @@ def chosen_configs(configs: Sequence, sets: Sequence, names: Sequence[str]) -> t
     return [c for c in configs if c.name in names], [s for s in sets if s.name in names]
 
 
-def _write_unless_refused(out, refused, **outputs):
-    if not refused:
-        write_evaluation(out, **outputs)
-        mark_time("written_ms")
+def _write_unless_refused(out, refused, listed, **outputs):
+    """Write the metrics and the report, unless the model was refused; refuse an evaluation that
+    lost every prediction of a config or set it listed images or videos of."""
+    if refused:
+        return
+    written = {C_TABLE + name for name, _ in outputs["config_errors"]} | {
+        P_TABLE + name for name, _ in outputs["set_predictions"]}
+    lost = sorted(table for table, count in listed.items() if count and table not in written)
+    if lost:
+        raise ValueError(f"no prediction of {lost[0]} was committed, of the {listed[lost[0]]} listed; the "
+                         "evaluation lost work: rerun it (it resumes from what it committed)")
+    write_evaluation(out, **outputs)
+    mark_time("written_ms")

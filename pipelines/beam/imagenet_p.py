@@ -9,7 +9,8 @@ come from ``transforms.perturb_sequence`` and ``RandomState(example_seed(release
 perturbation, difficulty))``; it is encoded as the reference's MP4
 (:func:`pipelines.formats.video.encode_h264`: libx264, yuv444p, 1 fps, ``-tune grain`` for the noise
 types, ``-crf 20`` otherwise, one thread) and decoded back as the official evaluator does
-(``--tfds-frames lossless``: keeps the frames before the encode) for the TFDS PNG frames. Each result is an
+(``--tfds-frames lossless``: keeps the frames before the encode) for the TFDS PNG frames, made only
+for a release whose formats read them (``tfds``, ``webdataset``). Each result is an
 :class:`OutputRecord` for ``WriteRelease``: the file ``ImageNet-P/<dataset>/<wnid>/<stem>.mp4``
 (``<dataset>`` = ``<perturbation>[_<difficulty>]``, ``<stem>`` = the source file name without its
 extension), the TFDS example of config ``<dataset>`` of ``imagenet_p`` (the PNG frames) and its
@@ -53,7 +54,7 @@ from pipelines.beam.runner import RunOptions
 from pipelines.beam.write_release import OutputsFn
 from pipelines.inputs.families import open_input
 from pipelines.inputs.listing import inspect_image, read_entry
-from pipelines.formats.release_formats import check_build_formats
+from pipelines.formats.release_formats import check_build_formats, examples_read
 from pipelines.formats.release_sink import BuildKind
 from pipelines.formats.video import (FRAME_RATE, PIXEL_FORMAT, PNG_COMPRESS_LEVEL, decode_video, encode_frames_lossless,
                     encode_h264, encoder_settings, encoder_versions,
@@ -116,7 +117,7 @@ def is_noise(perturbation: str) -> bool:
     return PERTURBATIONS[perturbation].rate_control == GRAIN_RATE_CONTROL
 
 
-def make_video(task: SequenceTask, config: ImageNetPConfig) -> Union[OutputRecord, Failure]:
+def make_video(task: SequenceTask, config: ImageNetPConfig, examples: bool = True) -> Union[OutputRecord, Failure]:
     """The output of one task; a sequence that raises :class:`transforms.BadInput` becomes a Failure.
 
     Any other exception, of the perturbation or of the encoder (our own frames: an encoder that
@@ -129,12 +130,17 @@ def make_video(task: SequenceTask, config: ImageNetPConfig) -> Union[OutputRecor
     config : ImageNetPConfig
         Release seed, x264 preset, SIMD setting, edition, source family (the top folder of the
         release: ``config.tree``, ``CIFAR-100-P`` for a CIFAR-100 input).
+    examples : bool
+        Make the TFDS example (its PNG frames, and for ``--tfds-frames decoded`` the decode of the
+        video); False where no format of the release reads it
+        (:func:`pipelines.formats.release_formats.examples_read`).
 
     Returns
     -------
     OutputRecord or Failure
         MP4 editions: the video file with its TFDS example; ``.npy`` editions (cifar): a stacked
-        row (the raw uint8 frames) of ``<tree>/<dataset>.npy`` with its example.
+        row (the raw uint8 frames) of ``<tree>/<dataset>.npy`` with its example (None without
+        ``examples``).
     """
     tree = config.tree
     entry, name, difficulty = task.entry, task.perturbation, task.difficulty
@@ -150,16 +156,20 @@ def make_video(task: SequenceTask, config: ImageNetPConfig) -> Union[OutputRecor
     metadata = {"image_key": entry.key, "wnid": entry.wnid, "label": entry.label, "perturbation": name,
                 "difficulty": difficulty, "seed": example_seed(config.seed, entry.key, name, difficulty),
                 "frames": len(frames), "frames_sha256": hashlib.sha256(frames.tobytes()).hexdigest()}
-    example = {"label": entry.label, "file_name": entry.file_name}
+
+    def example(video: np.ndarray) -> Optional[dict]:  # the TFDS example, where a format reads it
+        if not examples:
+            return None
+        return {"video": encode_frames_lossless(video), "label": entry.label, "file_name": entry.file_name}
+
     if npy:  # lossless arrays: one row of <tree>/<group>.npy (StackedArrays)
         return OutputRecord(key=key, group=group, path=f"{tree}/{group}.npy", data=frames.tobytes(),
-                            example={"video": encode_frames_lossless(frames), **example}, metadata=metadata,
-                            stacked=True)
+                            example=example(frames), metadata=metadata, stacked=True)
     mp4 = encode_h264(frames, noise=is_noise(name), preset=config.preset, threads=ENCODER_THREADS,
                       simd=config.simd)
-    pngs = encode_frames_lossless(decode_video(mp4) if config.tfds_frames == "decoded" else frames)
+    decoded = examples and config.tfds_frames == "decoded"
     return OutputRecord(key=key, group=group, path=f"{tree}/{key}", data=mp4,
-                        example={"video": pngs, **example}, metadata=metadata)
+                        example=example(decode_video(mp4) if decoded else frames), metadata=metadata)
 
 
 def one_image_per_video_name(entries: Sequence[SourceEntry]) -> tuple[list, list]:
@@ -226,11 +236,12 @@ class _DecodeImagesFn(beam.DoFn):
 class _MakeVideosFn(OutputsFn):
     """SourceEntry -> one OutputRecord per selected dataset (the source is read and preprocessed
     again, once); tagged ``failures`` and ``environments`` (this worker's library and encoder
-    versions, as JSON). Setup fails when ffmpeg or its libx264 is unusable."""
+    versions, as JSON). Setup fails when ffmpeg or its libx264 is unusable. ``examples``: make the
+    records' TFDS examples (:func:`make_video`)."""
 
-    def __init__(self, config: ImageNetPConfig, progress_dir: Optional[str]):
+    def __init__(self, config: ImageNetPConfig, progress_dir: Optional[str], examples: bool = True):
         super().__init__(progress_dir)
-        self._config = config
+        self._config, self._examples = config, examples
 
     def environment(self) -> dict[str, str]:
         # the CPU level x264 runs at on this worker (release.json's encoder record is the driver's)
@@ -241,24 +252,26 @@ class _MakeVideosFn(OutputsFn):
         yield from self.report_environment()
         image = edition_input(read_entry(entry), self._config.table)
         for name, difficulty in self._config.pairs:
-            output = make_video(SequenceTask(entry, image, name, difficulty), self._config)
+            output = make_video(SequenceTask(entry, image, name, difficulty), self._config, self._examples)
             yield self.fail(output) if isinstance(output, Failure) else output
 
 
 class PerturbImages(beam.PTransform):
     """``images`` (SourceImage) -> ``records``, ``sources``, ``failures``, ``environments``.
-    ``progress_dir``: where workers leave progress counts (see :class:`ProgressCounter`)."""
+    ``progress_dir``: where workers leave progress counts (see :class:`ProgressCounter`);
+    ``examples``: whether the records carry their TFDS examples (:func:`make_video`)."""
 
-    def __init__(self, config: ImageNetPConfig, progress_dir: Optional[str] = None):
+    def __init__(self, config: ImageNetPConfig, progress_dir: Optional[str] = None, examples: bool = True):
         super().__init__()
-        self._config, self._progress_dir = config, progress_dir
+        self._config, self._progress_dir, self._examples = config, progress_dir, examples
 
     def expand(self, images):
         decoded = images | "Decode" >> beam.ParDo(_DecodeImagesFn(self._config, self._progress_dir)).with_outputs(
             "sources", "failures", main="entries")
         videos = (decoded.entries
                   | "SpreadImages" >> beam.Reshuffle()  # one entry per image crosses: no bytes, no fan-out
-                  | "PerturbAndEncode" >> beam.ParDo(_MakeVideosFn(self._config, self._progress_dir)).with_outputs(
+                  | "PerturbAndEncode" >> beam.ParDo(_MakeVideosFn(self._config, self._progress_dir,
+                                                                   self._examples)).with_outputs(
                       "failures", "environments", main="records"))
         failures = (decoded.failures, videos.failures) | "PerturbFailures" >> beam.Flatten()
         return EditionOutputs(videos.records, decoded.sources, failures, videos.environments)
@@ -306,11 +319,12 @@ def plan(config: ImageNetPConfig, source: SourceSelection = SourceSelection(),
     shapes = {f"{tree}/{name}.npy": (config.table.perturbations[p].frames, size, size, 3)
               for name, (p, _) in zip(config.groups, config.pairs)}
     arrays = StackedArrays(shapes, checksum_part=SEQUENCE_ARRAYS_GROUP)
+    examples = examples_read(formats)  # the PNG frames only for a format that reads them
 
     return BuildPlan(
         selection=source, source=opened, document=imagenet_p_document(config, opened.class_names),
         dataset=p_dataset(config.edition, config.family, opened.class_names), outputs_per_image=len(config.pairs),
-        transform=lambda progress_dir: PerturbImages(config, progress_dir),
+        transform=lambda progress_dir: PerturbImages(config, progress_dir, examples),
         sinks=(arrays,) if config.table.output == NPY else (),
         exclusive=one_image_per_video_name,
         examples_per_shard=DEFAULT_EXAMPLES_PER_SHARD if examples_per_shard is None else examples_per_shard,

@@ -310,8 +310,22 @@ def _first_per_key(records: Iterable[tuple]) -> Iterator[tuple]:
             yield key, line
 
 
-def write_config_file(scratch: str, out_dir: str, relative: str, table: str, runs) -> float:
-    """Merge a C config's runs into its prediction file (sorted by key); return its top-1 error."""
+def _check_count(relative: str, predicted: int, listed: Optional[int], unit: str) -> None:
+    """Refuse a prediction file of other than the ``listed`` images or videos (None: not checked)."""
+    if listed is not None and predicted != listed:
+        raise ValueError(f"{relative}: {predicted} {unit} predicted of the {listed} listed; the evaluation lost "
+                         "work: rerun it (it resumes from what it committed)")
+
+
+def write_config_file(scratch: str, out_dir: str, relative: str, table: str, runs,
+                      listed: Optional[int] = None) -> float:
+    """Merge a C config's runs into its prediction file (sorted by key); return its top-1 error.
+
+    Raises
+    ------
+    ValueError
+        When the file would hold other than ``listed`` images (the config's, committed or not).
+    """
     counts = [0, 0]
 
     def lines():
@@ -320,6 +334,7 @@ def write_config_file(scratch: str, out_dir: str, relative: str, table: str, run
             counts[0] += 1
             counts[1] += row.top5[0] != row.label
             yield line.encode("utf-8")
+        _check_count(relative, counts[0], listed, "images")  # before the file is moved into place
 
     storage.write_atomic(out_dir, relative, lines())
     return counts[1] / counts[0]
@@ -345,21 +360,30 @@ def _videos(records: Iterable[tuple]) -> Iterator[tuple]:
         yield assembled(key, frames)
 
 
-def write_set_file(scratch: str, out_dir: str, relative: str, table: str, runs) -> np.ndarray:
+def write_set_file(scratch: str, out_dir: str, relative: str, table: str, runs,
+                   listed: Optional[int] = None) -> np.ndarray:
     """Merge a P set's runs into its prediction file (one line per video, sorted by key); return
-    its ``(V, T, 5)`` top-5 classes."""
-    rows = []
+    its ``(V, T, 5)`` top-5 classes.
+
+    Raises
+    ------
+    ValueError
+        When the file would hold other than ``listed`` videos (the set's, committed or not), or
+        videos of different lengths.
+    """
+    rows = []  # a (T, 5) int16 array per video: 0.4 KB at 31 frames, where its lists of ints took 4 KB
 
     def lines():
         for key, label, top5 in _videos(_committed_records(scratch, table, runs)):
-            rows.append(top5)
+            rows.append(np.asarray(top5, dtype=np.int16))
             yield prediction_line(PredictionRecord(key, label, top5)).encode("utf-8")
+        _check_count(relative, len(rows), listed, "videos")
 
     storage.write_atomic(out_dir, relative, lines())
     lengths = {len(top5) for top5 in rows}
     if len(lengths) != 1:
         raise ValueError(f"{relative}: videos differ in frame count {sorted(lengths)}")
-    return np.asarray(rows, dtype=np.int16)
+    return np.stack(rows)
 
 
 def prediction_progress_text(counts: Mapping[str, int], elapsed: float) -> str:

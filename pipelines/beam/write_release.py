@@ -122,13 +122,18 @@ the interpreter's caches are warm, instead of one between every two corruptions 
 outputs are about 1.3 MB)."""
 
 
-def _example(release: ReleaseFiles, record: OutputRecord) -> tuple[int, str, bytes]:
+def _example(release: ReleaseFiles, record: OutputRecord, keep: bool) -> tuple[int, str, bytes]:
     """``(shard index, shard path, serialized example)`` of ``record``: its manifest row's shard
-    (:func:`shard_index`) and the TFDS example the spill keeps for the sinks that read it back."""
+    (:func:`shard_index`) and, with ``keep``, the TFDS example the spill keeps for the sinks that
+    read it back (empty without: no sink of the build reads it)."""
     dataset, count = release.dataset, release.shard_count
     index = shard_index(record.key, count)
-    return index, f"{dataset.config_dir(record.group)}/{dataset.shard_name(index, count)}", \
-        encode_example(record.example, dataset.features)
+    shard = f"{dataset.config_dir(record.group)}/{dataset.shard_name(index, count)}"
+    if not keep:
+        return index, shard, b""
+    if record.example is None:
+        raise ValueError(f"{record.key}: no TFDS example, and a format of the release reads it")
+    return index, shard, encode_example(record.example, dataset.features)
 
 
 def _output_file(release: ReleaseFiles, record: OutputRecord, sinks: Sequence[ReleaseSink]) -> tuple[FileInfo, bool]:
@@ -147,16 +152,17 @@ class _WriteOutputFilesFn(beam.DoFn):
     part (:class:`pipelines.formats.parts.PartWriter`). Records are written in batches (at most
     ``batch``: records, bytes; :data:`WRITE_BATCH`; no more records than a part holds), the last one
     at the end of the bundle, each before the part that lists it commits. With ``keep_rows``, a
-    stacked row's bytes go to the part too (:meth:`~pipelines.formats.parts.PartWriter.add_stacked_output`).
+    stacked row's bytes go to the part too (:meth:`~pipelines.formats.parts.PartWriter.add_stacked_output`);
+    without ``keep_examples`` (no sink reads them), no example is serialized or kept.
     Emits ``(group, (group, part, offset, length))`` of each run it commits, nothing per output."""
 
     def __init__(self, release: ReleaseFiles, progress_dir: Optional[str], part_records: int = PART_RECORDS,
                  part_seconds: float = PART_SECONDS, batch: tuple[int, int] = WRITE_BATCH,
-                 sinks: Sequence[ReleaseSink] = (), keep_rows: bool = False):
+                 sinks: Sequence[ReleaseSink] = (), keep_rows: bool = False, keep_examples: bool = True):
         self._output_dir, self._release = release.output_dir, release
         self._progress_dir, self._part_limits = progress_dir, (part_records, part_seconds)
         self._batch = (min(batch[0], part_records), batch[1])  # a batch never holds more than a part
-        self._sinks, self._keep_rows = tuple(sinks), keep_rows
+        self._sinks, self._keep_rows, self._keep_examples = tuple(sinks), keep_rows, keep_examples
 
     def setup(self):
         self._progress = ProgressCounter(self._progress_dir)
@@ -172,7 +178,7 @@ class _WriteOutputFilesFn(beam.DoFn):
 
     def _write(self, record: OutputRecord) -> None:
         info, written = _output_file(self._release, record, self._sinks)
-        index, shard, example = _example(self._release, record)
+        index, shard, example = _example(self._release, record, self._keep_examples)
         row = ManifestRecord(record.key, record.path, info.sha256, info.size, shard, record.metadata)
         if record.stacked and self._keep_rows and not written:  # a row of an array its sink assembles
             self._parts.add_stacked_output(record.group, record.key, index, json_line(row.to_json()), info.sha256,
@@ -428,7 +434,8 @@ class WriteRelease(beam.PTransform):
         pipeline = inputs["records"].pipeline
         output_parts = inputs["records"] | "WriteOutputFiles" >> beam.ParDo(_WriteOutputFilesFn(
             release, self._progress_dir, *self._part_limits, sinks=[sink for sink in self._sinks if sink.writes_outputs],
-            keep_rows=any(sink.keeps_rows for sink in self._sinks)))
+            keep_rows=any(sink.keeps_rows for sink in self._sinks),
+            keep_examples=any(sink.reads_examples for sink in self._sinks)))
         # One sink per input, fused with the stage that makes it (a Flatten would be materialized
         # by a local runner, in the driver's memory, until its last input is done).
         failures = [inputs[name] for name in sorted(inputs) if name.startswith("failures")]

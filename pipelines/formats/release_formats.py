@@ -28,8 +28,8 @@ if TYPE_CHECKING:
     from pipelines.formats.checksum_table import ChecksumTable
 
 __all__ = ["TreeFiles", "TfdsRecords", "WebDatasetShards", "HfIndex", "CroissantFile", "FORMATS", "release_formats",
-           "check_format_names", "release_sinks", "check_build_formats", "format_folders", "format_problems",
-           "loading_lines", "formats_help"]
+           "check_format_names", "examples_read", "release_sinks", "check_build_formats", "format_folders",
+           "format_problems", "loading_lines", "formats_help"]
 
 
 class TreeFiles(ReleaseSink):
@@ -86,6 +86,7 @@ class TfdsRecords(ReleaseSink):
     folders = (TFDS_DIR,)
     help = "TFRecord shards that tfds.builder_from_directory loads"
     shares_config_part = True
+    reads_examples = True
 
     def write_group(self, release: ReleaseFiles, group: str, outputs: GroupOutputs) -> list["FileInfo"]:
         from pipelines.formats.tfrecord import write_config_shards
@@ -111,6 +112,7 @@ class WebDatasetShards(ReleaseSink):
     name = WEBDATASET_DIR
     folders = (WEBDATASET_DIR,)
     help = "webdataset/<config>/<config>-000000.tar shards of the images and labels, at most 1 GB each"
+    reads_examples = True
 
     def write_group(self, release: ReleaseFiles, group: str, outputs: GroupOutputs) -> list["FileInfo"]:
         from pipelines.formats.webdataset import write_spilled_webdataset
@@ -231,6 +233,17 @@ def release_sinks(formats: Iterable[str], edition_sinks: Sequence[ReleaseSink],
     sinks = [FORMATS[name]() for name in check_format_names(formats)]
     sinks += [edition for sink in list(sinks) for edition in sink.edition_sinks(edition_sinks)]
     return tuple(sink.for_input(entries) for sink in sinks)
+
+
+def examples_read(formats: Iterable[str]) -> bool:
+    """Whether a sink of ``formats`` reads the outputs' TFDS examples back
+    (:attr:`~pipelines.formats.release_sink.ReleaseSink.reads_examples`): a build of formats that do
+    not makes none (an ImageNet-P sequence's PNG frames) and keeps none in its parts.
+
+    >>> examples_read(["tree"]), examples_read(["tfds", "tree"])
+    (False, True)
+    """
+    return any(FORMATS[name].reads_examples for name in check_format_names(formats))
 
 
 def check_build_formats(formats: Iterable[str], build: BuildKind) -> tuple:

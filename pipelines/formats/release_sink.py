@@ -147,6 +147,10 @@ class ReleaseSink:
         Its per-config files go into the config's own checksum part ``.parts/sha256/<config>.txt``,
         sorted by path with the outputs' files (the tree's and the TFDS records' files), instead of
         a part of their own.
+    reads_examples : bool
+        The sink reads back each output's serialized TFDS example, which the writer therefore
+        makes and keeps in the committed parts (the TFRecord shards, the WebDataset shards); when no
+        sink of a build reads them, no example is made or kept.
     keeps_rows : bool
         The writer keeps the bytes of each stacked row (``record.stacked``, no file of its own) in the
         committed parts, for :meth:`expand` to read back
@@ -161,6 +165,7 @@ class ReleaseSink:
     help: ClassVar[str] = ""
     published: ClassVar[bool] = False
     shares_config_part: ClassVar[bool] = False
+    reads_examples: ClassVar[bool] = False
     keeps_rows: ClassVar[bool] = False
     checksum_part: str = ""
 

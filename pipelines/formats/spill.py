@@ -10,7 +10,8 @@ serialized TFRecord example) to a spill file, ``DIR/.spill/<name>`` (one per par
 Retries and reruns are safe: a retried bundle writes a new file under a new name, and only
 ranges that committed parts point to are ever read. :func:`pipelines.beam.write_release.seal_release`
 removes the folder with the other scratch folders. Scratch space: the spilled values once more
-(for ImageNet-C, about the size of the TFRecord shards) until the release is sealed.
+(for ImageNet-C, about the size of the TFRecord shards; for a release whose formats read no TFDS
+examples, only the rows of its ``.npy`` arrays) until the release is sealed.
 """
 from __future__ import annotations
 
@@ -53,7 +54,10 @@ class SpillWriter:
         self._size = 0
 
     def append(self, data: bytes) -> SpillRef:
-        """Write ``data`` at the end of the file and return where it lies."""
+        """Write ``data`` at the end of the file and return where it lies (nothing is written for
+        empty ``data``)."""
+        if not data:
+            return SpillRef(self._path, self._size, 0)
         if self._stream is None:
             self._stream = storage.create_stream(self._path)
         self._stream.write(data)

@@ -117,3 +117,25 @@ def test_cifar_edition_writes_one_npy_per_dataset_in_input_order(sample, tmp_pat
 def test_unknown_edition_is_refused(tmp_path, capsys):
     assert cli(["build-p", "--edition", "cifar100", "--output", str(tmp_path / "x")]) == 2
     assert "valid editions" in capsys.readouterr().err
+
+
+def test_a_cifar_release_without_tfds_makes_no_tfds_frames_and_the_same_arrays(tmp_path, monkeypatch):
+    """``--formats tree``: no format reads the TFDS examples, so no sequence's PNG frames are made (nor
+    kept in the parts), and the arrays, manifests and their checksums are those of the default build."""
+    import pipelines.beam.imagenet_p as imagenet_p
+
+    encoded, encode = [], imagenet_p.encode_frames_lossless
+    monkeypatch.setattr(imagenet_p, "encode_frames_lossless",
+                        lambda frames: encoded.append(len(frames)) or encode(frames))
+    config = ImageNetPConfig.select(["translate", "shot_noise"], [1, 2], edition="cifar")
+    in_process = RunOptions(workers=1, progress_interval=3600, beam_args=("--direct_running_mode=in_memory",))
+    sums = {}
+    for formats in (("tfds", "tree"), ("tree",)):
+        encoded.clear()
+        release = tmp_path / "-".join(formats)
+        build_imagenet_p(str(release), SourceSelection(limit=2), config, in_process, formats=formats)
+        assert len(encoded) == (6 if "tfds" in formats else 0)  # 2 images x 3 datasets
+        assert verify_release(str(release)).ok
+        sums[formats] = sorted(line for line in (release / "SHA256SUMS").read_text().splitlines()
+                               if line.split()[1].startswith(("CIFAR-10-P/", "manifest/")))
+    assert len(sums["tree",]) == 6 and sums["tree",] == sums["tfds", "tree"]

@@ -33,7 +33,8 @@ def test_the_listing_step_emits_references_not_items(tmp_path, monkeypatch):
     monkeypatch.setattr(evaluate, "_list_sequences", lambda p_set, release_dir: videos)
     listing = evaluate._ListPendingFn("p", str(tmp_path), None, "/release")
     listing.setup()
-    emitted = list(listing.process((("rotate", "/release/ImageNet-P/rotate"), [])))
+    *emitted, counted = listing.process((("rotate", "/release/ImageNet-P/rotate"), []))
+    assert (counted.tag, counted.value) == ("listed", ("P/rotate", 300))  # what the prediction file must hold
     assert all(isinstance(ref, SpillRef) for ref in emitted)
     assert len(emitted) == -(-300 // LISTED_PER_ELEMENT)
     assert [video for ref in emitted for video in read_listed(ref)] == videos

@@ -190,3 +190,29 @@ def test_what_two_parts_hold_is_kept_once_whatever_the_parts(tmp_path):
     assert [r["key"] for r in rows] == ["w/v1", "w/v2"] and rows[0]["top5"][2] == [2, 0, 1, 2, 4]
     partial = _runs(str(tmp_path / "q"), [frames[:2]])
     assert complete_videos(str(tmp_path / "q"), "rotate", partial["P/rotate"]) == set()
+
+
+def test_a_prediction_file_of_fewer_images_or_videos_than_listed_is_refused(tmp_path):
+    """A run that lost a listed image or video (a runner that dropped an element) writes no file:
+    the rerun resumes and predicts what is missing."""
+    scratch, out = str(tmp_path / "scratch"), tmp_path / "out"
+    line = json.dumps({"key": "w/a", "label": 1, "top5": [1, 9, 8, 7, 6]}, separators=(",", ":")) + "\n"
+    runs = _runs(scratch, [[("C/fog_1", "w/a", line)]])["C/fog_1"]
+    with pytest.raises(ValueError, match=r"fog_1.jsonl: 1 images predicted of the 2 listed; the evaluation lost work"):
+        write_config_file(scratch, str(out), "fog_1.jsonl", "C/fog_1", runs, listed=2)
+    assert not (out / "fog_1.jsonl").exists()
+    assert write_config_file(scratch, str(out), "fog_1.jsonl", "C/fog_1", runs, listed=1) == 0.0
+    frames = [(P_TABLE + "rotate", "w/v1", json.dumps([i, 2, 3, [0, 1, 2, 3, 4]])) for i in range(2)]
+    runs = _runs(str(tmp_path / "p"), [frames])["P/rotate"]
+    with pytest.raises(ValueError, match=r"rotate.jsonl: 1 videos predicted of the 3 listed"):
+        write_set_file(str(tmp_path / "p"), str(out), "rotate.jsonl", "P/rotate", runs, listed=3)
+    assert not (out / "rotate.jsonl").exists()
+
+
+def test_an_evaluation_that_lost_a_whole_config_writes_no_metrics(tmp_path):
+    from pipelines.beam.evaluate import _write_unless_refused
+
+    listed = {"C/fog_1": 2, "C/fog_2": 0, P_TABLE + "rotate": 3}
+    with pytest.raises(ValueError, match=r"no prediction of P/rotate was committed, of the 3 listed"):
+        _write_unless_refused(str(tmp_path), 0, listed, config_errors=[("fog_1", 0.5)], set_predictions=[])
+    assert os.listdir(tmp_path) == []

@@ -91,6 +91,23 @@ def test_output_writer_emits_part_names_not_outputs(tmp_path):
     assert (tmp_path / records[0].path).read_bytes() == records[0].data
 
 
+def test_output_writer_keeps_no_example_that_no_sink_reads(tmp_path):
+    """A tree without TFRecords (``keep_examples=False``): the records carry no example and the
+    parts spill nothing; a build whose sinks read examples refuses a record without one."""
+    records = [OutputRecord(**{**vars(record(i)), "example": None}) for i in range(7)]
+    dofn = _WriteOutputFilesFn(ReleaseFiles(str(tmp_path), IMAGENET2012_CORRUPTED, SHARDS), None, part_records=3,
+                               sinks=[TreeFiles()], keep_examples=False)
+    dofn.setup()
+    assert len(run_writer(dofn, records)) == 3
+    assert sum(e.records for e in read_ledger(str(tmp_path))) == 7 and not (tmp_path / SPILL_DIR).exists()
+    assert all((tmp_path / r.path).read_bytes() == r.data for r in records)
+    dofn = _WriteOutputFilesFn(ReleaseFiles(str(tmp_path / "tfds"), IMAGENET2012_CORRUPTED, SHARDS), None,
+                               sinks=[TreeFiles()])
+    dofn.setup()
+    with pytest.raises(ValueError, match="no TFDS example, and a format of the release reads it"):
+        run_writer(dofn, records[:1])
+
+
 def test_output_writer_writes_held_records_in_batches_and_the_rest_at_the_bundle_end(tmp_path):
     records = [record(i) for i in range(5)]
     for batch, written_before_the_end in (((2, 1 << 30), 4), ((100, 2500), 3), ((100, 1 << 30), 0)):
