@@ -64,6 +64,7 @@ from pipelines.evaluation.release_inputs import (adversarial_tree, c_configs, c_
 from pipelines.evaluation.scores import (PREDICTIONS_DIR, ScoreBaselines, default_output, model_name_of, output_path,
                                          write_evaluation)
 from pipelines.formats import storage
+from pipelines.formats.predictions import read_set_predictions
 from pipelines.formats.spill import SpillRef
 from pipelines.formats.parts import PART_RECORDS, PART_SECONDS
 
@@ -295,7 +296,7 @@ class PredictImageNetP(beam.PTransform):
 class _WritePredictionFilesFn(beam.DoFn):
     """Sink: ``(table, [runs])`` -> its sorted prediction file, merged from the committed runs, which
     must hold every image or video the listing found (``listed``: table -> count); emits ``(config,
-    top-1 error)`` (tagged ``errors``) or ``(set, (V, T, 5) int array)`` (``sets``)."""
+    top-1 error)`` (tagged ``errors``) or ``(set, path of its prediction file)`` (``sets``)."""
 
     def __init__(self, scratch: str, out_dir: str, tree: str):
         self._scratch, self._out_dir, self._tree = scratch, out_dir, tree
@@ -314,8 +315,8 @@ class _WritePredictionFilesFn(beam.DoFn):
         else:
             name = table[len(P_TABLE):]
             relative = f"{PREDICTIONS_DIR}/{PREDICTION_FOLDERS[P_TREE]}/{name}.jsonl"
-            yield beam.pvalue.TaggedOutput("sets", (name, write_set_file(self._scratch, self._out_dir, relative,
-                                                                         table, runs, count)))
+            write_set_file(self._scratch, self._out_dir, relative, table, runs, count)
+            yield beam.pvalue.TaggedOutput("sets", (name, storage.join(self._out_dir, relative)))
 
 
 def check_evaluation_model(model_path, framework, release_dir, c, configs, sets) -> None:
@@ -439,12 +440,12 @@ def evaluate_release(release_dir: str, model: Model, out_dir: str | None = None,
                  | "WritePredictions" >> beam.ParDo(_WritePredictionFilesFn(scratch, out, c.layout.tree),
                                                     refused, listed).with_outputs("errors", "sets"))
         errors = files.errors | "CollectErrors" >> beam.combiners.ToList()
-        flips = files.sets | "CollectSets" >> beam.combiners.ToList()
+        set_files = files.sets | "CollectSets" >> beam.combiners.ToList()
         (pipeline
          | "Output" >> beam.Create([out])
          | "WriteMetricsAndReport" >> beam.Map(
              _write_unless_refused, config_errors=beam.pvalue.AsSingleton(errors),
-             set_predictions=beam.pvalue.AsSingleton(flips), refused=refused, listed=listed,
+             set_files=beam.pvalue.AsSingleton(set_files), refused=refused, listed=listed,
              model_name=model_name_of(model_path),
              baselines=baselines, edition=c.edition, layout=c.layout))
         return pipeline, {}
@@ -468,16 +469,19 @@ def chosen_configs(configs: Sequence, sets: Sequence, names: Sequence[str]) -> t
     return [c for c in configs if c.name in names], [s for s in sets if s.name in names]
 
 
-def _write_unless_refused(out, refused, listed, **outputs):
+def _write_unless_refused(out, refused, listed, set_files, **outputs):
     """Write the metrics and the report, unless the model was refused; refuse an evaluation that
-    lost every prediction of a config or set it listed images or videos of."""
+    lost every prediction of a config or set it listed images or videos of. ``set_files``: ``(set,
+    path of its prediction file)``, whose top-5 classes are read here: a set's array handed through
+    the pipeline instead cost a local runner about 35 times its size in memory, and Beam's local
+    runner failed on arrays of 40,000 videos."""
     if refused:
         return
-    written = {C_TABLE + name for name, _ in outputs["config_errors"]} | {
-        P_TABLE + name for name, _ in outputs["set_predictions"]}
+    written = {C_TABLE + name for name, _ in outputs["config_errors"]} | {P_TABLE + name for name, _ in set_files}
     lost = sorted(table for table, count in listed.items() if count and table not in written)
     if lost:
         raise ValueError(f"no prediction of {lost[0]} was committed, of the {listed[lost[0]]} listed; the "
                          "evaluation lost work: rerun it (it resumes from what it committed)")
-    write_evaluation(out, **outputs)
+    set_predictions = [(name, read_set_predictions(path)) for name, path in sorted(set_files)]
+    write_evaluation(out, set_predictions=set_predictions, **outputs)
     mark_time("written_ms")

@@ -33,7 +33,6 @@ import time
 from typing import Any, Callable, Iterable, Iterator, Mapping, Optional, Sequence
 
 import apache_beam as beam
-import numpy as np
 
 from schemas.release import RELEASE_JSON
 
@@ -361,29 +360,30 @@ def _videos(records: Iterable[tuple]) -> Iterator[tuple]:
 
 
 def write_set_file(scratch: str, out_dir: str, relative: str, table: str, runs,
-                   listed: Optional[int] = None) -> np.ndarray:
+                   listed: Optional[int] = None) -> int:
     """Merge a P set's runs into its prediction file (one line per video, sorted by key); return
-    its ``(V, T, 5)`` top-5 classes.
+    its count of videos. Its ``(V, T, 5)`` top-5 classes are read back from the file where they are
+    needed (:func:`pipelines.formats.predictions.read_set_predictions`): no array of a set is held
+    here or handed on through the pipeline.
 
     Raises
     ------
     ValueError
         When the file would hold other than ``listed`` videos (the set's, committed or not), or
-        videos of different lengths.
+        videos of different lengths (nothing is written then).
     """
-    rows = []  # a (T, 5) int16 array per video: 0.4 KB at 31 frames, where its lists of ints took 4 KB
+    lengths = collections.Counter()  # frame count -> videos
 
     def lines():
         for key, label, top5 in _videos(_committed_records(scratch, table, runs)):
-            rows.append(np.asarray(top5, dtype=np.int16))
+            lengths[len(top5)] += 1
             yield prediction_line(PredictionRecord(key, label, top5)).encode("utf-8")
-        _check_count(relative, len(rows), listed, "videos")
+        _check_count(relative, sum(lengths.values()), listed, "videos")
+        if len(lengths) != 1:
+            raise ValueError(f"{relative}: videos differ in frame count {sorted(lengths)}")
 
     storage.write_atomic(out_dir, relative, lines())
-    lengths = {len(top5) for top5 in rows}
-    if len(lengths) != 1:
-        raise ValueError(f"{relative}: videos differ in frame count {sorted(lengths)}")
-    return np.stack(rows)
+    return sum(lengths.values())
 
 
 def prediction_progress_text(counts: Mapping[str, int], elapsed: float) -> str:

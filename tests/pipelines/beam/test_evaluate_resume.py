@@ -23,6 +23,7 @@ pytest.importorskip("onnxruntime")
 from pipelines.beam.prediction_parts import (C_TABLE, P_TABLE, SCRATCH_DIR, complete_videos,  # noqa: E402
                                              open_scratch, scratch_dir, write_config_file, write_set_file)
 from pipelines.formats.parts import LEDGER_DIR, PartWriter, ledger_runs, read_ledger  # noqa: E402
+from pipelines.formats.predictions import read_set_predictions  # noqa: E402
 from pipelines.release.output_folder import OutputFolderError  # noqa: E402
 from schemas.wnids import imagenet_wnids  # noqa: E402
 from scripts.cli import main as cli  # noqa: E402
@@ -184,7 +185,8 @@ def test_what_two_parts_hold_is_kept_once_whatever_the_parts(tmp_path):
     frames = [frame("w/v1", i, 3, i) for i in range(3)] + [frame("w/v2", i, 3, 5) for i in range(3)]
     runs = _runs(str(tmp_path / "p"), [frames[:2] + frames[3:], frames[1:3], [frames[0]]])
     assert complete_videos(str(tmp_path / "p"), "rotate", runs["P/rotate"]) == {"w/v1", "w/v2"}
-    array = write_set_file(str(tmp_path / "p"), out, "rotate.jsonl", "P/rotate", runs["P/rotate"])
+    assert write_set_file(str(tmp_path / "p"), out, "rotate.jsonl", "P/rotate", runs["P/rotate"]) == 2
+    array = read_set_predictions(str(tmp_path / "out" / "rotate.jsonl"))
     assert array.shape == (2, 3, 5) and array[0, :, 0].tolist() == [0, 1, 2] and array[1, :, 0].tolist() == [5] * 3
     rows = [json.loads(text) for text in (tmp_path / "out" / "rotate.jsonl").read_text().splitlines()]
     assert [r["key"] for r in rows] == ["w/v1", "w/v2"] and rows[0]["top5"][2] == [2, 0, 1, 2, 4]
@@ -214,5 +216,14 @@ def test_an_evaluation_that_lost_a_whole_config_writes_no_metrics(tmp_path):
 
     listed = {"C/fog_1": 2, "C/fog_2": 0, P_TABLE + "rotate": 3}
     with pytest.raises(ValueError, match=r"no prediction of P/rotate was committed, of the 3 listed"):
-        _write_unless_refused(str(tmp_path), 0, listed, config_errors=[("fog_1", 0.5)], set_predictions=[])
+        _write_unless_refused(str(tmp_path), 0, listed, [], config_errors=[("fog_1", 0.5)])
     assert os.listdir(tmp_path) == []
+
+
+def test_a_set_file_of_videos_of_different_lengths_is_refused_unwritten(tmp_path):
+    frames = [(P_TABLE + "rotate", key, json.dumps([i, total, 3, [0, 1, 2, 3, 4]]))
+              for key, total in (("w/v1", 2), ("w/v2", 3)) for i in range(total)]
+    runs = _runs(str(tmp_path / "p"), [frames])["P/rotate"]
+    with pytest.raises(ValueError, match=r"rotate.jsonl: videos differ in frame count \[2, 3\]"):
+        write_set_file(str(tmp_path / "p"), str(tmp_path / "out"), "rotate.jsonl", "P/rotate", runs)
+    assert not (tmp_path / "out" / "rotate.jsonl").exists()
