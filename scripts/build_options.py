@@ -50,7 +50,7 @@ def add_output_arguments(parser, shard_help: str):
     """--examples-per-shard and the Beam options after ``--``."""
     parser.add_argument("--examples-per-shard", type=int, default=None, help=shard_help)
     parser.add_argument("--commit-every", type=int, default=None, metavar="N",
-                        help="each worker commits its work every N outputs (default 1000) or 120 s, whichever "
+                        help="each worker commits its work every N outputs (default 10000) or 120 s, whichever "
                              "comes first: a worker lost mid-run loses at most that much")
     parser.add_argument("--stall-minutes", type=float, default=None, metavar="M",
                         help="with a runner named after '--': stop the job when no part was committed for M "
