@@ -21,8 +21,7 @@ from schemas.release import json_line
 from pipelines.formats.parts import iter_lines
 
 __all__ = ["PredictionRecord", "prediction_line", "parse_prediction_line", "read_predictions", "read_set_predictions",
-           "FramePrediction",
-           "frame_line", "parse_frame_line", "logits_line", "parse_logits_line"]
+           "FramePrediction", "frame_line", "parse_frame_line", "logits_line", "parse_logits_line"]
 
 
 @dataclass(frozen=True)
