@@ -293,7 +293,6 @@ def _write_pending(output_dir: str, entries: Sequence, ledger: list, outputs_per
     done = set()
     if ledger:
         done = completed_images(output_dir, ledger, entries, outputs_per_image)
-    if ledger:
         print(f"resuming: {len(done)} of {len(entries)} images are built already", file=stream)
     pending = [entry for entry in entries if entry.key not in done]
     return write_entry_lists(output_dir, pending), len(pending)

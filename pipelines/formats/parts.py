@@ -171,10 +171,8 @@ class PartWriter:
         """One output: its file is written already; its example goes to the part's spill file.
         ``path`` is where its ``SHA256SUMS`` line points (None: no line of its own)."""
         ref = self._spill.append(example)
-        self._runs[group].append((key, json.dumps(
-            [key, shard, ref.offset, ref.length, sha256, path, manifest_line], ensure_ascii=False)))
-        self._records += 1
-        self._bytes += size + len(example)
+        self._add_run_line(group, key, [key, shard, ref.offset, ref.length, sha256, path, manifest_line],
+                           size + len(example))
 
     def add_stacked_output(self, group: str, key: str, shard: int, manifest_line: str, sha256: str, example: bytes,
                            row: bytes) -> None:
@@ -182,11 +180,13 @@ class PartWriter:
         the part's spill file; its run line ends in ``[row offset, row length]``, so that the array
         is assembled from the committed parts (:mod:`pipelines.beam.npy_release`)."""
         ref, row_ref = self._spill.append(example), self._spill.append(row)
-        self._runs[group].append((key, json.dumps(
-            [key, shard, ref.offset, ref.length, sha256, None, manifest_line, [row_ref.offset, row_ref.length]],
-            ensure_ascii=False)))
+        self._add_run_line(group, key, [key, shard, ref.offset, ref.length, sha256, None, manifest_line,
+                                        [row_ref.offset, row_ref.length]], len(row) + len(example))
+
+    def _add_run_line(self, group: str, key: str, fields: list, size: int) -> None:
+        self._runs[group].append((key, json.dumps(fields, ensure_ascii=False)))
         self._records += 1
-        self._bytes += len(row) + len(example)
+        self._bytes += size
 
     def add_line(self, table: str, key: str, line: str) -> None:
         """One line of a release-wide list (``sources.jsonl``, ``failures.jsonl``), sorted by key then text."""
@@ -347,11 +347,6 @@ def run_manifest(fields: list) -> dict:
     return json.loads(fields[6])
 
 
-def _run_records(output_dir: str, runs: Iterable[tuple]) -> Iterator[list]:
-    """The records (decoded run lines) of runs ``(part, offset, length)``, run after run."""
-    for _, fields in run_fields(output_dir, runs):
-        yield fields
-
 
 def _distinct_per_image(pairs: Iterable[tuple[int, str]], images: int) -> np.ndarray:
     """How many distinct keys each image has among ``(image, key)`` pairs (one table's outputs)."""
@@ -386,18 +381,18 @@ def completed_images(output_dir: str, ledger: Sequence[LedgerEntry], entries: Se
     counts = np.zeros(len(entries), np.int64)
     for table, runs in ledger_runs(ledger).items():
         if table == SOURCES_TABLE:
-            sourced.update(index[key] for key, _ in _run_records(output_dir, runs) if key in index)
+            sourced.update(index[key] for _, (key, _) in run_fields(output_dir, runs) if key in index)
         elif table == FAILURES_TABLE:
             failed = []  # single outputs (few): (image, output key)
-            for key, line in _run_records(output_dir, runs):
+            for _, (key, line) in run_fields(output_dir, runs):
                 if key in index:
                     whole.add(index[key])
                 elif (image := by_source.get(json.loads(line).get("source"))) is not None:
                     failed.append((image, key))
             counts += _distinct_per_image(failed, len(entries))
         else:
-            outputs = ((index.get(json.loads(fields[6]).get("image_key")), fields[0])
-                       for fields in _run_records(output_dir, runs))
+            outputs = ((index.get(run_manifest(fields).get("image_key")), fields[0])
+                       for _, fields in run_fields(output_dir, runs))
             counts += _distinct_per_image(((i, k) for i, k in outputs if i is not None), len(entries))
     done = whole | {i for i in sourced if counts[i] >= outputs_per_image}
     return {entries[i].key for i in done}
