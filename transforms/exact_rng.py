@@ -18,7 +18,7 @@ from typing import Optional
 
 import numpy as np
 
-from .mt19937 import (POISSON_TABLE_SLOTS, STATE_WORDS, fill_bounded, fill_normal, fill_poisson,
+from .mt19937 import (POISSON_TABLE_SLOTS, SCRATCH_SHAPE, STATE_WORDS, fill_bounded, fill_normal, fill_poisson,
                       fill_random_sample, fill_standard_normal, fill_uniform, legacy_seed, log_factorial_table)
 
 __all__ = ["ExactRandomState", "CHECK_CALLS", "same_draws", "same_state"]
@@ -123,12 +123,13 @@ class ExactRandomState:
     True
     """
 
-    __slots__ = ("_words", "_counters", "_gauss")
+    __slots__ = ("_words", "_counters", "_gauss", "_scratch")
 
     def __init__(self, seed: int):
         self._words = np.empty((2, STATE_WORDS), np.uint32)  # the key, and its words tempered
         self._counters = np.zeros(2, np.int64)  # position in key, has_gauss
         self._gauss = np.zeros(1)
+        self._scratch = np.empty(SCRATCH_SHAPE)  # the samplers' working space, not state
         self.seed(seed)
 
     def __repr__(self) -> str:
@@ -204,7 +205,7 @@ class ExactRandomState:
         out = _output(size, np.float64)
         if out is None:
             return self._numpy("standard_normal", size)
-        fill_standard_normal(self._words, self._counters, self._gauss, out.reshape(-1))
+        fill_standard_normal(self._words, self._counters, self._gauss, out.reshape(-1), self._scratch)
         return _result(out, size)
 
     def normal(self, loc=0.0, scale=1.0, size=None):
@@ -212,7 +213,7 @@ class ExactRandomState:
         mean, spread, out = _real(loc), _real(scale), _output(size, np.float64)
         if out is None or mean is None or spread is None or math.copysign(1.0, spread) < 0:
             return self._numpy("normal", loc, scale, size)
-        fill_normal(self._words, self._counters, self._gauss, mean, spread, out.reshape(-1))
+        fill_normal(self._words, self._counters, self._gauss, mean, spread, out.reshape(-1), self._scratch)
         return _result(out, size)
 
     def poisson(self, lam=1.0, size=None):
@@ -226,7 +227,8 @@ class ExactRandomState:
             return self._numpy("poisson", lam, size)
         out = np.empty(means.shape, np.int64)
         table = np.full(POISSON_TABLE_SLOTS, np.nan), np.empty((POISSON_TABLE_SLOTS, 5))
-        if not fill_poisson(self._words, self._counters, means.reshape(-1), out.reshape(-1), *table, _log_factorials()):
+        if not fill_poisson(self._words, self._counters, means.reshape(-1), out.reshape(-1), *table, _log_factorials(),
+                            self._scratch[0]):
             return self._numpy("poisson", lam, size)  # a mean NumPy refuses or that is out of range
         return _result(out, shape)
 

@@ -34,11 +34,14 @@ import math
 import numba
 import numpy as np
 
-__all__ = ["STATE_WORDS", "legacy_seed", "fill_random_sample", "fill_uniform", "fill_standard_normal",
+__all__ = ["STATE_WORDS", "SCRATCH_SHAPE", "legacy_seed", "fill_random_sample", "fill_uniform", "fill_standard_normal",
            "fill_normal", "POISSON_TABLE_SLOTS", "log_factorial_table", "fill_poisson", "fill_bounded"]
 
 #: Words in the state of MT19937.
 STATE_WORDS = 624
+#: Shape of the float64 scratch the Gaussian and Poisson kernels take: a block's doubles (row 0),
+#: and the polar method's accepted candidates (rows 1-4, see :func:`_polar_fill`).
+SCRATCH_SHAPE = (5, STATE_WORDS // 2)
 _SHIFT = 397
 _MATRIX_A = np.uint64(0x9908B0DF)
 _UPPER = np.uint64(0x80000000)
@@ -128,71 +131,161 @@ def _next_double(words, position):
     """A double in [0, 1) from two words (27 + 26 bits), and the position after them."""
     a, position = _next_word(words, position)
     b, position = _next_word(words, position)
-    # the shifted words (below 2**27) as signed: one instruction each to convert, the same doubles
-    return (np.int64(a >> np.uint64(5)) * 67108864.0 + np.int64(b >> np.uint64(6))) / 9007199254740992.0, position
+    return _double(a, b), position
 
 
 @numba.njit(cache=True, inline="always")
-def _gauss(words, position, has_gauss, cached):
-    """One standard Gaussian by the polar method: ``(value, position, has_gauss, cached)``.
+def _double(a, b):
+    """The double in [0, 1) of two output words (27 + 26 bits)."""
+    # the shifted words (below 2**27) as 32-bit signed integers: their conversion vectorises
+    # (AVX2 has no 64-bit one), and every step is exact, so the doubles are the same
+    return (np.float64(np.int32(np.uint32(a) >> np.uint32(5))) * 67108864.0
+            + np.float64(np.int32(np.uint32(b) >> np.uint32(6)))) / 9007199254740992.0
 
-    A cached partner (``has_gauss``) is returned first and cleared to 0.0; otherwise a pair is
-    drawn, one value returned and the other cached.
+
+@numba.njit(cache=True, inline="always")
+def _fill_doubles(words, position, buffer):
+    """The doubles of the words from ``position`` to the end of the block, into ``buffer``.
+
+    Returns ``(count, base)``: the words of ``buffer[t]`` start at ``base + 2 t``, so once ``k``
+    of them are used the stream's position is ``base + 2 k``. Twists first at the end of a
+    block; a double whose two words straddle a twist is made alone (count 1, base -1).
+    ``buffer`` holds at least ``STATE_WORDS // 2`` doubles.
     """
-    if has_gauss:
-        return cached, position, False, 0.0
-    while True:
-        u1, position = _next_double(words, position)
-        u2, position = _next_double(words, position)
-        x1 = 2.0 * u1 - 1.0
-        x2 = 2.0 * u2 - 1.0
-        r2 = x1 * x1 + x2 * x2
-        if r2 < 1.0 and r2 != 0.0:
-            break
-    f = math.sqrt(-2.0 * math.log(r2) / r2)
-    return f * x2, position, True, f * x1
+    if position >= STATE_WORDS:
+        _twist(words)
+        position = 0
+    if position == STATE_WORDS - 1:
+        first = words[1, position]
+        _twist(words)
+        buffer[0] = _double(first, words[1, 0])
+        return 1, -1
+    count = (STATE_WORDS - position) // 2
+    pairs = words[1, position:position + 2 * count]
+    for t in range(count):  # vectorises: no branch per word
+        buffer[t] = _double(pairs[2 * t], pairs[2 * t + 1])
+    return count, position
+
+
+@numba.njit(cache=True, inline="always")
+def _uniform_fill(words, counters, low, span, out):
+    """``out[i] = low + span * u``, u the stream's doubles, a block's words at a time."""
+    _temper(words)  # row 1 from the state as it was set
+    position = counters[0]
+    tempered = words[1]
+    i = 0
+    while i < out.size:
+        if position == STATE_WORDS - 1:  # a double across a twist
+            u, position = _next_double(words, position)
+            out[i] = low + span * u
+            i += 1
+            continue
+        if position >= STATE_WORDS:
+            _twist(words)
+            position = 0
+        count = min((STATE_WORDS - position) // 2, out.size - i)
+        pairs, values = tempered[position:position + 2 * count], out[i:i + count]
+        for t in range(count):  # vectorises: no branch per word
+            values[t] = low + span * _double(pairs[2 * t], pairs[2 * t + 1])
+        i += count
+        position += 2 * count
+    counters[0] = position
 
 
 @numba.njit(cache=True, _nrt=False)
 def fill_random_sample(words, counters, out):
-    """In place: ``out`` (float64, 1-D) filled with doubles in [0, 1), in order."""
-    _temper(words)  # row 1 from the state as it was set
-    position = counters[0]
-    for i in range(out.size):
-        out[i], position = _next_double(words, position)
-    counters[0] = position
+    """In place: ``out`` (float64, 1-D) filled with doubles in [0, 1), in order.
+
+    ``0.0 + 1.0 * u`` is ``u`` for every double in [0, 1), so this is :func:`fill_uniform` on [0, 1).
+    """
+    _uniform_fill(words, counters, 0.0, 1.0, out)
 
 
 @numba.njit(cache=True, _nrt=False)
 def fill_uniform(words, counters, low, span, out):
     """In place: ``out`` (float64, 1-D) filled with ``low + span * u``, u in [0, 1) (``span = high - low``)."""
+    _uniform_fill(words, counters, low, span, out)
+
+
+@numba.njit(cache=True, inline="always")
+def _polar_fill(words, counters, gauss, loc, scale, standard, out, scratch):
+    """Gaussians by Marsaglia's polar method, ``g`` (``standard``) or ``loc + scale * g``, into ``out``.
+
+    Every candidate takes the next two doubles, accepted or not, so the candidates of a block
+    are known before any is judged. Each batch therefore (1) makes a block's doubles, (2) keeps
+    the accepted candidates in order, without a branch per candidate, (3) takes the logarithm,
+    root and quotient of those it needs. The stream's position is that after the last candidate
+    used. A pair returns ``f * x2`` and caches ``f * x1`` as NumPy does; a cached value is used first.
+
+    ``scratch`` is float64, shape (5, ``STATE_WORDS // 2``): the block's doubles, then the accepted
+    candidates' x1, x2, radius squared and index.
+    """
     _temper(words)  # row 1 from the state as it was set
-    position = counters[0]
-    for i in range(out.size):
-        u, position = _next_double(words, position)
-        out[i] = low + span * u
-    counters[0] = position
+    buffer, first, second, radius2, index = scratch[0], scratch[1], scratch[2], scratch[3], scratch[4]
+    has_gauss, cached = counters[1] != 0, gauss[0]
+    n = out.size
+    i = 0
+    if has_gauss and n > 0:
+        out[0] = cached if standard else loc + scale * cached
+        i, has_gauss, cached = 1, False, 0.0
+    base, k, m = counters[0], 0, 0
+    while i < n:
+        if k >= m:
+            m, base = _fill_doubles(words, base + 2 * k, buffer)
+            k = 0
+        need = (n - i + 1) // 2  # pairs still needed
+        accepted = 0
+        if m - k == 1:  # a candidate across two blocks
+            u1 = buffer[k]
+            m, base = _fill_doubles(words, base + 2 * m, buffer)
+            k = 1
+            x1, x2 = 2.0 * u1 - 1.0, 2.0 * buffer[0] - 1.0
+            r2 = x1 * x1 + x2 * x2
+            first[0], second[0], radius2[0] = x1, x2, r2
+            accepted = np.int64((r2 < 1.0) & (r2 != 0.0))
+        else:
+            candidates = (m - k) // 2
+            pairs = buffer[k:k + 2 * candidates]
+            for t in range(candidates):
+                x1, x2 = 2.0 * pairs[2 * t] - 1.0, 2.0 * pairs[2 * t + 1] - 1.0
+                r2 = x1 * x1 + x2 * x2
+                first[accepted], second[accepted], radius2[accepted], index[accepted] = x1, x2, r2, t
+                accepted += np.int64((r2 < 1.0) & (r2 != 0.0))
+            if accepted >= need:
+                k += 2 * (np.int64(index[need - 1]) + 1)
+            else:
+                k += 2 * candidates
+        used = min(accepted, need)
+        for q in range(used):
+            r2 = radius2[q]
+            f = math.sqrt(-2.0 * math.log(r2) / r2)
+            first[q] *= f
+            second[q] *= f
+        values = min(n - i, 2 * used)
+        for q in range(values // 2):
+            g1, g2 = second[q], first[q]
+            out[i + 2 * q] = g1 if standard else loc + scale * g1
+            out[i + 2 * q + 1] = g2 if standard else loc + scale * g2
+        if values % 2:
+            g1 = second[values // 2]
+            out[i + values - 1] = g1 if standard else loc + scale * g1
+            has_gauss, cached = True, first[values // 2]
+        i += values
+    counters[0], counters[1], gauss[0] = base + 2 * k, has_gauss, cached
 
 
 @numba.njit(cache=True, _nrt=False)
-def fill_standard_normal(words, counters, gauss, out):
-    """In place: ``out`` (float64, 1-D) filled with standard Gaussians, in order."""
-    _temper(words)  # row 1 from the state as it was set
-    position, has_gauss, cached = counters[0], counters[1] != 0, gauss[0]
-    for i in range(out.size):
-        out[i], position, has_gauss, cached = _gauss(words, position, has_gauss, cached)
-    counters[0], counters[1], gauss[0] = position, has_gauss, cached
+def fill_standard_normal(words, counters, gauss, out, scratch):
+    """In place: ``out`` (float64, 1-D) filled with standard Gaussians, in order (``scratch``: see
+    :func:`_polar_fill`)."""
+    _polar_fill(words, counters, gauss, 0.0, 1.0, True, out, scratch)
 
 
 @numba.njit(cache=True, _nrt=False)
-def fill_normal(words, counters, gauss, loc, scale, out):
-    """In place: ``out`` (float64, 1-D) filled with ``loc + scale * g``, g standard Gaussians in order."""
-    _temper(words)  # row 1 from the state as it was set
-    position, has_gauss, cached = counters[0], counters[1] != 0, gauss[0]
-    for i in range(out.size):
-        g, position, has_gauss, cached = _gauss(words, position, has_gauss, cached)
-        out[i] = loc + scale * g
-    counters[0], counters[1], gauss[0] = position, has_gauss, cached
+def fill_normal(words, counters, gauss, loc, scale, out, scratch):
+    """In place: ``out`` (float64, 1-D) filled with ``loc + scale * g``, g standard Gaussians in order
+    (``scratch``: see :func:`_polar_fill`)."""
+    _polar_fill(words, counters, gauss, loc, scale, False, out, scratch)
 
 
 @numba.njit(cache=True)
@@ -216,18 +309,38 @@ def _loggam(x):
 
 
 @numba.njit(cache=True, inline="always")
-def _poisson_multiplication(words, position, limit):
+def _poisson_multiplication(words, base, k, m, buffer, limit):
     """Poisson count of a mean in (0, 10), uniforms multiplied until at most ``limit`` = exp(-mean):
-    ``(count, position)``."""
+    ``(count, base, k, m)`` (the block of doubles of :func:`_fill_doubles`, after the count's draws).
+
+    Four doubles are multiplied at a time while the block has them: the partial products never
+    grow (each factor is below 1), so the count is the number of them above ``limit``, and one
+    branch decides four factors.
+    """
     count = 0
     product = 1.0
     while True:
-        u, position = _next_double(words, position)
-        product *= u
+        if k + 4 <= m:
+            p1 = product * buffer[k]
+            p2 = p1 * buffer[k + 1]
+            p3 = p2 * buffer[k + 2]
+            p4 = p3 * buffer[k + 3]
+            if p4 > limit:
+                count += 4
+                k += 4
+                product = p4
+                continue
+            above = np.int64(p1 > limit) + np.int64(p2 > limit) + np.int64(p3 > limit)
+            return count + above, base, k + above + 1, m
+        if k >= m:
+            m, base = _fill_doubles(words, base + 2 * k, buffer)
+            k = 0
+        product *= buffer[k]
+        k += 1
         if product > limit:
             count += 1
         else:
-            return count, position
+            return count, base, k, m
 
 
 @numba.njit(cache=True, inline="always")
@@ -240,27 +353,36 @@ def _ptrs_constants(lam):
 
 
 @numba.njit(cache=True, inline="always")
-def _poisson_ptrs(words, position, lam, constants, log_factorials):
+def _poisson_ptrs(words, base, k, m, buffer, lam, constants, log_factorials):
     """Poisson count of mean ``lam`` >= 10 by transformed rejection with squeeze (PTRS), given
-    :func:`_ptrs_constants` and a :func:`log_factorial_table`: ``(count, position)``.
+    :func:`_ptrs_constants` and a :func:`log_factorial_table`: ``(count, base, k, m)`` as
+    :func:`_poisson_multiplication`.
 
     The candidate count stays a double (the ``floor``): C's conversions of it to an integer and
     back are exact wherever they matter, and a negative candidate is rejected first.
     """
     loglam, b, a, log_invalpha, vr = constants
     while True:
-        u, position = _next_double(words, position)
-        v, position = _next_double(words, position)
+        if k >= m:
+            m, base = _fill_doubles(words, base + 2 * k, buffer)
+            k = 0
+        u = buffer[k]
+        k += 1
+        if k >= m:
+            m, base = _fill_doubles(words, base + 2 * k, buffer)
+            k = 0
+        v = buffer[k]
+        k += 1
         u -= 0.5
         us = 0.5 - abs(u)
-        k = math.floor((2 * a / us + b) * u + lam + 0.43)
+        count = math.floor((2 * a / us + b) * u + lam + 0.43)
         if us >= 0.07 and v <= vr:
-            return np.int64(k), position
-        if k < 0 or (us < 0.013 and v > us):
+            return np.int64(count), base, k, m
+        if count < 0 or (us < 0.013 and v > us):
             continue
-        log_factorial = log_factorials[np.int64(k)] if k < log_factorials.size else _loggam(k + 1.0)
-        if (math.log(v) + log_invalpha - math.log(a / (us * us) + b)) <= (-lam + k * loglam - log_factorial):
-            return np.int64(k), position
+        log_factorial = log_factorials[np.int64(count)] if count < log_factorials.size else _loggam(count + 1.0)
+        if (math.log(v) + log_invalpha - math.log(a / (us * us) + b)) <= (-lam + count * loglam - log_factorial):
+            return np.int64(count), base, k, m
 
 
 @numba.njit(cache=True)
@@ -277,7 +399,7 @@ POISSON_TABLE_SLOTS = 1024
 
 
 @numba.njit(cache=True, _nrt=False)
-def fill_poisson(words, counters, lam, out, means, constants, log_factorials):
+def fill_poisson(words, counters, lam, out, means, constants, log_factorials, buffer):
     """In place: ``out`` (int64, 1-D) filled with Poisson counts of means ``lam`` (float64, same size).
 
     Parameters
@@ -295,6 +417,8 @@ def fill_poisson(words, counters, lam, out, means, constants, log_factorials):
         the values are those computed per draw.
     log_factorials : numpy.ndarray
         :func:`log_factorial_table` (any size; counts beyond it are computed).
+    buffer : numpy.ndarray
+        float64, at least ``STATE_WORDS // 2`` values: scratch for a block's doubles.
 
     Returns
     -------
@@ -305,7 +429,7 @@ def fill_poisson(words, counters, lam, out, means, constants, log_factorials):
         if not 0.0 <= lam[i] <= 1e15:
             return False
     _temper(words)  # row 1 from the state as it was set
-    position = counters[0]
+    base, k, m = counters[0], 0, 0  # the block of doubles: position base + 2 k
     for i in range(lam.size):
         mean = lam[i]
         if mean == 0.0:
@@ -321,10 +445,10 @@ def fill_poisson(words, counters, lam, out, means, constants, log_factorials):
                 constants[slot, 0] = math.exp(-mean)
         if mean >= 10.0:
             ptrs = (constants[slot, 0], constants[slot, 1], constants[slot, 2], constants[slot, 3], constants[slot, 4])
-            out[i], position = _poisson_ptrs(words, position, mean, ptrs, log_factorials)
+            out[i], base, k, m = _poisson_ptrs(words, base, k, m, buffer, mean, ptrs, log_factorials)
         else:
-            out[i], position = _poisson_multiplication(words, position, constants[slot, 0])
-    counters[0] = position
+            out[i], base, k, m = _poisson_multiplication(words, base, k, m, buffer, constants[slot, 0])
+    counters[0] = base + 2 * k
     return True
 
 
@@ -338,6 +462,7 @@ def fill_bounded(words, counters, low, span, out):
         Offset (int64).
     span : int
         ``high - 1 - low``, in [0, 2**32): one masked 32-bit word per try, none when 0.
+        When ``span + 1`` is a power of two no try fails, and a block's words are masked at once.
     """
     _temper(words)  # row 1 from the state as it was set
     limit = np.uint64(span)
@@ -345,6 +470,21 @@ def fill_bounded(words, counters, low, span, out):
     for shift in (1, 2, 4, 8, 16):
         mask |= mask >> np.uint64(shift)
     position = counters[0]
+    if limit and mask == limit:  # one word per value
+        tempered = words[1]
+        i = 0
+        while i < out.size:
+            if position >= STATE_WORDS:
+                _twist(words)
+                position = 0
+            count = min(STATE_WORDS - position, out.size - i)
+            drawn, values = tempered[position:position + count], out[i:i + count]
+            for t in range(count):  # vectorises: no branch per word
+                values[t] = low + np.int64(np.uint64(drawn[t]) & mask)
+            i += count
+            position += count
+        counters[0] = position
+        return
     for i in range(out.size):
         value = np.uint64(0)
         if limit:
