@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 
 import cv2
-import numba
+from .jit import numba
 import numpy as np
 
 from .filters import gaussian_filter

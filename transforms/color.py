@@ -6,7 +6,7 @@ The conversions give exactly the values of scikit-image's, which the reference c
 """
 from __future__ import annotations
 
-import numba
+from .jit import numba
 import numpy as np
 from skimage.util import img_as_float
 

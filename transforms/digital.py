@@ -10,7 +10,7 @@ from __future__ import annotations
 import io
 
 import cv2
-import numba
+from .jit import numba
 import numpy as np
 from PIL import Image
 

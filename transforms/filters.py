@@ -12,7 +12,7 @@ import functools
 import math
 
 import cv2
-import numba
+from .jit import numba
 import numpy as np
 from scipy import ndimage
 

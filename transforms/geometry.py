@@ -4,7 +4,7 @@ from __future__ import annotations
 import functools
 import math
 
-import numba
+from .jit import numba
 import numpy as np
 
 __all__ = ["linear_zoom_taps", "zoom_sum", "clipped_zoom", "displace_reflect"]

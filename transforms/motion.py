@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 
 import cv2
-import numba
+from .jit import numba
 import numpy as np
 
 from .filters import extended_rows

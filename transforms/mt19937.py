@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import math
 
-import numba
+from .jit import numba
 import numpy as np
 
 __all__ = ["STATE_WORDS", "SCRATCH_SHAPE", "legacy_seed", "fill_random_sample", "fill_uniform", "fill_standard_normal",

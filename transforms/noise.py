@@ -7,7 +7,7 @@ shapes and order.
 """
 from __future__ import annotations
 
-import numba
+from .jit import numba
 import numpy as np
 
 from .units import clip_to_255, to_unit

@@ -1,5 +1,5 @@
 """The two conversions every corruption shares: uint8 to [0, 1] floats, and back to [0, 255]."""
-import numba
+from .jit import numba
 import numpy as np
 
 __all__ = ["to_unit", "clip_to_255"]

@@ -11,7 +11,7 @@ does not depend on whether a table value arrives as a Python float or a NumPy fl
 from __future__ import annotations
 
 import cv2
-import numba
+from .jit import numba
 import numpy as np
 from skimage.filters import gaussian
 
