@@ -462,36 +462,37 @@ def fill_bounded(words, counters, low, span, out):
         Offset (int64).
     span : int
         ``high - 1 - low``, in [0, 2**32): one masked 32-bit word per try, none when 0.
-        When ``span + 1`` is a power of two no try fails, and a block's words are masked at once.
+        When ``span + 1`` is a power of two no try fails, and a block's words are masked at once;
+        otherwise every try is written and the position moves on past the successes only, so a
+        failed try costs no branch.
     """
     _temper(words)  # row 1 from the state as it was set
     limit = np.uint64(span)
     mask = limit
     for shift in (1, 2, 4, 8, 16):
         mask |= mask >> np.uint64(shift)
+    if not limit:  # one possible value: no word drawn
+        for i in range(out.size):
+            out[i] = low
+        return
     position = counters[0]
-    if limit and mask == limit:  # one word per value
-        tempered = words[1]
-        i = 0
-        while i < out.size:
-            if position >= STATE_WORDS:
-                _twist(words)
-                position = 0
+    tempered = words[1]
+    i = 0
+    while i < out.size:
+        if position >= STATE_WORDS:
+            _twist(words)
+            position = 0
+        if mask == limit:  # one word per value
             count = min(STATE_WORDS - position, out.size - i)
             drawn, values = tempered[position:position + count], out[i:i + count]
             for t in range(count):  # vectorises: no branch per word
                 values[t] = low + np.int64(np.uint64(drawn[t]) & mask)
             i += count
             position += count
-        counters[0] = position
-        return
-    for i in range(out.size):
-        value = np.uint64(0)
-        if limit:
-            value, position = _next_word(words, position)
-            value &= mask
-            while value > limit:
-                value, position = _next_word(words, position)
-                value &= mask
-        out[i] = low + np.int64(value)
+        else:
+            while position < STATE_WORDS and i < out.size:
+                value = np.uint64(tempered[position]) & mask
+                position += 1
+                out[i] = low + np.int64(value)
+                i += np.int64(value <= limit)
     counters[0] = position
