@@ -100,6 +100,25 @@ def test_state_round_trips_and_cached_gaussians():
         ExactRandomState(2 ** 32)
 
 
+@pytest.mark.parametrize("method,args", [
+    ("random_sample", ()), ("uniform", (-2.0, 3.0)), ("normal", (0.5, 0.1)), ("standard_normal", ()),
+    ("poisson", (2.5,)), ("poisson", (31.0,)), ("randint", (-3, 3)), ("randint", (-2, 2)),
+])
+def test_draws_across_the_end_of_a_block_from_every_position(method, args):
+    """The samplers work a block of 624 words at a time: start at each of the block's last words
+    (even and odd), with and without a cached Gaussian, and draw through the twist."""
+    for position in range(612, 625):
+        for cached in (False, True):
+            numpy = np.random.RandomState(5)
+            numpy.set_state(("MT19937", numpy.get_state()[1], position, int(cached), 0.25 if cached else 0.0))
+            exact = ExactRandomState(0)
+            exact.set_state(numpy.get_state())
+            for size in (1, 2, 3, 7, 330, 700):
+                got, want = getattr(exact, method)(*args, size=size), getattr(numpy, method)(*args, size=size)
+                assert _same(got, want), (method, position, cached, size)
+                assert same_state(exact.get_state(), numpy.get_state()), (method, position, cached, size)
+
+
 @pytest.mark.parametrize("method,args,kwargs", [
     ("normal", (np.zeros(5), np.arange(5.0)), {}),  # array loc and scale
     ("poisson", (np.full(4, 3.0),), {"size": (2, 4)}),  # array means with a size
