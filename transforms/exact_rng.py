@@ -4,7 +4,7 @@
 perturbations make (``random_sample``, ``uniform``, ``normal``, ``standard_normal``, ``poisson``,
 ``randint``) and leaves the same state after each, so any later draw, by any code, is the same too.
 The samplers are those of :mod:`transforms.mt19937`; NumPy draws the same values one at a time
-through generic C loops, 1.5 to 2.2 times slower per value (docs/dev/performance.md).
+through generic C loops, 2 to 7 times slower per value (docs/dev/performance.md).
 
 Arguments outside the compiled patterns (array ``loc``/``scale``, a ``size`` with array means,
 other dtypes, invalid values) and every other ``RandomState`` method go to a ``RandomState`` put in

@@ -21,8 +21,11 @@ state exactly as NumPy's ``RandomState`` does for the same call, with the same a
 The results depend on the C library's ``log``, ``exp`` and ``sqrt`` being the ones NumPy calls;
 :func:`transforms.rng.exact_stream_verified` compares the two at first use.
 
-The position and the cached Gaussian are local variables of each kernel's loop, threaded through
-small inlined helpers and written back at the end. The kernels that take arrays are compiled
+The samplers read a block's words at a time: the doubles from the position to the end of the block
+of 624 words are made in one vectorised pass (:func:`_fill_doubles`), and a kernel keeps how many it
+used, so the position it writes back is the one after the last word consumed. The position and the
+cached Gaussian are local variables of each kernel's loop, threaded through small inlined helpers
+and written back at the end. The kernels that take arrays are compiled
 without numba's reference counting (``_nrt=False``; they allocate nothing): with it, each helper
 call that passes the words array costs an atomic increment and decrement, several times the cost
 of the word itself.
