@@ -37,7 +37,7 @@ def full_width_features(features: str) -> str:
     str
         ``features`` with ``-prefer-256-bit`` last (LLVM applies the last mention of a feature).
     """
-    return f"{features},-prefer-256-bit" if features else "-prefer-256-bit"
+    return f"{features},-prefer-256-bit"
 
 
 def prefer_full_width_vectors() -> bool:

@@ -158,10 +158,8 @@ def _fill_doubles(words, position, buffer):
     if position >= STATE_WORDS:
         _twist(words)
         position = 0
-    if position == STATE_WORDS - 1:
-        first = words[1, position]
-        _twist(words)
-        buffer[0] = _double(first, words[1, 0])
+    if position == STATE_WORDS - 1:  # a double across a twist
+        buffer[0], _ = _next_double(words, position)
         return 1, -1
     count = (STATE_WORDS - position) // 2
     pairs = words[1, position:position + 2 * count]

@@ -347,7 +347,6 @@ def run_manifest(fields: list) -> dict:
     return json.loads(fields[6])
 
 
-
 def _distinct_per_image(pairs: Iterable[tuple[int, str]], images: int) -> np.ndarray:
     """How many distinct keys each image has among ``(image, key)`` pairs (one table's outputs)."""
     found = array("q")
