@@ -321,46 +321,99 @@ def _linear_taps(c, n):
 
 
 @numba.njit(cache=True)
-def _sample_reflect(image, row_shift, col_shift, to_255, out):
+def _sample_reflect(image, row_shift, col_shift, to_255, out, weights, taps, outside, samples):
     """Bilinear samples of every channel at ``(i + row_shift[i, j], j + col_shift[i, j])``.
 
     The operations of scipy's ``NI_GeometricTransform`` for ``order=1, mode='reflect'``: each
     coordinate is folded by :func:`_reflect_coordinate` (a result not above -1 gives ``cval``
     0), the taps are reflected at the border, and the four products ``(v * w_row) * w_col``
     are summed from 0 in row-major order, in float64. A position with both coordinates in
-    ``[0, n - 1)`` needs neither folding nor reflected taps (both are the identity there), so
-    it takes a direct path with the same arithmetic. With ``to_255`` each sample, once stored
-    in ``out``'s dtype, becomes ``min(max(v, 0), 1) * 255`` (:func:`transforms.units.clip_to_255`;
-    the product of a float32 and 255 is exact in float64, so rounding it once to float32 is
-    the float32 product).
+    ``[0, n - 1)`` needs neither folding nor reflected taps (both are the identity there).
+    With ``to_255`` each sample, once stored in ``out``'s dtype, becomes
+    ``min(max(v, 0), 1) * 255`` (:func:`transforms.units.clip_to_255`).
+
+    A row of outputs is made in passes, as if every position lay inside: the taps and weights
+    (the top-left tap clamped into the image, so that every read stays in it), the four
+    neighbours of each channel copied into the rows of ``samples`` (scalar loads: the only
+    gathers), the products and sums of the whole row, then ``to_255``'s clip and scale. All
+    but the copies vectorise. The positions flagged in ``outside`` are then made again, one at
+    a time, by :func:`_sample_outside`. ``weights`` (float64, (4, W)), ``taps`` (int64, (W,)),
+    ``outside`` (bool, (W,)) and ``samples`` (the image's dtype, (4 C, W)) are scratch.
     """
     height, width, channels = image.shape
     last_row, last_col = height - 1, width - 1
-    for i in range(out.shape[0]):
-        for j in range(out.shape[1]):
-            row = float(i) + np.float64(row_shift[i, j])
-            col = float(j) + np.float64(col_shift[i, j])
-            if 0.0 <= row < last_row and 0.0 <= col < last_col:
-                r0, c0 = int(row), int(col)  # floor, as both are >= 0
-                r1, c1 = r0 + 1, c0 + 1
-                wr0 = 1.0 - (row - r0)
-                wc0 = 1.0 - (col - c0)
-                wr1, wc1 = 1.0 - wr0, 1.0 - wc0
-            else:
-                row = _reflect_coordinate(row, height)
-                col = _reflect_coordinate(col, width)
-                if not (row > -1.0 and col > -1.0):
-                    out[i, j, :] = 0.0
-                    continue
-                r0, r1, wr0, wr1 = _linear_taps(row, height)
-                c0, c1, wc0, wc1 = _linear_taps(col, width)
-            p00, p01, p10, p11, o = image[r0, c0], image[r0, c1], image[r1, c0], image[r1, c1], out[i, j]
-            if channels == 3:  # a constant count: the channel loop unrolls
-                for k in range(3):
-                    _store_sample(o, k, p00[k], p01[k], p10[k], p11[k], wr0, wr1, wc0, wc1, to_255)
-            else:
-                for k in range(channels):
-                    _store_sample(o, k, p00[k], p01[k], p10[k], p11[k], wr0, wr1, wc0, wc1, to_255)
+    if height < 2 or width < 2:  # no position lies inside
+        for i in range(height):
+            for j in range(width):
+                _sample_outside(image, float(i) + np.float64(row_shift[i, j]),
+                                float(j) + np.float64(col_shift[i, j]), to_255, out[i, j])
+        return
+    flat = image.reshape(-1)
+    row_top, col_top = float(height - 2), float(width - 2)
+    for i in range(height):
+        shifts_down, shifts_right, line = row_shift[i], col_shift[i], out[i].reshape(-1)
+        for j in range(width):
+            row = float(i) + np.float64(shifts_down[j])
+            col = float(j) + np.float64(shifts_right[j])
+            outside[j] = not (0.0 <= row < last_row and 0.0 <= col < last_col)
+            # floor for a position inside; any other (NaN included) gets a tap in the image
+            r0 = int(min(row if row > 0.0 else 0.0, row_top))
+            c0 = int(min(col if col > 0.0 else 0.0, col_top))
+            wr0 = 1.0 - (row - r0)
+            wc0 = 1.0 - (col - c0)
+            weights[0, j], weights[1, j], weights[2, j], weights[3, j] = wr0, 1.0 - wr0, wc0, 1.0 - wc0
+            taps[j] = (r0 * width + c0) * channels
+        if channels == 3:  # a constant count: the channel loops unroll
+            _interpolate_row(flat, taps, weights, width * 3, 3, samples, line)
+        else:
+            _interpolate_row(flat, taps, weights, width * channels, channels, samples, line)
+        if to_255:
+            for m in range(line.shape[0]):
+                line[m] = min(max(line[m], 0.0), 1.0) * 255
+        for j in range(width):
+            if outside[j]:
+                _sample_outside(image, float(i) + np.float64(shifts_down[j]),
+                                float(j) + np.float64(shifts_right[j]), to_255, out[i, j])
+
+
+@numba.njit(cache=True, inline="always")
+def _interpolate_row(flat, taps, weights, stride, channels, samples, line):
+    """One row of :func:`_sample_reflect` as if inside: ``line[C j + k]`` = the four products
+    ``(v * w_row) * w_col`` of channel k around position j, summed from 0 in float64, in
+    ``line``'s dtype. The neighbours are first copied into ``samples``, then combined."""
+    for j in range(taps.shape[0]):
+        first = taps[j]
+        for k in range(channels):
+            samples[4 * k, j] = flat[first + k]
+            samples[4 * k + 1, j] = flat[first + channels + k]
+            samples[4 * k + 2, j] = flat[first + stride + k]
+            samples[4 * k + 3, j] = flat[first + stride + channels + k]
+    wr0, wr1, wc0, wc1 = weights[0], weights[1], weights[2], weights[3]
+    for k in range(channels):
+        v00, v01, v10, v11 = samples[4 * k], samples[4 * k + 1], samples[4 * k + 2], samples[4 * k + 3]
+        for j in range(taps.shape[0]):
+            t = 0.0
+            t += v00[j] * wr0[j] * wc0[j]
+            t += v01[j] * wr0[j] * wc1[j]
+            t += v10[j] * wr1[j] * wc0[j]
+            t += v11[j] * wr1[j] * wc1[j]
+            line[channels * j + k] = t
+
+
+@numba.njit(cache=True)
+def _sample_outside(image, row, col, to_255, o):
+    """:func:`_sample_reflect`'s value at one position: coordinates folded, taps reflected."""
+    height, width, channels = image.shape
+    row = _reflect_coordinate(row, height)
+    col = _reflect_coordinate(col, width)
+    if not (row > -1.0 and col > -1.0):
+        o[:] = 0.0
+        return
+    r0, r1, wr0, wr1 = _linear_taps(row, height)
+    c0, c1, wc0, wc1 = _linear_taps(col, width)
+    p00, p01, p10, p11 = image[r0, c0], image[r0, c1], image[r1, c0], image[r1, c1]
+    for k in range(channels):
+        _store_sample(o, k, p00[k], p01[k], p10[k], p11[k], wr0, wr1, wc0, wc1, to_255)
 
 
 @numba.njit(cache=True, inline="always")
@@ -414,6 +467,9 @@ def displace_reflect(image: np.ndarray, row_shift: np.ndarray, col_shift: np.nda
     if image.ndim != 3 or row_shift.shape != image.shape[:2] or col_shift.shape != image.shape[:2]:
         raise ValueError(f"need an (H, W, C) image and two (H, W) shift fields; got {image.shape}, "
                          f"{row_shift.shape}, {col_shift.shape}")
+    image = np.ascontiguousarray(image)
+    height, width, channels = image.shape
     out = np.empty_like(image)
-    _sample_reflect(image, row_shift, col_shift, bool(to_255), out)
+    _sample_reflect(image, row_shift, col_shift, bool(to_255), out, np.empty((4, width)), np.empty(width, np.int64),
+                    np.empty(width, np.bool_), np.empty((4 * channels, width), image.dtype))
     return out

@@ -99,20 +99,22 @@ def test_clipped_zoom_rejects_integer_images():
         geometry.clipped_zoom(np.zeros((8, 8, 3), np.uint8), 2)
 
 
-@pytest.mark.parametrize("shape", [(224, 224), (17, 31), (2, 2), (1, 6)])
-def test_displace_reflect_equals_map_coordinates_bit_for_bit(shape):
+@pytest.mark.parametrize("shape, channels, dtype", [((224, 224), 3, np.float32), ((17, 31), 3, np.float32),
+                                                     ((2, 2), 3, np.float32), ((1, 6), 3, np.float32),
+                                                     ((19, 12), 1, np.float64), ((9, 23), 4, np.float32)])
+def test_displace_reflect_equals_map_coordinates_bit_for_bit(shape, channels, dtype):
     rs = np.random.RandomState(sum(shape))
     height, width = shape
     n = max(shape)
     special = np.array([0.0, -1e-16, -2e-15, -0.5, -1.0, -n, -n - 0.25, -2 * n - 0.5, -5 * n - 3.5,
                         n - 1, n - 0.5, n, 2 * n, 3 * n + 0.7, 0.3])
-    image = rs.rand(height, width, 3).astype(np.float32)
+    image = rs.rand(height, width, channels).astype(dtype)
     for scale in (0.0, 3.0, 40.0):
         dy = (rs.choice(special, shape) + rs.uniform(-scale, scale, shape)).astype(np.float32)
         dx = (rs.choice(special, shape) + rs.uniform(-scale, scale, shape)).astype(np.float32)
         rows, cols = np.arange(height)[:, None] + dy, np.arange(width)[None, :] + dx
         expected = np.empty_like(image)
-        for c in range(3):
+        for c in range(channels):
             ndimage.map_coordinates(image[..., c], (rows, cols), order=1, mode="reflect", output=expected[..., c])
         assert _same_bits(geometry.displace_reflect(image, dy, dx), expected)
 
