@@ -61,6 +61,8 @@ def test_channel_means_equal_numpy_mean_bit_for_bit(side):
         assert _same_bits(channel_means(u), np.mean(u, axis=(0, 1)))
         wide = rs.standard_normal((side, side + 3, 3)) * 10.0 ** rs.randint(-3, 4, (side, side + 3, 3))
         assert _same_bits(channel_means(wide), np.mean(wide, axis=(0, 1)))
+        four = rs.rand(side, side, 4)  # not three channels: the general loop
+        assert _same_bits(channel_means(four), np.mean(four, axis=(0, 1)))
     with pytest.raises(ValueError, match="C-contiguous"):
         channel_means(np.asfortranarray(u))
 
