@@ -192,9 +192,13 @@ def frost(x: np.ndarray, rng: np.random.RandomState, *, image_weight: float,
     height, width = x.shape[:2]
     top = rng.randint(0, texture.shape[0] - height)
     left = rng.randint(0, texture.shape[1] - width)
-    crop = texture[top:top + height, left:left + width, ::-1]  # BGR -> RGB
-    out = np.empty(x.shape)
-    _blend_frost(np.asarray(x), crop, float(image_weight), float(frost_weight), out)
+    # the window's channels reversed (BGR -> RGB) into a contiguous copy: bytes moved, not computed
+    crop = cv2.cvtColor(texture[top:top + height, left:left + width], cv2.COLOR_BGR2RGB)
+    pixels = np.ascontiguousarray(x)
+    if pixels.shape != crop.shape:
+        raise ValueError(f"frost needs an RGB image of shape (H, W, 3), got {pixels.shape}")
+    out = np.empty(pixels.shape)
+    _blend_frost(pixels.reshape(-1), crop.reshape(-1), float(image_weight), float(frost_weight), out.reshape(-1))
     return out
 
 
@@ -203,14 +207,12 @@ def _blend_frost(x, crop, image_weight, frost_weight, out):
     """Per value, the reference's float64 ``clip(image_weight * x + frost_weight * crop, 0, 255)``.
 
     The two products and their sum in NumPy's order, then its ``clip`` comparisons (-0.0 and NaN
-    kept), in one pass: ``crop`` is the texture's uint8 window, channels reversed (a view).
+    kept), in one pass over the flat image and its texture window (uint8, the same size).
     """
-    for i in range(x.shape[0]):
-        for j in range(x.shape[1]):
-            for k in range(x.shape[2]):
-                v = image_weight * np.float64(x[i, j, k]) + frost_weight * np.float64(crop[i, j, k])
-                v = 0.0 if v < 0.0 else v
-                out[i, j, k] = 255.0 if v > 255.0 else v
+    for m in range(x.shape[0]):
+        v = image_weight * np.float64(x[m]) + frost_weight * np.float64(crop[m])
+        v = 0.0 if v < 0.0 else v
+        out[m] = 255.0 if v > 255.0 else v
 
 
 # -------------------------------------------------------------------------------------- spatter
