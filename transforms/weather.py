@@ -416,6 +416,7 @@ def add_snow(u: np.ndarray, flakes: np.ndarray, blend: float) -> np.ndarray:
     numpy.ndarray
         float64, shape (H, W, 3), values in [0, 255].
     """
+    u = np.ascontiguousarray(u)
     grey = cv2.cvtColor(u, cv2.COLOR_RGB2GRAY)
     out = np.empty(u.shape)
     _whiten_and_add_flakes(u, grey, flakes, np.float32(blend), np.float32(1 - blend), out)
@@ -429,19 +430,31 @@ def _whiten_and_add_flakes(u, grey, flakes, image_weight, white_weight, out):
     ``w = max(u, grey * 1.5 + 0.5)``; ``v = image_weight * u + white_weight * w``;
     ``out = clip(v + f / 255 + f_rot / 255, 0, 1) * 255``, with ``f`` the flakes at the pixel
     and ``f_rot`` those of the image rotated by 180 degrees.
+
+    Row by row: the row's per-pixel terms (``grey * 1.5 + 0.5`` and the two flakes over 255),
+    then each repeated at the pixel's three channels, then one pass over the row's contiguous
+    values. The first and the last pass vectorise. ``u`` and ``out``: C-contiguous, (H, W, 3).
     """
     height, width = grey.shape
+    whites, falling, turning = np.empty(width, np.float32), np.empty(width), np.empty(width)
+    white, flake, turned = np.empty(3 * width, np.float32), np.empty(3 * width), np.empty(3 * width)
+    rows, results = u.reshape(height, 3 * width), out.reshape(height, 3 * width)
     for i in range(height):
+        shade, above, below = grey[i], flakes[i], flakes[height - 1 - i]
         for j in range(width):
-            white = grey[i, j] * np.float32(1.5) + np.float32(0.5)
-            flake = flakes[i, j] / 255.0
-            turned = flakes[height - 1 - i, width - 1 - j] / 255.0
+            whites[j] = shade[j] * np.float32(1.5) + np.float32(0.5)
+            falling[j] = above[j] / 255.0
+            turning[j] = below[width - 1 - j] / 255.0
+        for j in range(width):
             for k in range(3):
-                value = u[i, j, k]
-                whitened = value if value >= white else white
-                blended = image_weight * value + white_weight * whitened
-                total = (np.float64(blended) + flake) + turned
-                out[i, j, k] = min(max(total, 0.0), 1.0) * 255
+                white[3 * j + k], flake[3 * j + k], turned[3 * j + k] = whites[j], falling[j], turning[j]
+        row, result = rows[i], results[i]
+        for m in range(3 * width):
+            value = row[m]
+            whitened = value if value >= white[m] else white[m]
+            blended = image_weight * value + white_weight * whitened
+            total = (np.float64(blended) + flake[m]) + turned[m]
+            result[m] = min(max(total, 0.0), 1.0) * 255
 
 
 def snow(x: np.ndarray, rng: np.random.RandomState, *, loc: float, scale: float, zoom: float,
