@@ -123,6 +123,11 @@ def test_frost_blends_raw_values(image):
     np.testing.assert_array_equal(out, np.clip(0.5 * image + 0.25 * rgb, 0, 255))
 
 
+def test_frost_needs_an_rgb_image(image):
+    with pytest.raises(ValueError, match=r"RGB image of shape \(H, W, 3\)"):
+        weather.frost(image[..., 0], np.random.RandomState(0), image_weight=0.5, frost_weight=0.25)
+
+
 def test_missing_textures_raise_with_the_fix(monkeypatch, tmp_path, image):
     monkeypatch.delenv("IMAGENET_CP_FROST_DIR", raising=False)
     monkeypatch.setattr(assets, "PACKAGE_FROST_DIR", tmp_path / "package")
