@@ -330,7 +330,8 @@ def _sample_reflect(image, row_shift, col_shift, to_255, out, weights, taps, out
     are summed from 0 in row-major order, in float64. A position with both coordinates in
     ``[0, n - 1)`` needs neither folding nor reflected taps (both are the identity there).
     With ``to_255`` each sample, once stored in ``out``'s dtype, becomes
-    ``min(max(v, 0), 1) * 255`` (:func:`transforms.units.clip_to_255`).
+    ``min(max(v, 0), 1) * 255`` (:func:`transforms.units.clip_to_255`; the product of a float32
+    and 255 is exact in float64, so rounding it once to float32 is the float32 product).
 
     A row of outputs is made in passes, as if every position lay inside: the taps and weights
     (the top-left tap clamped into the image, so that every read stays in it), the four
